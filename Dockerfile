@@ -1,0 +1,19 @@
+# One image for web, worker and beat; docker-compose.yml picks the command.
+FROM python:3.11-slim-bookworm
+
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+# sysbench and the database clients let a worker run triggered benchmarks.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends sysbench procps sysstat \
+ && rm -rf /var/lib/apt/lists/*
+
+WORKDIR /app
+COPY requirements.txt .
+RUN pip install --no-cache-dir -r requirements.txt
+COPY . .
+RUN BENCHDASH_MODE=demo python manage.py collectstatic --noinput
+
+RUN useradd --create-home benchdash && mkdir -p /app/var && chown benchdash /app/var
+USER benchdash
+EXPOSE 8000
+CMD ["gunicorn", "benchdash.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "4", "--timeout", "120"]

@@ -1,0 +1,17 @@
+from __future__ import annotations
+
+from django.contrib import admin
+from django.urls import include, path
+from ninja import NinjaAPI
+
+from runs.api import router as bundles_router
+
+api = NinjaAPI(title="benchdash API", version="1", urls_namespace="api")
+api.add_router("/", bundles_router)
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("api/", api.urls),
+    path("", include("runs.urls")),
+    path("", include("reports.urls")),
+]

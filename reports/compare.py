@@ -1,0 +1,363 @@
+"""Comparisons from the database: runs of one server + workload against a base.
+
+``build_comparison`` reads the series in a fixed number of queries, averages
+repeated runs of the same build (and measures their spread), and hands plain
+dicts to ``reports.stats``. ``get_comparison`` caches the result under a key
+that changes whenever a run of the series is added or removed, so a page never
+recomputes from raw results while nothing changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from django.core.cache import cache
+from django.db.models import Count, Max
+
+from reports import groups as groupsets
+from reports import stats
+from runs.models import Result, Run
+from runs.sysbench import is_warmup
+
+HW_METRICS = ("cpu_o", "cs_o", "r_o", "rkb_o", "wkb_o", "o_s")
+CACHE_SECONDS = 24 * 3600
+# Bump when the payload's shape changes, so old cached payloads are never read.
+PAYLOAD_VERSION = 3
+
+
+class ComparisonError(ValueError):
+    """A comparison that cannot be made; the message tells the user what to change."""
+
+
+@dataclass(frozen=True)
+class ComparisonSpec:
+    base_run_id: int
+    run_ids: tuple[int, ...] = ()  # empty: every run of the base's server and workload
+    group_set: str = "auto"
+    dop: int | None = None  # None: the base run's main concurrency
+    red: float = stats.DEFAULT_RED
+    green: float = stats.DEFAULT_GREEN
+    include_warmups: bool = False
+    noise_k: float = 2.0
+
+    def cache_key(self, stamp: str) -> str:
+        raw = json.dumps(asdict(self), sort_keys=True) + stamp
+        return f"cmp:{PAYLOAD_VERSION}:{hashlib.sha256(raw.encode()).hexdigest()}"
+
+
+@dataclass
+class Column:
+    """One build (+ config) of the series; repeated runs of it are averaged."""
+
+    key: str
+    run_ids: list[int]
+    dbms: str
+    version: str
+    version_sort: str
+    build: str
+    flavour: str
+    config: str
+    started_at: str | None
+
+    @property
+    def repeats(self) -> int:
+        return len(self.run_ids)
+
+
+@dataclass
+class Comparison:
+    spec: ComparisonSpec
+    server: str
+    server_id: int
+    workload: str
+    workload_id: int
+    dop: int
+    dops: list[int]
+    group_set: str
+    columns: list[Column]
+    base: str
+    labels: list[str]
+    groups: list[str]
+    group_of: dict[str, str | None]
+    ungrouped: list[str]
+    microbenchmark_ids: dict[str, int]
+    qps: dict[str, dict[str, float | None]]
+    cv: dict[str, dict[str, float | None]]
+    relative: dict[str, dict[str, float | None]]
+    flags: dict[str, dict[str, str]]
+    noisy: dict[str, dict[str, bool]]
+    summaries: dict[str, dict[str, stats.GroupSummary]]
+    metrics: dict[str, dict[str, dict[str, float | None]]]
+    metric_ratios: dict[str, dict[str, dict[str, float | None]]]
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def others(self) -> list[Column]:
+        return [c for c in self.columns if c.key != self.base]
+
+    def column(self, key: str) -> Column:
+        return next(c for c in self.columns if c.key == key)
+
+    def as_json(self) -> dict[str, Any]:
+        """The documented JSON form (inf as the string "inf": JSON has no infinity)."""
+        return _json_safe(
+            {
+                "server": self.server,
+                "workload": self.workload,
+                "dop": self.dop,
+                "dops": self.dops,
+                "group_set": self.group_set,
+                "thresholds": {"red": self.spec.red, "green": self.spec.green, "noise_k": self.spec.noise_k},
+                "include_warmups": self.spec.include_warmups,
+                "base": self.base,
+                "columns": [{**asdict(c), "repeats": c.repeats} for c in self.columns],
+                "groups": {g: [label for label in self.labels if self.group_of.get(label) == g] for g in self.groups},
+                "ungrouped": self.ungrouped,
+                "qps": self.qps,
+                "relative_qps": self.relative,
+                "flags": self.flags,
+                "cv": self.cv,
+                "summaries": {
+                    g: {k: asdict(s) for k, s in by_column.items()} for g, by_column in self.summaries.items()
+                },
+                "metrics": self.metrics,
+                "metric_ratios": self.metric_ratios,
+                "warnings": self.warnings,
+            }
+        )
+
+
+def _json_safe(value: Any) -> Any:
+    if isinstance(value, float) and math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+def series_stamp(server_id: int, workload_id: int) -> str:
+    """Changes whenever a run of the series is added or deleted: part of every cache key."""
+    agg = Run.objects.filter(server_id=server_id, workload_id=workload_id).aggregate(n=Count("id"), last=Max("id"))
+    return f"{server_id}:{workload_id}:{agg['n']}:{agg['last']}"
+
+
+def get_comparison(spec: ComparisonSpec) -> Comparison:
+    base = Run.objects.filter(pk=spec.base_run_id).values("server_id", "workload_id").first()
+    if base is None:
+        raise ComparisonError(f"no run with id {spec.base_run_id}")
+    key = spec.cache_key(series_stamp(base["server_id"], base["workload_id"]))
+    found = cache.get(key)
+    if found is not None:
+        return found  # type: ignore[no-any-return]
+    comparison = build_comparison(spec)
+    cache.set(key, comparison, CACHE_SECONDS)
+    return comparison
+
+
+def resolve_group_set(name: str, labels: Iterable[str]) -> groupsets.GroupSet:
+    from reports.models import GroupSetDefinition
+
+    labels = list(labels)
+    if name in ("", "auto"):
+        return choose_group_set(labels)
+    for standard in groupsets.STANDARD_GROUP_SETS:
+        if standard.name == name:
+            return standard
+    definition = GroupSetDefinition.objects.filter(name=name).first()
+    if definition is None:
+        known = [g.name for g in groupsets.STANDARD_GROUP_SETS] + list(
+            GroupSetDefinition.objects.values_list("name", flat=True)
+        )
+        raise ComparisonError(f"unknown group set {name!r}; known: auto, {', '.join(known)}")
+    return groupsets.user_group_set(definition.name, definition.rules)
+
+
+def choose_group_set(labels: Sequence[str]) -> groupsets.GroupSet:
+    """classic-42 for the pre/post layout (several .pre point and range tests), else current-32.
+
+    A series with one or two stray ``.pre`` tests (nov25 has point-query.pre and
+    range-notcovered-si.pre) is a current-32 series: those two would otherwise
+    make point-1 and range-1 groups of one test each.
+    """
+    pre = [label for label in labels if groupsets.is_pre(label)]
+    point_pre = sum(1 for label in pre if "point" in label)
+    return groupsets.CLASSIC_42 if point_pre >= 3 and len(pre) - point_pre >= 3 else groupsets.CURRENT_32
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def build_comparison(spec: ComparisonSpec) -> Comparison:
+    base_run = Run.objects.select_related("server", "workload").filter(pk=spec.base_run_id).first()
+    if base_run is None:
+        raise ComparisonError(f"no run with id {spec.base_run_id}")
+    runs_qs = Run.objects.filter(server_id=base_run.server_id, workload_id=base_run.workload_id)
+    if spec.run_ids:
+        runs_qs = runs_qs.filter(pk__in={*spec.run_ids, base_run.pk})
+    runs = list(
+        runs_qs.select_related("build__version__dbms", "config").order_by(
+            "build__version__sort_key", "build__name", "config__name", "started_at", "pk"
+        )
+    )
+    if spec.run_ids:
+        missing = set(spec.run_ids) - {r.pk for r in runs}
+        if missing:
+            raise ComparisonError(
+                f"runs {sorted(missing)} are not on {base_run.server} with workload {base_run.workload}: "
+                "only runs of one server and workload can be compared"
+            )
+
+    # Columns: one per build + config; repeats of it (same build, config, server, workload) are averaged.
+    columns: dict[tuple[int, int], Column] = {}
+    column_of_run: dict[int, str] = {}
+    for run in runs:
+        key = (run.build_id, run.config_id)
+        if key not in columns:
+            columns[key] = Column(
+                key=run.name,
+                run_ids=[],
+                dbms=run.build.version.dbms.name,
+                version=run.build.version.text,
+                version_sort=run.build.version.sort_key,
+                build=run.build.name,
+                flavour=run.build.flavour,
+                config=run.config.name,
+                started_at=run.started_at.isoformat() if run.started_at else None,
+            )
+        columns[key].run_ids.append(run.pk)
+        column_of_run[run.pk] = columns[key].key
+    names = [c.key for c in columns.values()]
+    if len(set(names)) != len(names):
+        # Two builds share a directory name (another config): tell them apart by build and config.
+        for c in columns.values():
+            c.key = f"{c.key} [{c.build}/{c.config}]"
+        column_of_run = {rid: c.key for c in columns.values() for rid in c.run_ids}
+    base_key = column_of_run[base_run.pk]
+
+    rows = Result.objects.filter(run_id__in=column_of_run).values_list(
+        "run_id", "microbenchmark_id", "microbenchmark__test", "microbenchmark__range_size", "dop", "qps", *HW_METRICS
+    )
+    dops: set[int] = set()
+    base_dop_counts: dict[int, int] = defaultdict(int)
+    samples: dict[tuple[str, str, int], list[tuple[float, ...]]] = defaultdict(list)
+    microbenchmark_ids: dict[str, int] = {}
+    for run_id, mb_id, test, range_size, dop, qps, *metrics in rows:
+        if is_warmup(test) and not spec.include_warmups:
+            continue
+        label = f"{test}_range={range_size}" if range_size is not None else test
+        microbenchmark_ids[label] = mb_id
+        dops.add(dop)
+        if run_id == base_run.pk:
+            base_dop_counts[dop] += 1
+        samples[(column_of_run[run_id], label, dop)].append((qps, *metrics))
+    if not samples:
+        raise ComparisonError(f"{base_run.name} has no results to compare")
+    dop = spec.dop if spec.dop is not None else max(base_dop_counts, key=lambda d: (base_dop_counts[d], -d))
+    if dop not in dops:
+        raise ComparisonError(f"no results at concurrency {dop}; this series has {sorted(dops)}")
+
+    qps: dict[str, dict[str, float | None]] = {c.key: {} for c in columns.values()}
+    cv: dict[str, dict[str, float | None]] = {c.key: {} for c in columns.values()}
+    metrics: dict[str, dict[str, dict[str, float | None]]] = {c.key: {} for c in columns.values()}
+    labels_seen: list[str] = []
+    for (key, label, d), values in samples.items():
+        if d != dop:
+            continue
+        labels_seen.append(label)
+        qps_values = [v[0] for v in values]
+        qps[key][label] = _mean(qps_values)
+        cv[key][label] = stats.spread(qps_values).cv if len(qps_values) > 1 else None
+        metrics[key][label] = {
+            name: _mean([v[i + 1] for v in values if v[i + 1] is not None]) for i, name in enumerate(HW_METRICS)
+        }
+    labels_seen = list(dict.fromkeys(labels_seen))
+
+    group_set = resolve_group_set(spec.group_set, labels_seen)
+    ordered = sorted(labels_seen, key=_label_order)
+    grouped, ungrouped = group_set.partition(ordered)
+    result = stats.compare(
+        qps, base_key, [c.key for c in columns.values() if c.key != base_key], grouped, red=spec.red, green=spec.green
+    )
+
+    # Noise: with repeats, a change inside k × the combined spread is not flagged (shown grey).
+    noisy: dict[str, dict[str, bool]] = {}
+    flags: dict[str, dict[str, str]] = {}
+    for key in result.runs:
+        noisy[key] = {}
+        flags[key] = {}
+        for label in result.labels:
+            rel = result.relative[key][label]
+            inside = not stats.outside_noise(rel, cv[base_key].get(label), cv[key].get(label), spec.noise_k)
+            noisy[key][label] = inside
+            flag = result.flags[key][label]
+            flags[key][label] = "grey" if inside and flag in ("red", "green") else flag
+
+    metric_ratios = {
+        key: {
+            label: {
+                name: stats.metric_ratio(
+                    metrics[key].get(label, {}).get(name), metrics[base_key].get(label, {}).get(name)
+                )
+                for name in HW_METRICS
+            }
+            for label in result.labels
+        }
+        for key in result.runs
+    }
+    summaries: dict[str, dict[str, stats.GroupSummary]] = {
+        g: {key: result.summaries[(g, key)] for key in result.runs} for g in result.groups
+    }
+    warnings = _workload_warnings(runs)
+    return Comparison(
+        spec=spec,
+        server=base_run.server.name,
+        server_id=base_run.server_id,
+        workload=base_run.workload.name,
+        workload_id=base_run.workload_id,
+        dop=dop,
+        dops=sorted(dops),
+        group_set=group_set.name,
+        columns=list(columns.values()),
+        base=base_key,
+        labels=result.labels,
+        groups=result.groups,
+        group_of={label: group_set.classify(label) for label in result.labels},
+        ungrouped=result.ungrouped + [u for u in ungrouped if u not in result.ungrouped],
+        microbenchmark_ids=microbenchmark_ids,
+        qps=qps,
+        cv=cv,
+        relative=result.relative,
+        flags=flags,
+        noisy=noisy,
+        summaries=summaries,
+        metrics=metrics,
+        metric_ratios=metric_ratios,
+        warnings=warnings,
+    )
+
+
+def _label_order(label: str) -> tuple[int, str]:
+    from reports.reference import REFERENCE_BLOCKS, ls_sort_key, reference_block
+
+    block = reference_block(label)
+    return (REFERENCE_BLOCKS.index(block) if block in REFERENCE_BLOCKS else 3, "".join(ls_sort_key(label)))
+
+
+def _workload_warnings(runs: Sequence[Run]) -> list[str]:
+    """Relative QPS is meaningless when the runs differ in workload parameters: say so loudly."""
+    warnings = []
+    versions = [r.sysbench_version for r in runs if r.sysbench_version]
+    if len(set(versions)) > 1:
+        warnings.append(f"runs used different sysbench versions: {', '.join(sorted(set(versions)))}")
+    return warnings

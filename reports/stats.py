@@ -1,0 +1,296 @@
+"""Comparison math over plain Python data (SPEC §4): relative QPS, flags, group summaries, noise.
+
+No Django here: the views, the exports and the tests all feed these functions
+dicts and lists, so the numbers the UI shows and the numbers the exports write
+come from one place.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Generic, Literal, NamedTuple, TypeVar
+
+Flag = Literal["red", "green", "grey", "missing"]
+RunKey = TypeVar("RunKey", bound=Hashable)
+
+DEFAULT_RED = 0.95
+DEFAULT_GREEN = 1.05
+
+
+# --------------------------------------------------------------------------- ratios
+
+
+def relative_qps(value: float | None, base: float | None) -> float | None:
+    """QPS of a run relative to the base run: ``value / base``, exact (never rounded here).
+
+    - either side missing (None or NaN) → None: a missing result is shown as
+      missing, never as 0 (SPEC §4);
+    - base 0 and value > 0 → ``math.inf``: the base did no work, anything is an
+      unbounded improvement, and the UI shows "∞" rather than crashing;
+    - both 0 → 1.0: two runs that both did nothing did not change.
+    """
+    # NaN can come out of a sysbench line such as "(nan per sec.)": it is no measurement, so it counts as missing.
+    if value is None or base is None or math.isnan(value) or math.isnan(base):
+        return None
+    if base == 0:
+        return 1.0 if value == 0 else math.inf
+    return value / base
+
+
+def metric_ratio(value: float | None, base: float | None) -> float | None:
+    """A HW metric (cpu/o, cs/o, r/o, rKB/o, wKB/o, o/s) of a run relative to the base: other / base.
+
+    SPEC §4 and the reference script agree: both 0 → 1, base 0 → inf, and a
+    missing side → None. A value of 0 over a non-zero base is a plain 0.
+    """
+    return relative_qps(value, base)
+
+
+def flag(rel: float | None, red: float = DEFAULT_RED, green: float = DEFAULT_GREEN) -> Flag:
+    """Colour of a relative value: "red" at or below ``red``, "green" at or above ``green``, else "grey".
+
+    None (a missing result) is "missing", never a colour; inf is "green"
+    because it is above any threshold.
+    """
+    if rel is None or math.isnan(rel):
+        return "missing"
+    if rel <= red:
+        return "red"
+    if rel >= green:
+        return "green"
+    return "grey"
+
+
+# --------------------------------------------------------------------------- summaries
+
+
+@dataclass(frozen=True)
+class GroupSummary:
+    """Summary of the relative QPS of one group of tests for one run ("n of N").
+
+    ``n`` counts the present values (inf included), ``total`` every test of the
+    group. ``min``/``max`` include inf, so an infinite ratio still shows as the
+    max with its label. ``avg`` and ``median`` are over the *finite* values only:
+    one base with 0 QPS would otherwise turn the average into inf and hide what
+    the other tests say; ``infinite`` lists the labels left out that way so the
+    UI can say so. All four statistics are None when no value is present.
+    """
+
+    min: float | None
+    max: float | None
+    avg: float | None
+    median: float | None
+    n: int
+    total: int
+    min_label: str | None
+    max_label: str | None
+    missing: tuple[str, ...] = ()
+    infinite: tuple[str, ...] = ()
+
+    @property
+    def complete(self) -> bool:
+        return self.n == self.total
+
+    @property
+    def count_text(self) -> str:
+        """``"9"`` when nothing is missing, else ``"7 of 9"``."""
+        return str(self.total) if self.complete else f"{self.n} of {self.total}"
+
+
+def _median_of_sorted(values: list[float]) -> float:
+    middle = len(values) // 2
+    if len(values) % 2:
+        return values[middle]
+    return (values[middle - 1] + values[middle]) / 2
+
+
+def summarize(values: Mapping[str, float | None]) -> GroupSummary:
+    """Summarize a group's relative values, keyed by label, in the group's order.
+
+    Missing values (None or NaN) count in ``total`` and are listed in
+    ``missing``; they take no part in the statistics. On ties the first label
+    in the mapping's order gives the min / max. See GroupSummary for inf.
+    """
+    missing: list[str] = []
+    infinite: list[str] = []
+    finite: list[float] = []
+    lo = hi = None
+    lo_label = hi_label = None
+    for label, value in values.items():
+        if value is None or value != value:  # value != value: NaN, without a function call per value
+            missing.append(label)
+            continue
+        if lo is None or value < lo:
+            lo, lo_label = value, label
+        if hi is None or value > hi:
+            hi, hi_label = value, label
+        if value == math.inf or value == -math.inf:
+            infinite.append(label)
+        else:
+            finite.append(value)
+    n = len(values) - len(missing)
+    avg = median = None
+    if finite:
+        avg = math.fsum(finite) / len(finite)
+        finite.sort()
+        median = _median_of_sorted(finite)
+    return GroupSummary(
+        min=lo,
+        max=hi,
+        avg=avg,
+        median=median,
+        n=n,
+        total=len(values),
+        min_label=lo_label,
+        max_label=hi_label,
+        missing=tuple(missing),
+        infinite=tuple(infinite),
+    )
+
+
+# --------------------------------------------------------------------------- comparison
+
+
+@dataclass
+class ComparisonResult(Generic[RunKey]):
+    """Relative QPS of each run versus the base, per label, with flags and per-group summaries.
+
+    ``relative[run][label]`` and ``flags[run][label]`` cover every label in
+    ``labels``: the grouped labels in group order, then the ungrouped ones (seen
+    in the data but in no group) in order of first appearance.
+    ``summaries[(group, run)]`` is the GroupSummary of that group for that run.
+    """
+
+    base: RunKey
+    runs: list[RunKey]
+    groups: list[str]
+    labels: list[str]
+    ungrouped: list[str]
+    relative: dict[RunKey, dict[str, float | None]] = field(default_factory=dict)
+    flags: dict[RunKey, dict[str, Flag]] = field(default_factory=dict)
+    summaries: dict[tuple[str, RunKey], GroupSummary] = field(default_factory=dict)
+    red: float = DEFAULT_RED
+    green: float = DEFAULT_GREEN
+
+    def summary(self, group: str, run: RunKey) -> GroupSummary:
+        return self.summaries[(group, run)]
+
+
+def compare(
+    qps: Mapping[RunKey, Mapping[str, float | None]],
+    base: RunKey,
+    runs: Sequence[RunKey],
+    groups: Mapping[str, Sequence[str]],
+    red: float = DEFAULT_RED,
+    green: float = DEFAULT_GREEN,
+) -> ComparisonResult[RunKey]:
+    """Compare ``runs`` with ``base``: relative QPS per (run, label), flags, and a summary per (group, run).
+
+    ``qps[run][label]`` holds absolute QPS; a run or label absent from it is
+    missing, the same as None. ``groups`` maps each group name to its labels in
+    display order; a label of a group that no run has still counts in that
+    group's N, so a test that did not run is never dropped silently.
+
+    Plain loops over dicts: 60 runs × 42 tests is ~2,500 divisions and ~250
+    small sorts, a few milliseconds, so numpy would only add conversion cost.
+    """
+    empty: Mapping[str, float | None] = {}
+    base_qps = qps.get(base, empty)
+
+    labels: list[str] = []
+    seen: set[str] = set()
+    for members in groups.values():
+        for label in members:
+            if label not in seen:
+                seen.add(label)
+                labels.append(label)
+    ungrouped: list[str] = []
+    for run in (base, *runs):
+        for label in qps.get(run, empty):
+            if label not in seen:
+                seen.add(label)
+                labels.append(label)
+                ungrouped.append(label)
+
+    result: ComparisonResult[RunKey] = ComparisonResult(
+        base=base,
+        runs=list(runs),
+        groups=list(groups),
+        labels=labels,
+        ungrouped=ungrouped,
+        red=red,
+        green=green,
+    )
+    for run in runs:
+        run_qps = qps.get(run, empty)
+        rel_row: dict[str, float | None] = {}
+        flag_row: dict[str, Flag] = {}
+        for label in labels:
+            rel = relative_qps(run_qps.get(label), base_qps.get(label))
+            rel_row[label] = rel
+            flag_row[label] = flag(rel, red, green)
+        result.relative[run] = rel_row
+        result.flags[run] = flag_row
+        for group, members in groups.items():
+            result.summaries[(group, run)] = summarize({label: rel_row[label] for label in members})
+    return result
+
+
+# --------------------------------------------------------------------------- noise
+
+
+class Spread(NamedTuple):
+    mean: float
+    stdev: float
+    min: float
+    max: float
+    cv: float
+    """Coefficient of variation, stdev / mean (0 when the mean is 0 and the values agree)."""
+
+
+def spread(values: Sequence[float]) -> Spread:
+    """Mean, sample standard deviation (n − 1), min, max and coefficient of variation of repeated results.
+
+    One value gives stdev 0 and cv 0: there is no evidence of noise, which is
+    not evidence of its absence; callers that have a single result should pass
+    ``None`` as its cv to ``outside_noise``. Raises ValueError on no values.
+    """
+    if not values:
+        raise ValueError("spread() needs at least one value")
+    count = len(values)
+    mean = math.fsum(values) / count
+    stdev = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (count - 1)) if count > 1 else 0.0
+    return Spread(mean=mean, stdev=stdev, min=min(values), max=max(values), cv=_cv(mean, stdev))
+
+
+def _cv(mean: float, stdev: float) -> float:
+    # A zero mean has no relative spread to speak of: agreeing zeros are noiseless, anything else unbounded.
+    if mean == 0:
+        return 0.0 if stdev == 0 else math.inf
+    return stdev / abs(mean)
+
+
+def outside_noise(rel: float | None, base_cv: float | None, other_cv: float | None, k: float = 2.0) -> bool:
+    """Whether a relative value is a change larger than the run-to-run noise.
+
+    Rule (shown in the UI): a change counts only when |rel − 1| > k × √(cv_base² + cv_other²),
+    where cv is the coefficient of variation (stdev / mean) of each side's
+    repeated results. The square root adds the two relative errors as for the
+    ratio of two independent means; k = 2 is roughly a 95 % band.
+
+    - rel None (missing) → False: nothing to flag;
+    - rel inf → True;
+    - a cv of None means that side has no repeated results, so the noise is
+      unknown: the other side's cv alone is used, and with neither known the
+      answer is True, leaving the decision to the red/green thresholds.
+    """
+    if rel is None or math.isnan(rel):
+        return False
+    if math.isinf(rel):
+        return True
+    if base_cv is None and other_cv is None:
+        return True
+    combined = math.hypot(base_cv or 0.0, other_cv or 0.0)
+    return abs(rel - 1.0) > k * combined

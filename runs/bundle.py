@@ -1,0 +1,829 @@
+"""Read an uploaded result bundle in memory and return the run directories it holds.
+
+A bundle is a tar (plain, gzip, bzip2, xz or zstd compressed) or zip archive, or a
+directory on disk, holding sysbench run directories (``x.<build>.<config>.pk<0|1>``)
+at any depth. One level of nested archives is opened too, so a user can tar up
+several result tarballs into one upload.
+
+Uploads are untrusted: nothing is ever extracted to disk, names and member types
+are checked before anything is read, only members the caller wants are read, and
+every size is bounded (see ``Limits``). Any problem is a ``BundleError`` whose
+message is meant for the user, and nothing is returned.
+
+This module is deliberately free of Django so it can be used and tested alone.
+"""
+
+from __future__ import annotations
+
+import bz2
+import calendar
+import contextlib
+import copy
+import functools
+import gzip
+import io
+import lzma
+import os
+import re
+import stat
+import struct
+import tarfile
+import zipfile
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import IO, Protocol
+
+import zstandard
+
+RUN_DIR_RE = re.compile(r"x\.[^.]+\..+\.pk[01]")
+MANIFEST_NAME = "benchdash.toml"
+NESTED_ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.zst", ".tar.bz2", ".tar.xz", ".zip")
+IGNORED_LIST_CAP = 1000
+
+_CHUNK = 64 * 1024
+# 64 KiB measured fastest: tarfile's stream buffer re-slices its whole buffer on every
+# 512-byte header read, so a much larger buffer costs more than it saves.
+_TAR_BUFSIZE = 64 * 1024
+# tarfile reads a pax / GNU long-name payload into memory whole, before we see the
+# member, so a hostile header claiming gigabytes must be refused before that read.
+_MAX_TAR_METADATA = 1024 * 1024
+# zstandard's decompressobj has no output cap, and one zstd byte can expand to
+# about 32 KiB, so feeding 1 KiB at a time keeps one step's output to ~32 MiB.
+_ZSTD_INPUT_CHUNK = 1024
+_SNIFF_BYTES = 512
+_SHOW_MAX = 200
+
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_DRIVE_RE = re.compile(r"[A-Za-z]:")
+_SEPARATORS_RE = re.compile(r"[/\\]")
+_UNSUPPORTED = "not a tar, tar.gz, tar.bz2, tar.xz, tar.zst or zip archive"
+_NOT_CONTENT = "(only files and folders are allowed in a bundle)"
+_KIND_PROBLEMS = {
+    "symlink": "is a symbolic link (links are not allowed in a bundle)",
+    "hardlink": "is a hard link (links are not allowed in a bundle)",
+    "chardev": f"is a character device {_NOT_CONTENT}",
+    "blockdev": f"is a block device {_NOT_CONTENT}",
+    "fifo": f"is a FIFO / named pipe {_NOT_CONTENT}",
+    "socket": f"is a socket {_NOT_CONTENT}",
+}
+_TAR_METADATA_TYPES = (
+    tarfile.XHDTYPE,
+    tarfile.XGLTYPE,
+    tarfile.SOLARIS_XHDTYPE,
+    tarfile.GNUTYPE_LONGNAME,
+    tarfile.GNUTYPE_LONGLINK,
+)
+_ZIP_UTF8_FLAG = 0x800
+_ZIP_UNIX = 3
+_ZIP_EXTENDED_TIMESTAMP = 0x5455
+
+
+class BundleError(ValueError):
+    """The bundle cannot be imported; the message says why, for the user."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_bytes: int = 512 * 1024**2
+    max_members: int = 100_000
+    max_unpacked_bytes: int = 4 * 1024**3
+    max_member_bytes: int = 64 * 1024**2
+    max_depth: int = 64
+    max_name_length: int = 4096
+
+
+DEFAULT_LIMITS = Limits()
+
+
+@dataclass
+class RunDir:
+    path: str
+    name: str
+    files: dict[str, bytes] = field(default_factory=dict)
+    mtimes: dict[str, float] = field(default_factory=dict)
+    ignored: list[str] = field(default_factory=list)
+
+
+@dataclass
+class BundleContents:
+    format: str
+    runs: list[RunDir]
+    manifests: dict[str, bytes]
+    members: int
+    unpacked_bytes: int
+    ignored: list[str]
+    ignored_count: int
+
+
+def _keep_all(basename: str) -> bool:
+    return True
+
+
+def read_bundle(
+    source: bytes | str | os.PathLike[str],
+    *,
+    name: str = "",
+    limits: Limits = DEFAULT_LIMITS,
+    wanted: Callable[[str], bool] = _keep_all,
+) -> BundleContents:
+    """Return the run directories in ``source`` (archive bytes, or a path to an archive or a directory).
+
+    Only files directly inside a run directory for which ``wanted(basename)`` is true
+    are read; ``name`` is how the bundle is called in error messages.
+    """
+    if isinstance(source, bytes | bytearray | memoryview):
+        label = _printable(name or "bundle")
+        if len(source) > limits.max_bytes:
+            raise BundleError(f"{label}: is {len(source):,} bytes, over the {limits.max_bytes:,}-byte upload limit")
+        reader = _Reader(label, limits, wanted)
+        fmt = reader.read_archive(_TOP, io.BytesIO(source), seekable=True)
+        return reader.result(fmt)
+
+    path = os.fspath(source)
+    label = _printable(name or os.path.basename(os.path.normpath(path)) or "bundle")
+    try:
+        mode = os.stat(path).st_mode
+        if stat.S_ISDIR(mode):
+            reader = _Reader(label, limits, wanted, noun="entry")
+            reader.read_dir(path)
+            return reader.result("directory")
+        if not stat.S_ISREG(mode):
+            raise BundleError(f"{label}: is neither an archive file nor a directory")
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            # Checked on the open file, before reading anything, so a huge upload costs nothing.
+            if size > limits.max_bytes:
+                raise BundleError(f"{label}: is {size:,} bytes, over the {limits.max_bytes:,}-byte upload limit")
+            reader = _Reader(label, limits, wanted)
+            fmt = reader.read_archive(_TOP, fh, seekable=True)
+        return reader.result(fmt)
+    except OSError as exc:
+        # The user sees this: the OS reason only, never the server-side path.
+        raise BundleError(f"{label}: cannot be read ({exc.strerror or type(exc).__name__})") from exc
+
+
+class _Readable(Protocol):
+    def read(self, size: int = -1, /) -> bytes: ...
+
+
+_Opener = Callable[[int], IO[bytes]]
+
+
+@dataclass(frozen=True)
+class _Scope:
+    """Where members come from: the bundle itself, or a nested archive inside it."""
+
+    origin: str = ""  # the nested archive's path in the bundle; "" for the bundle itself
+    prefix: tuple[str, ...] = ()  # folders the nested archive sits in; its run dirs are placed there
+
+    @property
+    def nested(self) -> bool:
+        return bool(self.origin)
+
+
+_TOP = _Scope()
+
+
+class _Corrupt(Exception):
+    """Damage found by our own checks; reported like the archive libraries' errors."""
+
+
+# Everything the archive and decompression libraries raise on damaged or hostile
+# input. ValueError is in the list because zipfile and io raise it on nonsense
+# offsets; BundleError is a ValueError too, so it is re-raised before this is tried.
+_DAMAGE: tuple[type[BaseException], ...] = (
+    tarfile.TarError,
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    EOFError,
+    zlib.error,
+    lzma.LZMAError,
+    zstandard.ZstdError,
+    OSError,
+    struct.error,
+    ValueError,
+    _Corrupt,
+)
+
+
+class _Reader:
+    """Walks the members of one bundle (and its nested archives) against shared limits."""
+
+    def __init__(self, name: str, limits: Limits, wanted: Callable[[str], bool], *, noun: str = "member") -> None:
+        self.name = name
+        self.limits = limits
+        self.wanted = wanted
+        self.noun = noun
+        self.members = 0
+        self.unpacked = 0
+        self.runs: dict[str, RunDir] = {}
+        self.run_origin: dict[str, str] = {}
+        self.manifests: dict[str, bytes] = {}
+        self.ignored: list[str] = []
+        self.ignored_count = 0
+
+    # -- results and errors -------------------------------------------------
+
+    def result(self, fmt: str) -> BundleContents:
+        if not self.runs:
+            raise BundleError(f"{self.name}: no run directories (x.<build>.<config>.pk<0|1>) found")
+        return BundleContents(
+            format=fmt,
+            runs=[self.runs[path] for path in sorted(self.runs)],
+            manifests=dict(sorted(self.manifests.items())),
+            members=self.members,
+            unpacked_bytes=self.unpacked,
+            ignored=self.ignored,
+            ignored_count=self.ignored_count,
+        )
+
+    def error(self, scope: _Scope, member: str, problem: str) -> BundleError:
+        where = f"in nested archive {_show(scope.origin)}, " if scope.nested else ""
+        return BundleError(f"{self.name}: {where}{self.noun} {_show(member)} {problem}")
+
+    def _what(self, scope: _Scope) -> str:
+        return f"nested archive {_show(scope.origin)}" if scope.nested else "the archive"
+
+    def _too_many_members(self) -> BundleError:
+        return BundleError(
+            f"{self.name}: has more than {self.limits.max_members:,} members "
+            "(files and folders, nested archives included)"
+        )
+
+    # -- archives -----------------------------------------------------------
+
+    def read_archive(self, scope: _Scope, fh: IO[bytes], *, seekable: bool) -> str:
+        """Read one archive stream and return its format; library errors become BundleErrors."""
+        try:
+            return self._read_archive(scope, fh, seekable=seekable)
+        except BundleError:
+            raise
+        except UnicodeDecodeError as exc:
+            # zipfile decodes names flagged UTF-8 strictly while listing, before we see the member.
+            bad = _show_bytes(exc.object)
+            raise BundleError(
+                f"{self.name}: {self._what(scope)} has a member name that is not valid UTF-8 ({bad})"
+            ) from exc
+        except _DAMAGE as exc:
+            raise BundleError(f"{self.name}: {self._what(scope)} is truncated or corrupt ({_describe(exc)})") from exc
+
+    def _unsupported(self, scope: _Scope, detail: str = "") -> BundleError:
+        subject = f"nested archive {_show(scope.origin)} is " if scope.nested else ""
+        return BundleError(f"{self.name}: {subject}{_UNSUPPORTED}{detail}")
+
+    def _read_archive(self, scope: _Scope, fh: IO[bytes], *, seekable: bool) -> str:
+        head = _read_exact(fh, _SNIFF_BYTES)
+        kind = _sniff(head)
+        if kind is None:
+            raise self._unsupported(scope)
+        if kind == "zip":
+            if seekable:
+                fh.seek(0)
+                self._read_zip(scope, fh)
+            else:
+                # zip needs random access; a nested zip in a stream is buffered, within the archive size limit.
+                data = head + _read_upto(fh, self.limits.max_bytes + 1 - len(head))
+                if len(data) > self.limits.max_bytes:
+                    raise BundleError(
+                        f"{self.name}: {self._what(scope)} is over the {self.limits.max_bytes:,}-byte archive limit"
+                    )
+                self._read_zip(scope, io.BytesIO(data))
+            return "zip"
+        stream = _Prefixed(head, fh)
+        if kind == "tar":
+            self._read_tar(scope, stream, drain=False)
+            return "tar"
+        with contextlib.closing(_decompressor(kind, stream)) as plain:
+            inner = _read_exact(plain, _SNIFF_BYTES)
+            if not _is_tar_head(inner):
+                raise self._unsupported(scope, f" (it is {kind}-compressed but does not hold a tar archive)")
+            self._read_tar(scope, _Prefixed(inner, plain), drain=True)
+        return f"tar.{kind}"
+
+    def _read_tar(self, scope: _Scope, stream: _Readable, *, drain: bool) -> None:
+        end = _TarEnd()
+        with tarfile.open(
+            fileobj=stream,  # type: ignore[arg-type]
+            mode="r|",
+            bufsize=_TAR_BUFSIZE,
+            tarinfo=_tar_info_class(end),
+            encoding="utf-8",
+            errors="surrogateescape",
+        ) as tf:
+            while (info := tf.next()) is not None:
+                # Stream mode keeps every header it has read; we never look back, so keep memory flat.
+                tf.members.clear()
+                opener = functools.partial(_open_tar_member, tf, info)
+                self.visit(scope, info.name, _tar_kind(info), info.size, float(info.mtime), opener)
+        # tarfile treats a missing or cut header like a clean end; only a zero block is one.
+        if not end.seen:
+            raise _Corrupt("the tar data stops before its end-of-archive marker")
+        if drain:
+            self._drain(scope, stream)
+
+    def _drain(self, scope: _Scope, stream: _Readable) -> None:
+        """Read a compressed stream to its end, so its checksum and length are verified."""
+        budget = self.limits.max_unpacked_bytes - self.unpacked
+        extra = 0
+        while chunk := stream.read(_CHUNK):
+            extra += len(chunk)
+            if extra > budget:
+                raise BundleError(
+                    f"{self.name}: {self._what(scope)} has more data after its tar end marker than the "
+                    f"{self.limits.max_unpacked_bytes:,}-byte unpacked limit allows (compression bomb?)"
+                )
+
+    def _read_zip(self, scope: _Scope, fh: IO[bytes]) -> None:
+        # zipfile builds an object per central-directory entry up front; refuse a huge count before that.
+        declared = _zip_declared_entries(fh)
+        if declared is not None and self.members + declared > self.limits.max_members:
+            raise self._too_many_members()
+        with zipfile.ZipFile(fh) as zf:
+            infos = zf.infolist()
+            if self.members + len(infos) > self.limits.max_members:
+                raise self._too_many_members()
+            seen: set[str] = set()
+            for info in infos:
+                if info.orig_filename in seen:
+                    raise self.error(
+                        scope, _zip_name(info), "appears twice in the zip (duplicate names are not allowed)"
+                    )
+                seen.add(info.orig_filename)
+            for info in infos:
+                opener = functools.partial(_open_zip_member, zf, info)
+                self.visit(scope, _zip_name(info), _zip_kind(info), info.file_size, _zip_mtime(info), opener)
+
+    # -- directories --------------------------------------------------------
+
+    def read_dir(self, root: str) -> None:
+        pending: list[tuple[tuple[str, ...], str]] = [((), root)]
+        while pending:
+            rel, folder = pending.pop()
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda entry: entry.name)
+            subdirs: list[tuple[tuple[str, ...], str]] = []
+            for entry in entries:
+                parts = (*rel, entry.name)
+                st = entry.stat(follow_symlinks=False)
+                kind = _mode_kind(st.st_mode)
+                size = st.st_size if kind == "file" else 0
+                opener = functools.partial(_open_file, entry.path)
+                self.visit(_TOP, "/".join(parts), kind, size, st.st_mtime, opener, path=entry.path)
+                if kind == "dir":
+                    subdirs.append((parts, entry.path))
+            pending.extend(reversed(subdirs))
+
+    # -- members ------------------------------------------------------------
+
+    def visit(
+        self,
+        scope: _Scope,
+        raw: str,
+        kind: str,
+        size: int,
+        mtime: float,
+        opener: _Opener,
+        *,
+        path: str | None = None,
+    ) -> None:
+        """Check one member and keep, skip or open it; ``path`` is set when it is a file on disk."""
+        self.members += 1
+        if self.members > self.limits.max_members:
+            raise self._too_many_members()
+        parts = self._check_name(scope, raw)
+        if kind not in ("file", "dir"):
+            raise self.error(scope, raw, _KIND_PROBLEMS.get(kind, f"has an unsupported type {_NOT_CONTENT}"))
+        size = max(size, 0)
+        self._account(scope, raw, size)
+
+        if kind == "dir":
+            at = _run_index(parts)
+            if at is not None:
+                self._run_for(scope, parts[: at + 1])
+            return
+        if not parts:
+            raise self.error(scope, raw, "has an empty name")
+
+        base = parts[-1]
+        at = _run_index(parts[:-1])
+        run = self._run_for(scope, parts[: at + 1]) if at is not None else None
+        if base == MANIFEST_NAME:
+            self._add_manifest(scope, raw, parts, size, opener)
+        elif run is not None and at is not None:
+            inside = parts[at + 1 :]
+            if len(inside) > 1:
+                run.ignored.append("/".join(inside))
+            elif not self.wanted(base):
+                run.ignored.append(base)
+            elif base in run.files:
+                raise self.error(scope, raw, "appears twice in the same run directory")
+            else:
+                run.files[base] = self._read_kept(scope, raw, size, opener)
+                run.mtimes[base] = mtime
+        elif not scope.nested and base.endswith(NESTED_ARCHIVE_SUFFIXES):
+            self._read_nested(scope, raw, parts, size, opener, path)
+        else:
+            self._skip(scope, parts)
+
+    def _check_name(self, scope: _Scope, raw: str) -> list[str]:
+        """Refuse unsafe or unreadable names and return the path's components."""
+        if "\x00" in raw:
+            raise self.error(scope, raw, "has a NUL character in its name")
+        if _CONTROL_RE.search(raw):
+            raise self.error(scope, raw, "has a control character in its name")
+        try:
+            length = len(raw.encode("utf-8"))
+        except UnicodeEncodeError:
+            # Undecodable bytes arrive as surrogate escapes from tarfile and os.scandir.
+            raise self.error(scope, raw, "has a name that is not valid UTF-8") from None
+        if length > self.limits.max_name_length:
+            raise self.error(
+                scope, raw, f"has a {length:,}-byte name, over the {self.limits.max_name_length:,}-byte limit"
+            )
+        if raw.startswith(("/", "\\")) or _DRIVE_RE.match(raw):
+            raise self.error(scope, raw, "is an absolute path (only relative paths are allowed)")
+        # Backslashes count as separators here so Windows-style "..\\" is refused too.
+        if ".." in _SEPARATORS_RE.split(raw):
+            raise self.error(scope, raw, "has a '..' component (path traversal is not allowed)")
+        parts = [part for part in raw.split("/") if part not in ("", ".")]
+        if len(parts) > self.limits.max_depth:
+            raise self.error(
+                scope, raw, f"is {len(parts)} levels deep, over the limit of {self.limits.max_depth} path components"
+            )
+        return parts
+
+    def _account(self, scope: _Scope, raw: str, size: int) -> None:
+        self.unpacked += size
+        if self.unpacked > self.limits.max_unpacked_bytes:
+            raise self.error(
+                scope,
+                raw,
+                f"brings the unpacked size to {self.unpacked:,} bytes, over the "
+                f"{self.limits.max_unpacked_bytes:,}-byte limit (compression bomb?)",
+            )
+
+    def _run_for(self, scope: _Scope, run_parts: list[str]) -> RunDir:
+        path = "/".join((*scope.prefix, *run_parts))
+        run = self.runs.get(path)
+        if run is None:
+            run = self.runs[path] = RunDir(path=path, name=run_parts[-1])
+            self.run_origin[path] = scope.origin
+        elif self.run_origin[path] != scope.origin:
+            first, second = (_origin_text(origin) for origin in (self.run_origin[path], scope.origin))
+            raise BundleError(
+                f"{self.name}: run directory {_show(path)} appears twice ({first} and {second}); include each run once"
+            )
+        return run
+
+    def _add_manifest(self, scope: _Scope, raw: str, parts: list[str], size: int, opener: _Opener) -> None:
+        folder = "/".join((*scope.prefix, *parts[:-1]))
+        if folder in self.manifests:
+            raise self.error(scope, raw, f"is a second {MANIFEST_NAME} for folder {_show(folder)}")
+        self.manifests[folder] = self._read_kept(scope, raw, size, opener)
+
+    def _read_kept(self, scope: _Scope, raw: str, size: int, opener: _Opener) -> bytes:
+        limit = self.limits.max_member_bytes
+        if size > limit:
+            raise self.error(scope, raw, f"is {size:,} bytes, over the {limit:,}-byte limit for one file")
+        # The bound is ours, not the header's: a zip entry's declared size can lie.
+        with self._open(scope, raw, opener, limit + 1) as fh:
+            data = _read_upto(fh, limit + 1)
+        if len(data) > limit:
+            raise self.error(
+                scope,
+                raw,
+                f"unpacks to more than the {limit:,}-byte limit for one file (its header claims {size:,} bytes)",
+            )
+        if len(data) > size:
+            self._account(scope, raw, len(data) - size)
+        return data
+
+    def _read_nested(
+        self, scope: _Scope, raw: str, parts: list[str], size: int, opener: _Opener, path: str | None
+    ) -> None:
+        if size > self.limits.max_bytes:
+            raise self.error(
+                scope, raw, f"is a nested archive of {size:,} bytes, over the {self.limits.max_bytes:,}-byte limit"
+            )
+        inner = _Scope(origin="/".join(parts), prefix=tuple(parts[:-1]))
+        if path is not None:
+            with open(path, "rb") as fh:
+                self.read_archive(inner, fh, seekable=True)
+        else:
+            with self._open(scope, raw, opener, self.limits.max_bytes) as fh:
+                self.read_archive(inner, fh, seekable=False)
+
+    def _open(self, scope: _Scope, raw: str, opener: _Opener, bound: int) -> IO[bytes]:
+        try:
+            return opener(bound)
+        except (RuntimeError, NotImplementedError) as exc:
+            # zipfile: encrypted entries and compression methods it does not implement.
+            raise self.error(scope, raw, f"cannot be read ({exc})") from exc
+
+    def _skip(self, scope: _Scope, parts: list[str]) -> None:
+        self.ignored_count += 1
+        if len(self.ignored) < IGNORED_LIST_CAP:
+            shown = "/".join(parts)
+            self.ignored.append(f"{scope.origin}/{shown}" if scope.nested else shown)
+
+
+# -- tar helpers -----------------------------------------------------------
+
+
+@dataclass
+class _TarEnd:
+    seen: bool = False
+
+
+def _tar_info_class(end: _TarEnd) -> type[tarfile.TarInfo]:
+    """A TarInfo subclass that notes a real end-of-archive block and bounds metadata payloads."""
+
+    class _BoundedTarInfo(tarfile.TarInfo):
+        @classmethod
+        def frombuf(cls, buf: bytes, encoding: str, errors: str) -> tarfile.TarInfo:  # type: ignore[override]
+            try:
+                return super().frombuf(buf, encoding, errors)
+            except tarfile.EOFHeaderError:  # type: ignore[attr-defined]
+                end.seen = True
+                raise
+
+        def _proc_member(self, tf: tarfile.TarFile) -> tarfile.TarInfo:
+            if self.type in _TAR_METADATA_TYPES and self.size > _MAX_TAR_METADATA:
+                raise _Corrupt(
+                    f"a tar extended header claims {self.size:,} bytes, "
+                    f"over the {_MAX_TAR_METADATA:,}-byte sanity limit"
+                )
+            return super()._proc_member(tf)  # type: ignore[misc]
+
+    return _BoundedTarInfo
+
+
+def _tar_kind(info: tarfile.TarInfo) -> str:
+    if info.isreg():
+        return "file"
+    if info.isdir():
+        return "dir"
+    if info.issym():
+        return "symlink"
+    if info.islnk():
+        return "hardlink"
+    if info.ischr():
+        return "chardev"
+    if info.isblk():
+        return "blockdev"
+    if info.isfifo():
+        return "fifo"
+    return "other"
+
+
+def _open_tar_member(tf: tarfile.TarFile, info: tarfile.TarInfo, bound: int) -> IO[bytes]:
+    fh = tf.extractfile(info)
+    if fh is None:  # only regular files are ever opened
+        raise _Corrupt(f"member {_show(info.name)} has no data")
+    return fh
+
+
+# -- zip helpers -----------------------------------------------------------
+
+
+def _zip_name(info: zipfile.ZipInfo) -> str:
+    """The entry's name, with undecodable bytes kept as surrogate escapes so the name check refuses it."""
+    if info.flag_bits & _ZIP_UTF8_FLAG:
+        return info.orig_filename
+    # Without the UTF-8 flag zipfile decodes as cp437, but most tools write UTF-8 regardless.
+    raw = info.orig_filename.encode("cp437")
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def _zip_kind(info: zipfile.ZipInfo) -> str:
+    mode = info.external_attr >> 16
+    if info.create_system == _ZIP_UNIX and mode:
+        kind = _mode_kind(mode)
+        if kind not in ("file", "other"):
+            return kind
+    return "dir" if info.is_dir() else "file"
+
+
+def _zip_mtime(info: zipfile.ZipInfo) -> float:
+    """Prefer the UTC 'extended timestamp'; DOS times have no zone, so they are read as UTC to stay deterministic."""
+    extra = info.extra
+    at = 0
+    while at + 4 <= len(extra):
+        tag, size = struct.unpack_from("<HH", extra, at)
+        body = extra[at + 4 : at + 4 + size]
+        if tag == _ZIP_EXTENDED_TIMESTAMP and len(body) >= 5 and body[0] & 1:
+            return float(struct.unpack_from("<i", body, 1)[0])
+        at += 4 + size
+    try:
+        return float(calendar.timegm((*info.date_time, 0, 0, 0)))
+    except (ValueError, OverflowError):
+        return 0.0
+
+
+def _open_zip_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, bound: int) -> IO[bytes]:
+    # zipfile stops at the declared size and then checks the CRC of what it has, so a
+    # lying (small) size would surface as a CRC error. Declaring a size just past our own
+    # bound lets the caller read up to the bound and report the entry as too big.
+    resized = copy.copy(info)
+    resized.file_size = max(bound, info.file_size) + 1
+    return zf.open(resized)
+
+
+def _zip_declared_entries(fh: IO[bytes]) -> int | None:
+    """Entry count from the end-of-central-directory record, or None when it cannot be found."""
+    try:
+        end = fh.seek(0, io.SEEK_END)
+        tail_size = min(end, 22 + 0xFFFF + 20)
+        fh.seek(end - tail_size)
+        tail = fh.read(tail_size)
+        at = tail.rfind(b"PK\x05\x06")
+        if at < 0 or len(tail) - at < 22:
+            return None
+        entries: int = struct.unpack_from("<H", tail, at + 10)[0]
+        if entries == 0xFFFF and at >= 20 and tail[at - 20 : at - 16] == b"PK\x06\x07":
+            (record_at,) = struct.unpack_from("<Q", tail, at - 20 + 8)
+            fh.seek(record_at)
+            record = fh.read(56)
+            if len(record) == 56 and record[:4] == b"PK\x06\x06":
+                entries = struct.unpack_from("<Q", record, 32)[0]
+        return entries
+    except (OSError, ValueError, struct.error):
+        return None
+    finally:
+        fh.seek(0)
+
+
+# -- streams ---------------------------------------------------------------
+
+
+class _Prefixed:
+    """Replays the bytes read to sniff the format, then continues from the source stream."""
+
+    def __init__(self, head: bytes, source: _Readable) -> None:
+        self._head = head
+        self._source = source
+
+    def read(self, size: int = -1, /) -> bytes:
+        if not self._head:
+            return self._source.read(size)
+        if size < 0:
+            data, self._head = self._head + self._source.read(), b""
+            return data
+        data, self._head = self._head[:size], self._head[size:]
+        return data
+
+
+class _ZstdReader:
+    """Streaming zstd decompression that, unlike zstandard's stream_reader, notices a truncated frame."""
+
+    def __init__(self, source: _Readable) -> None:
+        self._source = source
+        self._dctx = zstandard.ZstdDecompressor()
+        self._frame: zstandard.ZstdDecompressionObj | None = None
+        self._out = bytearray()
+        self._eof = False
+
+    def read(self, size: int = -1, /) -> bytes:
+        while not self._eof and (size < 0 or len(self._out) < size):
+            self._fill()
+        end = len(self._out) if size < 0 else size
+        data = bytes(self._out[:end])
+        del self._out[:end]
+        return data
+
+    def _fill(self) -> None:
+        data = self._source.read(_ZSTD_INPUT_CHUNK)
+        if not data:
+            if self._frame is not None:
+                raise EOFError("the zstd stream ends in the middle of a frame")
+            self._eof = True
+            return
+        while data:
+            if self._frame is None:
+                self._frame = self._dctx.decompressobj()
+            self._out += self._frame.decompress(data)
+            if self._frame.eof:
+                # A new frame may follow (pzstd and `cat a.zst b.zst` write several).
+                data = self._frame.unused_data
+                self._frame = None
+            else:
+                data = b""
+
+    def close(self) -> None:
+        self._out.clear()
+
+
+def _decompressor(kind: str, stream: _Readable) -> _Readable:
+    if kind == "gz":
+        return gzip.GzipFile(fileobj=stream, mode="rb")  # type: ignore[arg-type]
+    if kind == "bz2":
+        return bz2.BZ2File(stream, mode="rb")  # type: ignore[arg-type]
+    if kind == "xz":
+        return lzma.LZMAFile(stream, mode="rb")  # type: ignore[arg-type]
+    return _ZstdReader(stream)
+
+
+def _sniff(head: bytes) -> str | None:
+    if head.startswith(b"\x1f\x8b"):
+        return "gz"
+    if head.startswith(b"BZh"):
+        return "bz2"
+    if head.startswith(b"\xfd7zXZ\x00"):
+        return "xz"
+    if head.startswith(b"\x28\xb5\x2f\xfd"):
+        return "zst"
+    if head.startswith((b"PK\x03\x04", b"PK\x05\x06")):
+        return "zip"
+    if _is_tar_head(head):
+        return "tar"
+    return None
+
+
+def _is_tar_head(head: bytes) -> bool:
+    # An empty tar is only zero blocks, with no "ustar" magic to find.
+    return head[257:262] == b"ustar" or head == bytes(_SNIFF_BYTES)
+
+
+def _read_exact(fh: _Readable, size: int) -> bytes:
+    """Read ``size`` bytes, fewer only at the end of the stream (some streams return short reads)."""
+    chunks: list[bytes] = []
+    got = 0
+    while got < size:
+        chunk = fh.read(size - got)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def _read_upto(fh: _Readable, limit: int) -> bytes:
+    """Read to the end of the stream but never more than ``limit`` bytes."""
+    chunks: list[bytes] = []
+    got = 0
+    while got < limit:
+        chunk = fh.read(min(_CHUNK * 16, limit - got))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def _open_file(path: str, bound: int) -> IO[bytes]:
+    return open(path, "rb")
+
+
+# -- small helpers ---------------------------------------------------------
+
+
+def _mode_kind(mode: int) -> str:
+    if stat.S_ISREG(mode):
+        return "file"
+    if stat.S_ISDIR(mode):
+        return "dir"
+    if stat.S_ISLNK(mode):
+        return "symlink"
+    if stat.S_ISCHR(mode):
+        return "chardev"
+    if stat.S_ISBLK(mode):
+        return "blockdev"
+    if stat.S_ISFIFO(mode):
+        return "fifo"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    return "other"
+
+
+def _run_index(parts: list[str]) -> int | None:
+    # The outermost match wins: a run-like folder inside a run dir is just a sub-folder of it.
+    return next((at for at, part in enumerate(parts) if RUN_DIR_RE.fullmatch(part)), None)
+
+
+def _origin_text(origin: str) -> str:
+    return f"in nested archive {_show(origin)}" if origin else "in the bundle itself"
+
+
+def _show(name: str) -> str:
+    """A printable, bounded rendering of a member name for messages."""
+    try:
+        name.encode("utf-8")
+        text = repr(name)
+    except UnicodeEncodeError:
+        text = repr(name.encode("utf-8", "surrogateescape"))
+    return text if len(text) <= _SHOW_MAX else text[: _SHOW_MAX - 3] + "..."
+
+
+def _show_bytes(raw: bytes | bytearray | object) -> str:
+    text = repr(bytes(raw)) if isinstance(raw, bytes | bytearray) else repr(raw)
+    return text if len(text) <= _SHOW_MAX else text[: _SHOW_MAX - 3] + "..."
+
+
+def _printable(name: str) -> str:
+    return name if name.isprintable() else _show(name)
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return text if len(text) <= _SHOW_MAX else text[: _SHOW_MAX - 3] + "..."

@@ -1,0 +1,24 @@
+from __future__ import annotations
+
+from django import forms
+
+
+class UploadForm(forms.Form):
+    bundle = forms.FileField(
+        label="Result bundle",
+        help_text=(
+            ".tar, .tar.gz/.tgz, .tar.zst, .tar.bz2, .tar.xz or .zip holding x.<build>.<config>.pk<N> directories"
+        ),
+    )
+    server = forms.CharField(
+        label="Server", required=False, max_length=200, help_text="Name of the server the runs used (optional)"
+    )
+    workload = forms.CharField(
+        label="Workload label", required=False, max_length=200, help_text="Optional; derived from the commands"
+    )
+
+
+class RunFilterForm(forms.Form):
+    dbms = forms.CharField(required=False, label="DBMS")
+    server = forms.CharField(required=False)
+    q = forms.CharField(required=False, label="Search")

@@ -1,0 +1,721 @@
+"""Import result bundles: the one code path behind the upload page, the API, the command and the task.
+
+``store_bundle`` keeps the uploaded bytes (deduplicated by content hash);
+``import_bundle`` turns a stored bundle into runs and results in one
+transaction: an error part-way leaves no run, no result. ``parse_bundle`` is the
+pure part (archive → parsed runs) and touches no database.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import logging
+import os
+import tarfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Count
+from django.utils import timezone
+
+from runs import sysbench
+from runs.bundle import BundleContents, BundleError, Limits, RunDir, read_bundle
+from runs.manifest import MANIFEST_NAME, Manifest, ManifestError, RunMeta, parse_manifest
+from runs.models import (
+    METRIC_FIELDS,
+    Build,
+    Bundle,
+    BundleData,
+    Config,
+    Dbms,
+    Microbenchmark,
+    Result,
+    Run,
+    RunFile,
+    Server,
+    Suite,
+    Version,
+    Workload,
+)
+from runs.naming import parse_run_dir
+
+log = logging.getLogger(__name__)
+
+
+class ImportFailed(Exception):
+    """The bundle could not be imported; the message says why and nothing was written."""
+
+
+# --------------------------------------------------------------------------- what the bundle holds
+
+_KEEP_PREFIXES = ("sb.o.", "sb.met.", "sb.r.", "sb.prepare.o.", "sb.prepare.met.", "sb.gv.", "sb.pg.conf.", "sb.hp.")
+_KEEP_NAMES = ("my.cnf", "conf.diff", MANIFEST_NAME)
+# Helper output that shares the sb.o. prefix but is not a result (vacuum/analyze logs).
+_SKIP_PREFIXES = ("sb.o.myvac", "sb.o.pgvac")
+
+
+def wanted(name: str) -> bool:
+    """Files worth reading into memory; raw samples (sb.vm, sb.io, sb.ps, …) are left in the archive."""
+    if name in _KEEP_NAMES or name == "sb.o.myvac.show.1":
+        return True
+    return name.startswith(_KEEP_PREFIXES) and not name.startswith(_SKIP_PREFIXES)
+
+
+def bundle_limits() -> Limits:
+    return Limits(
+        max_bytes=settings.BUNDLE_MAX_BYTES,
+        max_members=settings.BUNDLE_MAX_MEMBERS,
+        max_unpacked_bytes=settings.BUNDLE_MAX_UNPACKED_BYTES,
+        max_member_bytes=settings.BUNDLE_MAX_MEMBER_BYTES,
+    )
+
+
+@dataclass
+class ParsedRun:
+    name: str
+    path: str
+    content_sha256: str
+    meta: RunMeta
+    dbms: str
+    version: str
+    build: str
+    flavour: str
+    config: str
+    config_text: str
+    pk: int
+    server: str
+    cpus: int | None
+    workload: str
+    workload_params: dict[str, Any]
+    started_at: datetime | None
+    load_seconds: float | None
+    load_inserts_per_s: float | None
+    sysbench_version: str
+    commands: dict[str, str]
+    results: list[dict[str, Any]]
+    files: list[tuple[str, str, str]]  # (name, kind, text)
+    warnings: list[str] = field(default_factory=list)
+    ignored_files: int = 0
+
+    @property
+    def tests(self) -> int:
+        return len({(r["test"], r["range_size"]) for r in self.results})
+
+
+@dataclass
+class ParsedBundle:
+    format: str
+    runs: list[ParsedRun]
+    members: int
+    ignored_files: int
+    warnings: list[str]
+
+
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")
+
+
+def _workload(outputs: list[sysbench.SysbenchOutput]) -> tuple[str, dict[str, Any]]:
+    """Workload label and parameters from the command lines: tables × rows must match to compare."""
+    tables = next((o.tables for o in outputs if o.tables is not None), None)
+    rows = next((o.table_size for o in outputs if o.table_size is not None), None)
+    secs = sorted({int(o.options["time"]) for o in outputs if o.options.get("time", "").isdigit()})
+    driver = next((o.options["db-driver"] for o in outputs if "db-driver" in o.options), "")
+    params: dict[str, Any] = {"tables": tables, "table_size": rows, "seconds": secs, "driver": driver}
+    if tables is None or rows is None:
+        return "sysbench (parameters unknown)", params
+    return f"sysbench {tables} table{'s' if tables != 1 else ''} × {_human(rows)} rows", params
+
+
+def _human(n: int) -> str:
+    for unit, size in (("G", 10**9), ("M", 10**6), ("k", 10**3)):
+        if n >= size and n % (size // 10) == 0:
+            value = n / size
+            return f"{value:g}{unit}"
+    return str(n)
+
+
+def parse_run(run_dir: RunDir, meta: RunMeta, *, bundle_name: str) -> ParsedRun:
+    """One result directory → a ParsedRun; raises sysbench.ParseError naming the file at fault."""
+    where = f"{bundle_name}:{run_dir.path}" if run_dir.path else f"{bundle_name}:{run_dir.name}"
+    name = parse_run_dir(run_dir.name)
+    warnings = [f"{run_dir.name}: {w}" for w in name.warnings]
+    dbms = meta.dbms or name.dbms
+    if meta.dbms and name.warnings:
+        warnings = []  # the manifest said which DBMS it is
+
+    outputs: dict[tuple[str, int, int], sysbench.SysbenchOutput] = {}
+    mets: dict[tuple[str, int, int], dict[str, float]] = {}
+    summaries: dict[tuple[str, int], dict[str, list[float]]] = {}
+    load = None
+    files: list[tuple[str, str, str]] = []
+    seen_kinds: set[str] = set()
+    hasher = hashlib.sha256()
+    mtimes: list[float] = []
+
+    for file_name in sorted(run_dir.files):
+        data = run_dir.files[file_name]
+        fn = sysbench.parse_file_name(file_name)
+        if fn is not None:
+            hasher.update(file_name.encode() + b"\0" + data + b"\0")
+        path = f"{where}/{file_name}"
+        if fn is None:
+            kind = _file_kind(file_name)
+            if kind and kind not in seen_kinds:
+                # One copy per kind: the test-by-test copies of settings are the same text.
+                seen_kinds.add(kind)
+                files.append((file_name, kind, _text(data)))
+            continue
+        if fn.kind == "o":
+            dop = fn.dop
+            out = sysbench.parse_output(_text(data), test=fn.test, file_name=path)
+            dop = dop or out.threads or 1
+            outputs[(fn.test, fn.range_size, dop)] = out
+            if file_name in run_dir.mtimes:
+                mtimes.append(run_dir.mtimes[file_name])
+        elif fn.kind == "met":
+            dop = fn.dop or 1
+            mets[(fn.test, fn.range_size, dop)] = sysbench.parse_met(_text(data), file_name=path)
+        elif fn.kind.startswith("r."):
+            summaries.setdefault((fn.test, fn.range_size), {})[fn.kind[2:]] = sysbench.parse_summary(
+                _text(data), file_name=path
+            )
+        elif fn.kind == "prepare.o":
+            load = sysbench.parse_prepare(_text(data)) or load
+
+    results: list[dict[str, Any]] = []
+    commands: dict[str, str] = {}
+    for (test, range_size, dop), out in outputs.items():
+        met = mets.get((test, range_size, dop), {})
+        results.append(_result_row(test, range_size, dop, out, met))
+        if out.command:
+            commands.setdefault(sysbench.test_label(test, range_size), out.command)
+
+    # Tests with only sb.r summaries: their concurrencies are the run's others, in run order.
+    dops = sorted({dop for (_, _, dop) in outputs})
+    for (test, range_size), metrics in sorted(summaries.items()):
+        if any(k[0] == test and k[1] == range_size for k in outputs) or "qps" not in metrics:
+            continue
+        values = metrics["qps"]
+        if len(values) != len(dops):
+            warnings.append(
+                f"{run_dir.name}: sb.r.qps.{test}.range{range_size} has {len(values)} values but the run's "
+                f"sb.o files show {len(dops)} concurrencies; skipped"
+            )
+            continue
+        for i, dop in enumerate(dops):
+            results.append(
+                {
+                    "test": test,
+                    "range_size": range_size,
+                    "dop": dop,
+                    "qps": values[i],
+                    "tps": _at(metrics.get("trx"), i),
+                    "lat_avg_ms": _at(metrics.get("rtavg"), i),
+                    "lat_max_ms": _at(metrics.get("rtmax"), i),
+                    "lat_pct_ms": _at(metrics.get("rt95"), i),
+                    "lat_pct": 95.0 if metrics.get("rt95") else None,
+                    **{k: v for k, v in mets.get((test, range_size, dop), {}).items() if k in METRIC_FIELDS},
+                }
+            )
+            hasher.update(f"{test}.{range_size}.{dop}".encode())
+
+    if not results:
+        raise sysbench.ParseError(f"{where}: no result files (sb.o.<test>.range<R>.pk<P>.dop<N>) in this run directory")
+
+    outs = list(outputs.values())
+    workload, params = _workload(outs)
+    cpus = next((o.cpus for o in outs if o.cpus), None)
+    config_text = next((text for (n, kind, text) in files if kind == RunFile.Kind.CONFIG), "")
+    server = meta.server or (f"{cpus}-CPU server" if cpus else "unknown server")
+    if not meta.server:
+        warnings.append(f"{run_dir.name}: no server named (manifest or upload form); using {server!r}")
+    started = datetime.fromtimestamp(min(mtimes), tz=UTC) if mtimes else None
+    return ParsedRun(
+        name=run_dir.name,
+        path=run_dir.path,
+        content_sha256=hasher.hexdigest(),
+        meta=meta,
+        dbms=dbms,
+        version=meta.version or name.version,
+        build=meta.build or name.build,
+        flavour=meta.flavour if meta.flavour is not None else name.flavour,
+        config=meta.config or name.config,
+        config_text=config_text,
+        pk=name.pk,
+        server=server,
+        cpus=cpus,
+        workload=meta.workload or workload,
+        workload_params=params,
+        started_at=started,
+        load_seconds=load.seconds if load else None,
+        load_inserts_per_s=load.inserts_per_s if load else None,
+        sysbench_version=next((o.sysbench_version for o in outs if o.sysbench_version), ""),
+        commands=commands,
+        results=results,
+        files=files,
+        warnings=warnings,
+        ignored_files=len(run_dir.ignored),
+    )
+
+
+def _at(values: list[float] | None, i: int) -> float | None:
+    return values[i] if values and i < len(values) else None
+
+
+def _file_kind(name: str) -> str | None:
+    if name in ("my.cnf", "conf.diff"):
+        return RunFile.Kind.CONFIG
+    if name.startswith("sb.gv.") or name == "sb.o.myvac.show.1":
+        return RunFile.Kind.VARIABLES
+    if name.startswith("sb.pg.conf."):
+        return RunFile.Kind.PG_SETTINGS
+    if name.startswith("sb.hp."):
+        return RunFile.Kind.HUGEPAGES
+    return None
+
+
+def _result_row(
+    test: str, range_size: int, dop: int, out: sysbench.SysbenchOutput, met: Mapping[str, float]
+) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "test": test,
+        "range_size": range_size,
+        "dop": dop,
+        "qps": out.qps,
+        "tps": out.tps,
+        "queries": out.queries,
+        "transactions": out.transactions,
+        "errors_per_s": out.errors_per_s,
+        "reconnects_per_s": out.reconnects_per_s,
+        "elapsed_s": out.elapsed_s,
+        "events": out.events,
+        "threads": out.threads,
+        "lat_min_ms": out.lat_min_ms,
+        "lat_avg_ms": out.lat_avg_ms,
+        "lat_max_ms": out.lat_max_ms,
+        "lat_pct": out.lat_pct,
+        "lat_pct_ms": out.lat_pct_ms,
+    }
+    row.update({k: v for k, v in met.items() if k in METRIC_FIELDS})
+    return row
+
+
+def parse_bundle(data: bytes, *, name: str, overrides: Mapping[str, Any] | None = None) -> ParsedBundle:
+    """Archive bytes → parsed runs. Raises BundleError, ManifestError or sysbench.ParseError."""
+    contents: BundleContents = read_bundle(data, name=name, limits=bundle_limits(), wanted=wanted)
+    manifests: dict[str, Manifest] = {
+        path: parse_manifest(raw, where=f"{name}:{path + '/' if path else ''}{MANIFEST_NAME}")
+        for path, raw in contents.manifests.items()
+    }
+    override_meta = RunMeta(**{k: v for k, v in (overrides or {}).items() if k in RunMeta.model_fields and v})
+    runs: list[ParsedRun] = []
+    warnings: list[str] = []
+    for run_dir in contents.runs:
+        meta = _meta_for(run_dir, manifests)
+        meta = RunMeta(**{**meta.model_dump(exclude_none=True), **override_meta.model_dump(exclude_none=True)})
+        parsed = parse_run(run_dir, meta, bundle_name=name)
+        runs.append(parsed)
+        warnings.extend(parsed.warnings)
+    ignored = contents.ignored_count + sum(r.ignored_files for r in runs)
+    return ParsedBundle(
+        format=contents.format, runs=runs, members=contents.members, ignored_files=ignored, warnings=warnings
+    )
+
+
+def _meta_for(run_dir: RunDir, manifests: Mapping[str, Manifest]) -> RunMeta:
+    """Manifests from the root down to the run directory; the nearest one wins key by key."""
+    merged: dict[str, Any] = {}
+    parts = run_dir.path.split("/") if run_dir.path else [run_dir.name]
+    for depth in range(len(parts) + 1):
+        manifest = manifests.get("/".join(parts[:depth]))
+        if manifest is not None:
+            merged.update(manifest.for_run(run_dir.name).model_dump(exclude_none=True))
+    return RunMeta(**merged)
+
+
+def server_info(data: bytes, *, name: str) -> dict[str, Any]:
+    """Server facts from the root manifest, if any (cpus, ram, storage, os, governor)."""
+    contents = read_bundle(data, name=name, limits=bundle_limits(), wanted=lambda n: n == MANIFEST_NAME)
+    raw = contents.manifests.get("")
+    if raw is None:
+        return {}
+    manifest = parse_manifest(raw)
+    return manifest.server_info.model_dump(exclude_none=True) if manifest.server_info else {}
+
+
+# --------------------------------------------------------------------------- storing
+
+
+@dataclass
+class ImportedRun:
+    id: int | None
+    name: str
+    dbms: str
+    version: str
+    server: str
+    tests: int
+    results: int
+    skipped: bool = False  # the same run was already imported (from another bundle)
+
+    def line(self) -> str:
+        if self.skipped:
+            return f"{self.name}: already imported, skipped"
+        return f"{self.name}: {self.dbms} {self.version} on {self.server}, {self.tests} tests, {self.results} results"
+
+
+@dataclass
+class ImportReport:
+    bundle_id: int
+    bundle_name: str
+    already_imported: bool
+    runs: list[ImportedRun]
+    ignored_files: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "bundle_id": self.bundle_id,
+            "bundle": self.bundle_name,
+            "already_imported": self.already_imported,
+            "ignored_files": self.ignored_files,
+            "warnings": self.warnings,
+            "runs": [
+                {
+                    "id": r.id,
+                    "name": r.name,
+                    "dbms": r.dbms,
+                    "version": r.version,
+                    "server": r.server,
+                    "tests": r.tests,
+                    "results": r.results,
+                    "skipped": r.skipped,
+                }
+                for r in self.runs
+            ],
+        }
+
+
+def archive_directory(path: Path) -> bytes:
+    """A directory as a deterministic .tar.gz, so it is stored and hashed like an uploaded bundle."""
+    buffer = io.BytesIO()
+    # mtime=0 in the gzip header: the same tree gives the same bytes, so the same hash.
+    with (
+        gzip.GzipFile(fileobj=buffer, mode="wb", compresslevel=6, mtime=0) as gz,
+        tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar,
+    ):
+        base = path.resolve()
+        for root, dirs, files in os.walk(base, followlinks=False):
+            dirs.sort()
+            for file_name in sorted(files):
+                full = Path(root) / file_name
+                arcname = str(Path(base.name) / full.relative_to(base))
+                info = tar.gettarinfo(str(full), arcname=arcname)
+                info.uid = info.gid = 0
+                info.uname = info.gname = ""
+                if info.isreg():
+                    with full.open("rb") as fh:
+                        tar.addfile(info, fh)
+                else:
+                    tar.addfile(info)  # the reader refuses links and devices with a clear error
+    return buffer.getvalue()
+
+
+def read_source(path: Path) -> tuple[bytes, str]:
+    """Bytes and display name of an archive file or a result directory given on the command line."""
+    if path.is_dir():
+        return archive_directory(path), path.resolve().name + ".tar.gz"
+    if not path.exists():
+        raise ImportFailed(f"{path}: no such file or directory")
+    size = path.stat().st_size
+    if size > settings.BUNDLE_MAX_BYTES:
+        raise ImportFailed(f"{path.name}: {size} bytes is over the bundle limit of {settings.BUNDLE_MAX_BYTES}")
+    return path.read_bytes(), path.name
+
+
+def store_bundle(
+    data: bytes,
+    *,
+    name: str,
+    source: str,
+    user: Any = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> tuple[Bundle, bool]:
+    """Keep the uploaded bytes; (bundle, created). The same bytes twice give the same bundle.
+
+    A bundle that failed before is queued again, so fixing the parser and
+    uploading again retries it.
+    """
+    if len(data) > settings.BUNDLE_MAX_BYTES:
+        raise ImportFailed(f"{name}: {len(data)} bytes is over the bundle limit of {settings.BUNDLE_MAX_BYTES}")
+    digest = hashlib.sha256(data).hexdigest()
+    try:
+        with transaction.atomic():
+            bundle = Bundle.objects.create(
+                sha256=digest,
+                original_name=name[:255],
+                size=len(data),
+                source=source,
+                uploaded_by=user if getattr(user, "is_authenticated", False) else None,
+                overrides={k: v for k, v in (overrides or {}).items() if v},
+            )
+            BundleData.objects.create(bundle=bundle, content=data)
+            return bundle, True
+    except IntegrityError:
+        # A concurrent or earlier upload of the same bytes won; it is that bundle.
+        bundle = Bundle.objects.get(sha256=digest)
+        if bundle.status == Bundle.Status.FAILED:
+            Bundle.objects.filter(pk=bundle.pk, status=Bundle.Status.FAILED).update(
+                status=Bundle.Status.QUEUED, error=""
+            )
+            bundle.refresh_from_db()
+        return bundle, False
+
+
+def import_bundle(bundle_id: int, *, progress: Callable[[str], None] | None = None) -> ImportReport:
+    """Import a stored bundle; idempotent: an imported bundle is reported, not imported again.
+
+    Runs in one transaction with the bundle row locked, so a second delivery of
+    the same task waits and then finds it done, and a crash part-way leaves the
+    bundle queued with no runs.
+    """
+    try:
+        with transaction.atomic():
+            bundle = Bundle.objects.select_for_update().get(pk=bundle_id)
+            if bundle.status == Bundle.Status.IMPORTED:
+                return _report_existing(bundle)
+            data = bytes(BundleData.objects.get(bundle=bundle).content)
+            if progress:
+                progress(f"reading {bundle.original_name}")
+            parsed = parse_bundle(data, name=bundle.original_name, overrides=bundle.overrides)
+            info = server_info(data, name=bundle.original_name)
+            report = _store(bundle, parsed, info, progress=progress)
+            bundle.status = Bundle.Status.IMPORTED
+            bundle.error = ""
+            bundle.imported_at = timezone.now()
+            bundle.stats = {
+                "format": parsed.format,
+                "members": parsed.members,
+                "ignored_files": parsed.ignored_files,
+                "runs": len(report.runs),
+                "results": sum(r.results for r in report.runs),
+                "warnings": parsed.warnings[:200],
+            }
+            bundle.save(update_fields=["status", "error", "imported_at", "stats"])
+            return report
+    except (BundleError, ManifestError, sysbench.ParseError, ImportFailed) as exc:
+        _mark_failed(bundle_id, str(exc))
+        raise ImportFailed(str(exc)) from exc
+
+
+def _mark_failed(bundle_id: int, error: str) -> None:
+    Bundle.objects.filter(pk=bundle_id).exclude(status=Bundle.Status.IMPORTED).update(
+        status=Bundle.Status.FAILED, error=error[:10_000]
+    )
+
+
+def _report_existing(bundle: Bundle) -> ImportReport:
+    runs = (
+        Run.objects.filter(bundle=bundle)
+        .select_related("build__version__dbms", "server")
+        .order_by("build__version__sort_key", "name")
+    )
+    counts = dict(Result.objects.filter(run__bundle=bundle).values_list("run").annotate(n=Count("id")).order_by())
+    tests = dict(
+        Result.objects.filter(run__bundle=bundle)
+        .values_list("run")
+        .annotate(n=Count("microbenchmark", distinct=True))
+        .order_by()
+    )
+    return ImportReport(
+        bundle_id=bundle.pk,
+        bundle_name=bundle.original_name,
+        already_imported=True,
+        runs=[
+            ImportedRun(
+                id=run.pk,
+                name=run.name,
+                dbms=run.build.version.dbms.name,
+                version=run.build.version.text,
+                server=run.server.name,
+                tests=tests.get(run.pk, 0),
+                results=counts.get(run.pk, 0),
+            )
+            for run in runs
+        ],
+        ignored_files=bundle.stats.get("ignored_files", 0),
+        warnings=list(bundle.stats.get("warnings", [])),
+    )
+
+
+def _store(
+    bundle: Bundle,
+    parsed: ParsedBundle,
+    info: Mapping[str, Any],
+    *,
+    progress: Callable[[str], None] | None,
+) -> ImportReport:
+    report = ImportReport(
+        bundle_id=bundle.pk,
+        bundle_name=bundle.original_name,
+        already_imported=False,
+        runs=[],
+        ignored_files=parsed.ignored_files,
+        warnings=parsed.warnings,
+    )
+    existing = set(
+        Run.objects.filter(content_sha256__in=[r.content_sha256 for r in parsed.runs]).values_list(
+            "content_sha256", flat=True
+        )
+    )
+    microbenchmarks = _microbenchmarks({(row["test"], row["range_size"]) for r in parsed.runs for row in r.results})
+    for parsed_run in parsed.runs:
+        if parsed_run.content_sha256 in existing:
+            report.runs.append(
+                ImportedRun(None, parsed_run.name, parsed_run.dbms, parsed_run.version, parsed_run.server, 0, 0, True)
+            )
+            continue
+        if progress:
+            progress(f"storing {parsed_run.name}")
+        run = _create_run(bundle, parsed_run, info)
+        rows = []
+        for row in parsed_run.results:
+            values = {k: v for k, v in row.items() if k not in ("test", "range_size")}
+            rows.append(Result(run=run, microbenchmark_id=microbenchmarks[(row["test"], row["range_size"])], **values))
+        Result.objects.bulk_create(rows, batch_size=2000)
+        RunFile.objects.bulk_create(
+            [RunFile(run=run, name=n, kind=kind, text=text) for (n, kind, text) in parsed_run.files]
+        )
+        existing.add(parsed_run.content_sha256)
+        report.runs.append(
+            ImportedRun(
+                run.pk,
+                parsed_run.name,
+                parsed_run.dbms,
+                parsed_run.version,
+                parsed_run.server,
+                parsed_run.tests,
+                len(rows),
+            )
+        )
+    return report
+
+
+def _microbenchmarks(keys: set[tuple[str, int]]) -> dict[tuple[str, int], int]:
+    """Ids of the microbenchmarks, creating the missing ones in one statement."""
+    Microbenchmark.objects.bulk_create(
+        [
+            Microbenchmark(suite=Suite.SYSBENCH, test=test, range_size=range_size, is_warmup=sysbench.is_warmup(test))
+            for test, range_size in keys
+        ],
+        ignore_conflicts=True,
+    )
+    tests = {test for test, _ in keys}
+    return {
+        (m.test, m.range_size): m.pk
+        for m in Microbenchmark.objects.filter(suite=Suite.SYSBENCH, test__in=tests).only("id", "test", "range_size")
+        if (m.test, m.range_size) in keys
+    }
+
+
+def _create_run(bundle: Bundle, parsed: ParsedRun, info: Mapping[str, Any]) -> Run:
+    dbms, _ = Dbms.objects.get_or_create(name=parsed.dbms)
+    version, _ = Version.objects.get_or_create(dbms=dbms, text=parsed.version)
+    build, _ = Build.objects.get_or_create(
+        name=parsed.build,
+        defaults={"version": version, "flavour": parsed.flavour, "notes": parsed.meta.notes or ""},
+    )
+    if build.version_id != version.pk:
+        raise ImportFailed(
+            f"{parsed.name}: build {parsed.build!r} is already recorded as {build.version}, not "
+            f"{dbms} {version.text}; fix the manifest or the build name"
+        )
+    config_hash = hashlib.sha256(parsed.config_text.encode()).hexdigest()
+    config, _ = Config.objects.get_or_create(
+        name=parsed.config, text_sha256=config_hash, defaults={"text": parsed.config_text}
+    )
+    server_defaults = {"cpus": parsed.cpus, **{k: v for k, v in info.items() if k != "cpus"}}
+    if "cpus" in info:
+        server_defaults["cpus"] = info["cpus"]
+    server, _ = Server.objects.get_or_create(name=parsed.server, defaults=server_defaults)
+    workload, _ = Workload.objects.get_or_create(
+        suite=Suite.SYSBENCH, name=parsed.workload, defaults={"params": parsed.workload_params}
+    )
+    return Run.objects.create(
+        name=parsed.name,
+        bundle=bundle,
+        path=parsed.path,
+        build=build,
+        config=config,
+        server=server,
+        workload=workload,
+        pk_mode=parsed.pk,
+        content_sha256=parsed.content_sha256,
+        cpus=parsed.cpus,
+        started_at=parsed.started_at,
+        load_seconds=parsed.load_seconds,
+        load_inserts_per_s=parsed.load_inserts_per_s,
+        commands=parsed.commands,
+        sysbench_version=parsed.sysbench_version,
+        warnings=parsed.warnings,
+    )
+
+
+def submit_and_import(
+    data: bytes,
+    *,
+    name: str,
+    source: str,
+    user: Any = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> ImportReport:
+    """Store and import at once, all or nothing: the command line's path (nothing is kept on failure)."""
+    with transaction.atomic():
+        bundle, _created = store_bundle(data, name=name, source=source, user=user, overrides=overrides)
+        if bundle.status == Bundle.Status.IMPORTED:
+            return _report_existing(bundle)
+        try:
+            return import_bundle(bundle.pk)
+        except ImportFailed:
+            transaction.set_rollback(True)
+            raise
+
+
+def submit_bundle(
+    data: bytes,
+    *,
+    name: str,
+    source: str,
+    user: Any = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Bundle:
+    """Store the bundle and queue its import (the upload page's and the API's path).
+
+    The task is sent after the commit, so a worker never looks for a bundle row
+    that is not there yet. If the broker is down the bundle stays queued; the
+    periodic ``requeue_bundles`` task sends it again once the broker is back.
+    """
+    from runs.tasks import import_bundle_task
+
+    bundle, _created = store_bundle(data, name=name, source=source, user=user, overrides=overrides)
+    if bundle.status == Bundle.Status.QUEUED:
+        bundle_id = bundle.pk
+
+        def enqueue() -> None:
+            try:
+                import_bundle_task.delay(bundle_id)
+            except ImportFailed:
+                pass  # eager mode: the failure is already recorded on the bundle
+            except Exception:  # the broker is unreachable: the bundle is kept and requeued later
+                log.exception("could not queue the import of bundle %s; it stays queued", bundle_id)
+
+        transaction.on_commit(enqueue)
+    bundle.refresh_from_db()
+    return bundle

@@ -1,0 +1,86 @@
+"""The optional bundle manifest, ``benchdash.toml``: metadata the directory names cannot carry.
+
+It may sit at the bundle's root (applies to every run) or inside a run directory
+(applies to that run). Example::
+
+    server = "pn53"                      # server name for every run
+    workload = "cached, 1 table"         # workload label (else derived from the command lines)
+
+    [server_info]                        # facts about that server
+    cpus = 8
+    ram_gb = 32
+    storage = "NVMe SSD"
+    os = "Ubuntu 24.04"
+
+    [runs."x.my8406v2_rel_o2nofp.z12a_c8r32.pk1"]
+    dbms = "MySQL"
+    version = "8.4.6"
+    flavour = "v2_rel_o2nofp"
+    config = "z12a_c8r32"
+    notes = "built with -O2 -fno-omit-frame-pointer"
+
+Keys of a run table: dbms, version, build, flavour, config, server, workload, notes.
+Unknown keys are an error, so a typo is never ignored silently.
+"""
+
+from __future__ import annotations
+
+import tomllib
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+MANIFEST_NAME = "benchdash.toml"
+
+
+class ManifestError(ValueError):
+    pass
+
+
+class RunMeta(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    dbms: str | None = None
+    version: str | None = None
+    build: str | None = None
+    flavour: str | None = None
+    config: str | None = None
+    server: str | None = None
+    workload: str | None = None
+    notes: str | None = None
+
+
+class ServerInfo(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    cpus: int | None = Field(default=None, ge=1)
+    ram_gb: int | None = Field(default=None, ge=1)
+    storage: str | None = None
+    os: str | None = None
+    governor: str | None = None
+
+
+class Manifest(RunMeta):
+    server_info: ServerInfo | None = None
+    runs: dict[str, RunMeta] = Field(default_factory=dict)
+
+    def for_run(self, name: str) -> RunMeta:
+        """This manifest's defaults overlaid with what it says of run ``name``."""
+        base = self.model_dump(include=set(RunMeta.model_fields), exclude_none=True)
+        specific = self.runs.get(name)
+        if specific is not None:
+            base.update(specific.model_dump(exclude_none=True))
+        return RunMeta(**base)
+
+
+def parse_manifest(content: bytes, *, where: str = MANIFEST_NAME) -> Manifest:
+    try:
+        data = tomllib.loads(content.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ManifestError(f"{where}: not valid TOML: {exc}") from exc
+    try:
+        return Manifest.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors(include_url=False)
+        )
+        raise ManifestError(f"{where}: {problems}") from exc

@@ -1,0 +1,290 @@
+"""Runs and their results: the vocabulary of SPEC §1 as tables.
+
+Uniqueness lives in the database. A bundle is its content hash, a run the hash
+of its result files, a result (run, microbenchmark, concurrency): a retried or
+doubled upload cannot store anything twice.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.urls import reverse
+
+from runs.versions import sort_key
+
+
+class Suite(models.TextChoices):
+    SYSBENCH = "sysbench", "sysbench"
+    IBENCH = "ibench", "Insert Benchmark"
+    DBBENCH = "db_bench", "RocksDB db_bench"
+
+
+class Dbms(models.Model):
+    name = models.CharField(max_length=64, unique=True)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = "DBMS"
+        verbose_name_plural = "DBMSs"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Version(models.Model):
+    dbms = models.ForeignKey(Dbms, on_delete=models.PROTECT, related_name="versions")
+    text = models.CharField(max_length=64)
+    # Fixed-width key so the database orders 8.0.9 < 8.0.10 < 18beta1 < 18.0 (runs.versions).
+    sort_key = models.CharField(max_length=128, db_index=True, editable=False)
+
+    class Meta:
+        ordering = ["dbms__name", "sort_key"]
+        constraints = [models.UniqueConstraint(fields=["dbms", "text"], name="version_unique_per_dbms")]
+
+    def __str__(self) -> str:
+        return f"{self.dbms} {self.text}"
+
+    def save(self, *args: object, **kwargs: object) -> None:
+        self.sort_key = sort_key(self.text)
+        super().save(*args, **kwargs)  # type: ignore[arg-type]
+
+
+class Build(models.Model):
+    """One binary of a version: the build token of the run directory (``my8406v2_rel_o2nofp``)."""
+
+    name = models.CharField(max_length=200, unique=True)
+    version = models.ForeignKey(Version, on_delete=models.PROTECT, related_name="builds")
+    flavour = models.CharField(max_length=200, blank=True, help_text="What follows the version: rel_o2nofp, v2, …")
+    notes = models.TextField(blank=True, help_text="Compile flags, git hash, anything that tells builds apart.")
+
+    class Meta:
+        ordering = ["version__sort_key", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Config(models.Model):
+    """A DBMS config variant; the same name with other text is another row."""
+
+    name = models.CharField(max_length=200)
+    text = models.TextField(blank=True, help_text="my.cnf / conf.diff as found in the bundle")
+    text_sha256 = models.CharField(max_length=64, editable=False)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["name", "text_sha256"], name="config_unique_name_text")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Server(models.Model):
+    name = models.CharField(max_length=200, unique=True)
+    cpus = models.PositiveIntegerField(null=True, blank=True, help_text="CPUs the run reported")
+    ram_gb = models.PositiveIntegerField(null=True, blank=True)
+    storage = models.CharField(max_length=200, blank=True)
+    os = models.CharField(max_length=200, blank=True)
+    governor = models.CharField(max_length=64, blank=True, help_text="CPU frequency governor")
+    notes = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Workload(models.Model):
+    """Benchmark parameters that must match for relative QPS to mean anything."""
+
+    suite = models.CharField(max_length=16, choices=Suite.choices, default=Suite.SYSBENCH)
+    name = models.CharField(max_length=200)
+    params = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["suite", "name"]
+        constraints = [models.UniqueConstraint(fields=["suite", "name"], name="workload_unique_per_suite")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Bundle(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        IMPORTING = "importing"
+        IMPORTED = "imported"
+        FAILED = "failed"
+
+    class Source(models.TextChoices):
+        UPLOAD = "upload"
+        API = "api"
+        COMMAND = "command"
+        TRIGGERED = "triggered"
+
+    sha256 = models.CharField(max_length=64, unique=True)
+    original_name = models.CharField(max_length=255)
+    size = models.BigIntegerField()
+    source = models.CharField(max_length=16, choices=Source.choices)
+    uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    uploaded_at = models.DateTimeField(auto_now_add=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    error = models.TextField(blank=True)
+    imported_at = models.DateTimeField(null=True, blank=True)
+    # What the import saw: files read and ignored, warnings (unknown DBMS, …).
+    stats = models.JSONField(default=dict, blank=True)
+    # Metadata the uploader set for every run (server, workload, …), applied over the manifest.
+    overrides = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["-uploaded_at"]
+
+    def __str__(self) -> str:
+        return self.original_name
+
+    def get_absolute_url(self) -> str:
+        return reverse("runs:bundle", args=[self.pk])
+
+
+class BundleData(models.Model):
+    """The uploaded archive itself, kept apart so listing bundles never loads it.
+
+    Raw vmstat/iostat samples (``sb.vm``/``sb.io``) are not exploded into rows:
+    they stay here, compressed as uploaded, so metrics can be re-derived later.
+    Keeping the bytes in the database lets any worker on any machine import it.
+    """
+
+    bundle = models.OneToOneField(Bundle, on_delete=models.CASCADE, primary_key=True, related_name="data")
+    content = models.BinaryField()
+
+    def __str__(self) -> str:
+        return f"data of {self.bundle_id}"
+
+
+class Run(models.Model):
+    class Status(models.TextChoices):
+        COMPLETE = "complete"
+        INCOMPLETE = "incomplete"
+
+    name = models.CharField(max_length=255, db_index=True, help_text="Result directory name")
+    bundle = models.ForeignKey(Bundle, on_delete=models.CASCADE, related_name="runs")
+    path = models.CharField(max_length=1024, help_text="Directory inside the bundle")
+    build = models.ForeignKey(Build, on_delete=models.PROTECT, related_name="runs")
+    config = models.ForeignKey(Config, on_delete=models.PROTECT, related_name="runs")
+    server = models.ForeignKey(Server, on_delete=models.PROTECT, related_name="runs")
+    workload = models.ForeignKey(Workload, on_delete=models.PROTECT, related_name="runs")
+    pk_mode = models.PositiveSmallIntegerField(default=1, help_text="pk0/pk1 of the run directory name")
+    content_sha256 = models.CharField(max_length=64, unique=True, help_text="Hash of the result files")
+    cpus = models.PositiveIntegerField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True, help_text="Oldest result file time in the bundle")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.COMPLETE)
+    load_seconds = models.FloatField(null=True, blank=True)
+    load_inserts_per_s = models.FloatField(null=True, blank=True)
+    # test label -> sysbench command line (passwords redacted); dop-independent parts only.
+    commands = models.JSONField(default=dict, blank=True)
+    sysbench_version = models.CharField(max_length=64, blank=True)
+    warnings = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["build__version__sort_key", "name"]
+        indexes = [models.Index(fields=["server", "workload"], name="run_server_workload")]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("runs:run", args=[self.pk])
+
+
+class Microbenchmark(models.Model):
+    suite = models.CharField(max_length=16, choices=Suite.choices, default=Suite.SYSBENCH)
+    test = models.CharField(max_length=200, help_text="point-query, point-query.pre, scan.warm, …")
+    range_size = models.PositiveIntegerField(null=True, blank=True)
+    is_warmup = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["suite", "test", "range_size"]
+        constraints = [
+            models.UniqueConstraint(fields=["suite", "test", "range_size"], name="microbenchmark_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return self.label
+
+    @property
+    def label(self) -> str:
+        """The reference tables' label: ``point-query_range=100``."""
+        return f"{self.test}_range={self.range_size}" if self.range_size is not None else self.test
+
+
+METRIC_FIELDS = ("rps", "rmbps", "wps", "wmbps", "r_o", "rkb_o", "wkb_o", "o_s", "cs_s", "cpu_s", "cs_o", "cpu_o")
+
+
+class Result(models.Model):
+    """One microbenchmark in one run at one concurrency."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="results")
+    microbenchmark = models.ForeignKey(Microbenchmark, on_delete=models.PROTECT, related_name="results")
+    dop = models.PositiveIntegerField(help_text="Concurrency (client threads)")
+    qps = models.FloatField(help_text="Queries/s; for scan, thousands of rows scanned/s")
+    tps = models.FloatField(null=True, blank=True)
+    queries = models.BigIntegerField(null=True, blank=True)
+    transactions = models.BigIntegerField(null=True, blank=True)
+    errors_per_s = models.FloatField(null=True, blank=True)
+    reconnects_per_s = models.FloatField(null=True, blank=True)
+    elapsed_s = models.FloatField(null=True, blank=True)
+    events = models.BigIntegerField(null=True, blank=True)
+    threads = models.PositiveIntegerField(null=True, blank=True)
+    lat_min_ms = models.FloatField(null=True, blank=True)
+    lat_avg_ms = models.FloatField(null=True, blank=True)
+    lat_max_ms = models.FloatField(null=True, blank=True)
+    lat_pct = models.FloatField(null=True, blank=True, help_text="Which percentile lat_pct_ms is (95, 99, …)")
+    lat_pct_ms = models.FloatField(null=True, blank=True)
+    # HW efficiency from sb.met (iostat and vmstat normalised by the operation rate).
+    rps = models.FloatField(null=True, blank=True)
+    rmbps = models.FloatField(null=True, blank=True)
+    wps = models.FloatField(null=True, blank=True)
+    wmbps = models.FloatField(null=True, blank=True)
+    r_o = models.FloatField(null=True, blank=True)
+    rkb_o = models.FloatField(null=True, blank=True)
+    wkb_o = models.FloatField(null=True, blank=True)
+    o_s = models.FloatField(null=True, blank=True)
+    cs_s = models.FloatField(null=True, blank=True)
+    cpu_s = models.FloatField(null=True, blank=True)
+    cs_o = models.FloatField(null=True, blank=True)
+    cpu_o = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "microbenchmark", "dop"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "microbenchmark", "dop"], name="result_unique_per_run"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.run} {self.microbenchmark} dop={self.dop}"
+
+
+class RunFile(models.Model):
+    """Configuration and environment files of a run, as text (my.cnf, conf.diff, variables, …)."""
+
+    class Kind(models.TextChoices):
+        CONFIG = "config"
+        VARIABLES = "variables"
+        PG_SETTINGS = "pg_settings"
+        HUGEPAGES = "hugepages"
+        OTHER = "other"
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="files")
+    name = models.CharField(max_length=255)
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    text = models.TextField()
+
+    class Meta:
+        ordering = ["run", "name"]
+        constraints = [models.UniqueConstraint(fields=["run", "name"], name="runfile_unique_per_run")]
+
+    def __str__(self) -> str:
+        return f"{self.run} {self.name}"

@@ -1,0 +1,327 @@
+"""Parse the files of one sysbench result directory (SPEC §2).
+
+Pure functions over text; no Django. File names drive everything: the test,
+range, pk and concurrency come from ``sb.<kind>.<test>.range<R>.pk<P>[.dop<N>]``,
+never from a fixed list of tests.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+
+SUITE = "sysbench"
+
+
+class ParseError(ValueError):
+    """A result file that does not hold what its name promises."""
+
+
+# --------------------------------------------------------------------------- file names
+
+_RESULT_NAME_RE = re.compile(
+    r"^sb\.(?P<kind>o|met|prepare\.o|prepare\.met)\.(?P<test>.+)\.range(?P<range>\d+)\.pk(?P<pk>[01])"
+    r"(?:\.dop(?P<dop>\d+))?$"
+)
+_SUMMARY_NAME_RE = re.compile(
+    r"^sb\.r\.(?P<metric>qps|trx|rtavg|rtmax|rt95)\.(?P<test>.+)\.range(?P<range>\d+)\.pk(?P<pk>[01])$"
+)
+
+WARMUP_SUFFIXES = (".warm", ".warmpre")
+
+
+@dataclass(frozen=True)
+class ResultFileName:
+    kind: str  # "o", "met", "prepare.o", "prepare.met", or "r.<metric>"
+    test: str  # may hold dots: "point-query.pre", "scan.warmpre"
+    range_size: int
+    pk: int
+    dop: int | None
+
+
+def parse_file_name(name: str) -> ResultFileName | None:
+    """The parts of a result file name, or None when it is not a result file."""
+    match = _RESULT_NAME_RE.match(name)
+    if match:
+        return ResultFileName(
+            kind=match["kind"],
+            test=match["test"],
+            range_size=int(match["range"]),
+            pk=int(match["pk"]),
+            dop=int(match["dop"]) if match["dop"] else None,
+        )
+    match = _SUMMARY_NAME_RE.match(name)
+    if match:
+        return ResultFileName(
+            kind=f"r.{match['metric']}",
+            test=match["test"],
+            range_size=int(match["range"]),
+            pk=int(match["pk"]),
+            dop=None,
+        )
+    return None
+
+
+def is_warmup(test: str) -> bool:
+    return test.endswith(WARMUP_SUFFIXES)
+
+
+def base_test(test: str) -> str:
+    """The test without its phase suffix: ``scan.warmpre`` → ``scan``, ``point-query.pre`` → ``point-query``."""
+    return test.split(".", 1)[0]
+
+
+def test_label(test: str, range_size: int) -> str:
+    """The label the reference tables use: ``point-query_range=100``."""
+    return f"{test}_range={range_size}"
+
+
+# --------------------------------------------------------------------------- sb.o
+
+
+@dataclass
+class SysbenchOutput:
+    qps: float
+    """Queries per second; for scan, thousands of rows scanned per second (SPEC §2)."""
+    queries_per_s: float
+    queries: int
+    tps: float | None = None
+    transactions: int | None = None
+    errors: int | None = None
+    errors_per_s: float | None = None
+    reconnects: int | None = None
+    reconnects_per_s: float | None = None
+    elapsed_s: float | None = None
+    events: int | None = None
+    lat_min_ms: float | None = None
+    lat_avg_ms: float | None = None
+    lat_max_ms: float | None = None
+    lat_pct_ms: float | None = None
+    lat_pct: float | None = None
+    lat_sum_ms: float | None = None
+    threads: int | None = None
+    cpus: int | None = None
+    command: str = ""
+    sysbench_version: str = ""
+    options: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def table_size(self) -> int | None:
+        return _int_option(self.options, "table-size")
+
+    @property
+    def tables(self) -> int | None:
+        return _int_option(self.options, "tables")
+
+
+def _int_option(options: dict[str, str], name: str) -> int | None:
+    value = options.get(name)
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        return None
+
+
+_COUNT_RATE_RE = r"(\d+)\s+\(\s*([0-9.]+|nan|inf)\s+per sec\.\s*\)"
+_SB_PATTERNS: dict[str, re.Pattern[str]] = {
+    "queries": re.compile(r"^\s*queries:\s+" + _COUNT_RATE_RE, re.M),
+    "transactions": re.compile(r"^\s*transactions:\s+" + _COUNT_RATE_RE, re.M),
+    "errors": re.compile(r"^\s*ignored errors:\s+" + _COUNT_RATE_RE, re.M),
+    "reconnects": re.compile(r"^\s*reconnects:\s+" + _COUNT_RATE_RE, re.M),
+}
+_ELAPSED_RE = re.compile(r"^\s*(?:total time|time elapsed):\s+([0-9.]+)s", re.M)
+_EVENTS_RE = re.compile(r"^\s*total number of events:\s+(\d+)", re.M)
+_THREADS_RE = re.compile(r"^Number of threads:\s+(\d+)", re.M)
+_CPUS_RE = re.compile(r"^(\d+) CPUs\s*$")
+_VERSION_RE = re.compile(r"^sysbench (\S+)", re.M)
+_LATENCY_BLOCK_RE = re.compile(r"^Latency \(ms\):\s*\n((?:[ \t]+\S.*\n?)+)", re.M)
+_LATENCY_LINE_RE = re.compile(r"^\s*(min|avg|max|sum|(\d+(?:\.\d+)?)(?:st|nd|rd|th) percentile):\s+([0-9.]+)")
+
+
+def _float(text: str) -> float:
+    return float(text)
+
+
+_PASSWORD_RE = re.compile(r"(--[\w-]*password=)(\S+)")
+
+
+def redact_command(line: str) -> str:
+    """The command line with every ``--…password=`` value hidden: command lines are shown in the UI."""
+    return _PASSWORD_RE.sub(r"\1***", line)
+
+
+def parse_command(line: str) -> dict[str, str]:
+    """``--key=value`` options of a sysbench command line (the sb.o file's line 1)."""
+    try:
+        words = shlex.split(line)
+    except ValueError:
+        words = line.split()
+    options: dict[str, str] = {}
+    for word in words:
+        if word.startswith("--"):
+            key, _, value = word[2:].partition("=")
+            options[key] = value
+    return options
+
+
+def parse_output(text: str, *, test: str = "", file_name: str = "sb.o") -> SysbenchOutput:
+    """Parse one ``sb.o.*`` file: line 1 the command, line 2 ``<n> CPUs``, then sysbench output.
+
+    Stock sysbench output without those two lines parses too. Unknown lines
+    (explain output, NOTICEs, intermediate reports) are ignored.
+    """
+    match = _SB_PATTERNS["queries"].search(text)
+    if not match:
+        raise ParseError(f"{file_name}: no 'queries:' line, so no QPS (is the run complete?)")
+    queries, queries_per_s = int(match[1]), _float(match[2])
+
+    lines = text.split("\n", 2)
+    command = ""
+    cpus = None
+    if lines and "sysbench" in lines[0] and " run" in lines[0] and not lines[0].startswith("sysbench "):
+        command = redact_command(lines[0].strip())
+        if len(lines) > 1:
+            cpu_match = _CPUS_RE.match(lines[1].strip())
+            cpus = int(cpu_match[1]) if cpu_match else None
+
+    out = SysbenchOutput(qps=queries_per_s, queries_per_s=queries_per_s, queries=queries)
+    out.command = command
+    out.cpus = cpus
+    out.options = parse_command(command) if command else {}
+    if m := _VERSION_RE.search(text):
+        out.sysbench_version = m[1]
+    if m := _THREADS_RE.search(text):
+        out.threads = int(m[1])
+    elif "threads" in out.options:
+        out.threads = _int_option(out.options, "threads")
+    if m := _SB_PATTERNS["transactions"].search(text):
+        out.transactions, out.tps = int(m[1]), _float(m[2])
+    if m := _SB_PATTERNS["errors"].search(text):
+        out.errors, out.errors_per_s = int(m[1]), _float(m[2])
+    if m := _SB_PATTERNS["reconnects"].search(text):
+        out.reconnects, out.reconnects_per_s = int(m[1]), _float(m[2])
+    if m := _ELAPSED_RE.search(text):
+        out.elapsed_s = _float(m[1])
+    if m := _EVENTS_RE.search(text):
+        out.events = int(m[1])
+    if block := _LATENCY_BLOCK_RE.search(text):
+        for line in block[1].splitlines():
+            lm = _LATENCY_LINE_RE.match(line)
+            if not lm:
+                continue
+            value = _float(lm[3])
+            if lm[1] == "min":
+                out.lat_min_ms = value
+            elif lm[1] == "avg":
+                out.lat_avg_ms = value
+            elif lm[1] == "max":
+                out.lat_max_ms = value
+            elif lm[1] == "sum":
+                out.lat_sum_ms = value
+            else:
+                out.lat_pct, out.lat_pct_ms = float(lm[2]), value
+
+    if base_test(test) == "scan":
+        out.qps = scan_qps(out, file_name)
+    return out
+
+
+def scan_qps(out: SysbenchOutput, file_name: str = "sb.o") -> float:
+    """Scan's "QPS": thousands of rows scanned per second = (table_size / 1000) / (avg latency s)."""
+    if out.table_size is None:
+        raise ParseError(f"{file_name}: scan needs --table-size on the command line (line 1)")
+    if not out.lat_avg_ms:
+        raise ParseError(f"{file_name}: scan needs a non-zero average latency")
+    return (out.table_size / 1000) / (out.lat_avg_ms / 1000)
+
+
+# --------------------------------------------------------------------------- sb.met
+
+MET_FIELDS = {
+    "r/s": "rps",
+    "rMB/s": "rmbps",
+    "w/s": "wps",
+    "wMB/s": "wmbps",
+    "r/o": "r_o",
+    "rKB/o": "rkb_o",
+    "wKB/o": "wkb_o",
+    "o/s": "o_s",
+    "cs/s": "cs_s",
+    "cpu/s": "cpu_s",
+    "cs/o": "cs_o",
+    "cpu/o": "cpu_o",
+}
+
+
+def parse_met(text: str, *, file_name: str = "sb.met") -> dict[str, float]:
+    """HW efficiency from ``sb.met.*``: each ``samp …`` header line and the values line under it.
+
+    Columns are mapped by name, so the older layouts without ``r/o`` or ``cs/o``
+    parse too; the result holds only the metrics the file has.
+    """
+    lines = text.splitlines()
+    metrics: dict[str, float] = {}
+    found = False
+    for i, line in enumerate(lines):
+        header = line.split()
+        if not header or header[0] != "samp" or i + 1 >= len(lines):
+            continue
+        values = lines[i + 1].split()
+        if len(values) != len(header):
+            raise ParseError(f"{file_name}: line {i + 2} has {len(values)} values for {len(header)} columns")
+        found = True
+        for name, value in zip(header[1:], values[1:], strict=True):
+            key = MET_FIELDS.get(name)
+            if key is None:
+                continue
+            try:
+                metrics[key] = float(value)
+            except ValueError as exc:
+                raise ParseError(f"{file_name}: {name} is {value!r}, not a number") from exc
+    if not found:
+        raise ParseError(f"{file_name}: no 'samp' header line")
+    return metrics
+
+
+# --------------------------------------------------------------------------- sb.r.*
+
+
+def parse_summary(text: str, *, file_name: str = "sb.r") -> list[float]:
+    """``sb.r.<metric>.*``: one value per concurrency in run order, then ``<engine> <test> range=<R>``."""
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    fields = line.split("\t")
+    values: list[float] = []
+    for value in fields:
+        try:
+            values.append(float(value))
+        except ValueError:
+            break
+    if not values:
+        raise ParseError(f"{file_name}: no values on its line")
+    return values
+
+
+# --------------------------------------------------------------------------- sb.prepare.o
+
+_LOAD_RE = re.compile(
+    r"Load seconds is (?P<secs>[0-9.]+) for (?P<tables>\d+) tables, (?P<mips>[0-9.]+) Mips, (?P<ips>[0-9.]+) ips"
+)
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    seconds: float
+    tables: int
+    inserts_per_s: float
+
+
+def parse_prepare(text: str) -> LoadResult | None:
+    """The load rate from ``sb.prepare.o.*`` (its last line), or None when the load did not finish."""
+    matches = list(_LOAD_RE.finditer(text))
+    if not matches:
+        return None
+    match = matches[-1]
+    return LoadResult(seconds=float(match["secs"]), tables=int(match["tables"]), inserts_per_s=float(match["ips"]))

@@ -1,0 +1,96 @@
+"""Pages to see what was imported: runs, one run, bundles, and the upload page."""
+
+from __future__ import annotations
+
+from django.core.paginator import Paginator
+from django.db.models import Count, Q
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods
+
+from runs.forms import RunFilterForm, UploadForm
+from runs.importer import ImportFailed, submit_bundle
+from runs.models import Bundle, Dbms, Result, Run, RunFile, Server
+
+
+def run_list(request: HttpRequest) -> HttpResponse:
+    form = RunFilterForm(request.GET or None)
+    runs = Run.objects.select_related("build__version__dbms", "config", "server", "workload", "bundle").annotate(
+        n_results=Count("results")
+    )
+    if form.is_valid():
+        if dbms := form.cleaned_data["dbms"]:
+            runs = runs.filter(build__version__dbms__name=dbms)
+        if server := form.cleaned_data["server"]:
+            runs = runs.filter(server__name=server)
+        if q := form.cleaned_data["q"]:
+            runs = runs.filter(Q(name__icontains=q) | Q(build__version__text__icontains=q))
+    runs = runs.order_by(
+        "server__name", "workload__name", "build__version__dbms__name", "build__version__sort_key", "name"
+    )
+    page = Paginator(runs, 100).get_page(request.GET.get("page"))
+    context = {
+        "form": form,
+        "page": page,
+        "dbms_names": Dbms.objects.values_list("name", flat=True),
+        "server_names": Server.objects.values_list("name", flat=True),
+    }
+    return render(request, "runs/run_list.html", context)
+
+
+def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    run = get_object_or_404(
+        Run.objects.select_related("build__version__dbms", "config", "server", "workload", "bundle"), pk=pk
+    )
+    results = (
+        Result.objects.filter(run=run)
+        .select_related("microbenchmark")
+        .order_by("microbenchmark__is_warmup", "microbenchmark__test", "microbenchmark__range_size", "dop")
+    )
+    files = RunFile.objects.filter(run=run).only("name", "kind", "text")
+    return render(request, "runs/run_detail.html", {"run": run, "results": results, "files": files})
+
+
+@require_http_methods(["GET", "POST"])
+def upload(request: HttpRequest) -> HttpResponse:
+    form = UploadForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        uploaded = form.cleaned_data["bundle"]
+        try:
+            bundle = submit_bundle(
+                uploaded.read(),
+                name=uploaded.name,
+                source=Bundle.Source.UPLOAD,
+                user=request.user,
+                overrides={"server": form.cleaned_data["server"], "workload": form.cleaned_data["workload"]},
+            )
+        except ImportFailed as exc:
+            form.add_error("bundle", str(exc))
+        else:
+            return redirect(bundle)
+    recent = Bundle.objects.select_related("uploaded_by")[:10]
+    return render(request, "runs/upload.html", {"form": form, "recent": recent})
+
+
+def bundle_list(request: HttpRequest) -> HttpResponse:
+    bundles = Bundle.objects.select_related("uploaded_by").annotate(n_runs=Count("runs"))
+    page = Paginator(bundles, 50).get_page(request.GET.get("page"))
+    return render(request, "runs/bundle_list.html", {"page": page})
+
+
+def bundle_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    bundle = get_object_or_404(Bundle.objects.select_related("uploaded_by"), pk=pk)
+    runs = (
+        Run.objects.filter(bundle=bundle)
+        .select_related("build__version__dbms", "server", "workload")
+        .annotate(n_results=Count("results"))
+        .order_by("build__version__sort_key", "name")
+    )
+    context = {
+        "bundle": bundle,
+        "runs": runs,
+        "pending": bundle.status in (Bundle.Status.QUEUED, Bundle.Status.IMPORTING),
+    }
+    if request.htmx:
+        return render(request, "runs/bundle_detail.html#status", context)
+    return render(request, "runs/bundle_detail.html", context)
