@@ -14,6 +14,8 @@ CORPUS = Path(__file__).resolve().parent.parent / "shared" / "corpus"
 @pytest.fixture(scope="session")
 def corpus() -> Path:
     if not CORPUS.is_dir():
+        if services_required():
+            pytest.fail(f"CI needs the real result corpus beside the project ({CORPUS})")
         pytest.skip(f"the real result corpus is not beside the project ({CORPUS})")
     return CORPUS
 

@@ -129,6 +129,11 @@ STORAGES = {
     },
 }
 
+# Outside production whitenoise serves straight from the finders (plotly.js included), so the
+# demo and the tests need no collectstatic step.
+WHITENOISE_USE_FINDERS = not PRODUCTION
+WHITENOISE_AUTOREFRESH = not PRODUCTION
+
 LOGIN_URL = "admin:login"
 
 # Uploads: bundles are read in memory, never extracted; these bound what one bundle may cost.

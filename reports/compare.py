@@ -95,11 +95,20 @@ class Comparison:
     summaries: dict[str, dict[str, stats.GroupSummary]]
     metrics: dict[str, dict[str, dict[str, float | None]]]
     metric_ratios: dict[str, dict[str, dict[str, float | None]]]
+    result: stats.ComparisonResult[str]
+    pk_mode: int = 1
     warnings: list[str] = field(default_factory=list)
 
     @property
     def others(self) -> list[Column]:
         return [c for c in self.columns if c.key != self.base]
+
+    def version_label(self, key: str) -> str:
+        column = self.column(key)
+        return f"{column.dbms} {column.version}" + (f" {column.flavour}" if self._repeated(column.version) else "")
+
+    def _repeated(self, version: str) -> bool:
+        return sum(1 for c in self.columns if c.version == version) > 1
 
     def column(self, key: str) -> Column:
         return next(c for c in self.columns if c.key == key)
@@ -299,9 +308,10 @@ def build_comparison(spec: ComparisonSpec) -> Comparison:
         for label in result.labels:
             rel = result.relative[key][label]
             inside = not stats.outside_noise(rel, cv[base_key].get(label), cv[key].get(label), spec.noise_k)
-            noisy[key][label] = inside
             flag = result.flags[key][label]
-            flags[key][label] = "grey" if inside and flag in ("red", "green") else flag
+            # noisy: a red or green change that the spread of the repeats explains; shown grey, marked ≈.
+            noisy[key][label] = inside and flag in ("red", "green")
+            flags[key][label] = "grey" if noisy[key][label] else flag
 
     metric_ratios = {
         key: {
@@ -343,6 +353,8 @@ def build_comparison(spec: ComparisonSpec) -> Comparison:
         summaries=summaries,
         metrics=metrics,
         metric_ratios=metric_ratios,
+        result=result,
+        pk_mode=base_run.pk_mode,
         warnings=warnings,
     )
 
@@ -361,3 +373,32 @@ def _workload_warnings(runs: Sequence[Run]) -> list[str]:
     if len(set(versions)) > 1:
         warnings.append(f"runs used different sysbench versions: {', '.join(sorted(set(versions)))}")
     return warnings
+
+
+def resolve_run(name: str, *, server: str | None = None, workload: str | None = None) -> Run:
+    """The run a user means by its result-directory name (``x.my5651_rel_o2nofp.z12a_c8r32.pk1``) or id."""
+    runs = Run.objects.select_related("server", "workload")
+    if name.isdigit():
+        found = runs.filter(pk=int(name)).first()
+        if found is None:
+            raise ComparisonError(f"no run with id {name}")
+        return found
+    runs = runs.filter(name=name)
+    if server:
+        runs = runs.filter(server__name=server)
+    if workload:
+        runs = runs.filter(workload__name=workload)
+    candidates = list(runs.order_by("started_at", "pk")[:50])
+    if not candidates:
+        similar = list(
+            Run.objects.filter(name__icontains=name.split(".")[1] if "." in name else name)
+            .values_list("name", flat=True)
+            .distinct()[:5]
+        )
+        hint = f"; similar: {', '.join(similar)}" if similar else ""
+        raise ComparisonError(f"no run named {name!r}{hint}")
+    series = {(r.server_id, r.workload_id) for r in candidates}
+    if len(series) > 1:
+        where = "; ".join(sorted({f"--server {r.server.name!r} --workload {r.workload.name!r}" for r in candidates}))
+        raise ComparisonError(f"{name!r} exists on several servers/workloads; choose one with {where}")
+    return candidates[0]

@@ -7,7 +7,7 @@ import hashlib
 from django.db.models import Count
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
-from ninja import File, Form, Router, Schema
+from ninja import File, Form, Router, Schema, Status
 from ninja.files import UploadedFile
 
 from runs.importer import ImportFailed, submit_bundle
@@ -91,11 +91,11 @@ def upload_bundle(
             overrides={"server": server, "workload": workload},
         )
     except ImportFailed as exc:
-        return 400, ErrorOut(detail=str(exc))
+        return Status(400, ErrorOut(detail=str(exc)))
     if already:
-        return 200, bundle_out(request, bundle, already_imported=True)
+        return Status(200, bundle_out(request, bundle, already_imported=True))
     status = {Bundle.Status.IMPORTED: 201, Bundle.Status.FAILED: 422}.get(bundle.status, 202)  # type: ignore[call-overload]
-    return status, bundle_out(request, bundle)
+    return Status(status, bundle_out(request, bundle))
 
 
 @router.get("/bundles/{bundle_id}", response=BundleOut)

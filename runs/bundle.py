@@ -32,7 +32,7 @@ import zipfile
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import IO, Protocol
+from typing import IO, Protocol, cast
 
 import zstandard
 
@@ -165,6 +165,10 @@ def read_bundle(
 
 class _Readable(Protocol):
     def read(self, size: int = -1, /) -> bytes: ...
+
+
+class _ClosableReadable(_Readable, Protocol):
+    def close(self) -> None: ...
 
 
 _Opener = Callable[[int], IO[bytes]]
@@ -304,7 +308,7 @@ class _Reader:
     def _read_tar(self, scope: _Scope, stream: _Readable, *, drain: bool) -> None:
         end = _TarEnd()
         with tarfile.open(
-            fileobj=stream,  # type: ignore[arg-type]
+            fileobj=_as_io(stream),
             mode="r|",
             bufsize=_TAR_BUFSIZE,
             tarinfo=_tar_info_class(end),
@@ -313,7 +317,7 @@ class _Reader:
         ) as tf:
             while (info := tf.next()) is not None:
                 # Stream mode keeps every header it has read; we never look back, so keep memory flat.
-                tf.members.clear()
+                tf.members.clear()  # type: ignore[attr-defined]
                 opener = functools.partial(_open_tar_member, tf, info)
                 self.visit(scope, info.name, _tar_kind(info), info.size, float(info.mtime), opener)
         # tarfile treats a missing or cut header like a clean end; only a zero block is one.
@@ -714,14 +718,20 @@ class _ZstdReader:
         self._out.clear()
 
 
-def _decompressor(kind: str, stream: _Readable) -> _Readable:
+def _decompressor(kind: str, stream: _Readable) -> _ClosableReadable:
+    source = _as_io(stream)
     if kind == "gz":
-        return gzip.GzipFile(fileobj=stream, mode="rb")  # type: ignore[arg-type]
+        return gzip.GzipFile(fileobj=source, mode="rb")
     if kind == "bz2":
-        return bz2.BZ2File(stream, mode="rb")  # type: ignore[arg-type]
+        return bz2.BZ2File(source, mode="rb")
     if kind == "xz":
-        return lzma.LZMAFile(stream, mode="rb")  # type: ignore[arg-type]
+        return lzma.LZMAFile(source, mode="rb")
     return _ZstdReader(stream)
+
+
+def _as_io(stream: _Readable) -> IO[bytes]:
+    # The standard readers only ever call read() on the objects we hand them.
+    return cast("IO[bytes]", stream)
 
 
 def _sniff(head: bytes) -> str | None:

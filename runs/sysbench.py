@@ -135,6 +135,7 @@ _SB_PATTERNS: dict[str, re.Pattern[str]] = {
 _ELAPSED_RE = re.compile(r"^\s*(?:total time|time elapsed):\s+([0-9.]+)s", re.M)
 _EVENTS_RE = re.compile(r"^\s*total number of events:\s+(\d+)", re.M)
 _THREADS_RE = re.compile(r"^Number of threads:\s+(\d+)", re.M)
+_COMMAND_RE = re.compile(r"sysbench.*\s--\S+.*\srun(\s|$)")
 _CPUS_RE = re.compile(r"^(\d+) CPUs\s*$")
 _VERSION_RE = re.compile(r"^sysbench (\S+)", re.M)
 _LATENCY_BLOCK_RE = re.compile(r"^Latency \(ms\):\s*\n((?:[ \t]+\S.*\n?)+)", re.M)
@@ -181,7 +182,8 @@ def parse_output(text: str, *, test: str = "", file_name: str = "sb.o") -> Sysbe
     lines = text.split("\n", 2)
     command = ""
     cpus = None
-    if lines and "sysbench" in lines[0] and " run" in lines[0] and not lines[0].startswith("sysbench "):
+    # Line 1 is the command line when the run scripts wrote one: it has options and the "run" verb.
+    if lines and _COMMAND_RE.search(lines[0]):
         command = redact_command(lines[0].strip())
         if len(lines) > 1:
             cpu_match = _CPUS_RE.match(lines[1].strip())

@@ -210,9 +210,9 @@ def test_the_mysql_directory_reads_as_nine_runs(mysql_dir: Path, mysql_runs: dic
     ],
 )
 def test_the_mysql_runs_read_the_same_from_every_tar_format(
-    mysql_tar: bytes, mysql_runs: dict[str, dict[str, bytes]], fmt: str, pack: object
+    mysql_tar: bytes, mysql_runs: dict[str, dict[str, bytes]], fmt: str, pack: Callable[[bytes], bytes]
 ) -> None:
-    bundle = read_bundle(pack(mysql_tar), name=f"mysql.{fmt}")  # type: ignore[operator]
+    bundle = read_bundle(pack(mysql_tar), name=f"mysql.{fmt}")
 
     assert bundle.format == fmt
     assert {run.name: run.files for run in bundle.runs} == mysql_runs
@@ -601,6 +601,17 @@ def test_it_rejects_a_truncated_zstd(mysql_tar: bytes) -> None:
         read_bundle(data[: len(data) // 2])
     with pytest.raises(BundleError, match="truncated or corrupt"):
         read_bundle(data[:-3])
+
+
+@pytest.mark.parametrize(("pack", "cut"), [(gzip.compress, 4), (zstd, 3)], ids=["gzip", "zstd"])
+def test_damage_after_the_tar_end_marker_is_still_noticed(pack: Callable[[bytes], bytes], cut: int) -> None:
+    # Far more padding than tarfile reads ahead, so only reading the stream to its end finds the cut.
+    padded = tar_of_files({"x.a.c.pk1/sb.o.a": b"1"}) + bytes(512 * 1024)
+    data = pack(padded)
+    assert read_bundle(data).runs[0].files == {"sb.o.a": b"1"}
+
+    with pytest.raises(BundleError, match=r"^p: the archive is truncated or corrupt"):
+        read_bundle(data[:-cut], name="p")
 
 
 def test_it_rejects_a_plain_tar_cut_at_a_member_boundary() -> None:

@@ -1,0 +1,69 @@
+"""HTTP API for comparisons: ``GET /api/compare`` returns the documented JSON form."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from ninja import Query, Router, Schema, Status
+
+from reports.compare import ComparisonError, ComparisonSpec, get_comparison, resolve_run
+from reports.exports import CONTENT_TYPES, FORMATS, export, spec_for_format
+
+router = Router(tags=["comparisons"])
+
+
+class CompareParams(Schema):
+    base: str
+    runs: str = ""  # comma-separated run names or ids; empty: the base's whole series
+    server: str | None = None
+    workload: str | None = None
+    group_set: str = "auto"
+    dop: int | None = None
+    red: float = 0.95
+    green: float = 1.05
+    include_warmups: bool = False
+    format: str = "json"
+    absolute: bool = False
+    metrics: bool = False
+
+
+class ErrorOut(Schema):
+    detail: str
+
+
+@router.get("/compare", response={200: dict[str, Any], 400: ErrorOut})
+def compare(request: HttpRequest, params: Query[CompareParams]) -> Any:
+    """Relative QPS of runs of one server + workload against ``base`` (a run name or id).
+
+    JSON: ``columns`` (runs in semantic version order, repeats averaged), ``qps``,
+    ``relative_qps`` and ``flags`` keyed by column then microbenchmark label,
+    ``summaries`` keyed by group then column (min, max, avg, median, n of total,
+    min_label, max_label, missing), ``metrics`` / ``metric_ratios`` (cpu/o, cs/o,
+    r/o, rKB/o, wKB/o, o/s), ``cv`` (spread of repeats), ``warnings``. Infinite
+    ratios are the string ``"inf"``. ``format=tsv|csv|markdown`` returns those
+    exports as text instead.
+    """
+    if params.format not in FORMATS:
+        return Status(400, ErrorOut(detail=f"format must be one of {', '.join(FORMATS)}"))
+    try:
+        base = resolve_run(params.base, server=params.server, workload=params.workload)
+        names = [n.strip() for n in params.runs.split(",") if n.strip()]
+        run_ids = tuple(resolve_run(n, server=base.server.name, workload=base.workload.name).pk for n in names)
+        spec = ComparisonSpec(
+            base_run_id=base.pk,
+            run_ids=run_ids,
+            group_set=params.group_set,
+            dop=params.dop,
+            red=params.red,
+            green=params.green,
+            include_warmups=params.include_warmups,
+        )
+        spec = spec_for_format(spec, params.format, metrics=params.metrics)
+        comparison = get_comparison(spec)
+    except ComparisonError as exc:
+        return Status(400, ErrorOut(detail=str(exc)))
+    if params.format == "json" and not params.metrics:
+        return Status(200, comparison.as_json())
+    text = export(comparison, params.format, absolute=params.absolute, metrics=params.metrics)
+    return HttpResponse(text, content_type=CONTENT_TYPES[params.format])

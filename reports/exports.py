@@ -1,0 +1,65 @@
+"""Exports of a comparison: the reference scripts' layouts, Markdown for write-ups, and JSON.
+
+One function serves the command line, the API and the page's download links.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+from reports import reference
+from reports.compare import Comparison, ComparisonSpec
+
+FORMATS = ("tsv", "csv", "json", "markdown")
+CONTENT_TYPES = {
+    "tsv": "text/tab-separated-values; charset=utf-8",
+    "csv": "text/csv; charset=utf-8",
+    "json": "application/json",
+    "markdown": "text/markdown; charset=utf-8",
+}
+EXTENSIONS = {"tsv": "tsv", "csv": "csv", "json": "json", "markdown": "md"}
+
+
+def spec_for_format(spec: ComparisonSpec, fmt: str, *, metrics: bool = False) -> ComparisonSpec:
+    """The reference layouts keep the tests the reference scripts keep, warm-ups such as scan.warm included."""
+    if fmt in ("tsv", "csv") or metrics:
+        return dataclasses.replace(spec, include_warmups=True)
+    return spec
+
+
+def export(comparison: Comparison, fmt: str, *, absolute: bool = False, metrics: bool = False) -> str:
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")
+    base = comparison.base
+    keys = [base, *(c.key for c in comparison.others)]
+    if metrics:
+        return _metrics(comparison, keys)
+    if fmt == "json":
+        return json.dumps(comparison.as_json(), indent=1) + "\n"
+    if fmt == "markdown":
+        names = {c.key: comparison.version_label(c.key) for c in comparison.columns}
+        return reference.format_markdown_summary(comparison.result, names)
+    labels = reference.reference_tests(comparison.labels, pk=comparison.pk_mode)
+    values = {(key, label): comparison.qps[key].get(label) for key in keys for label in labels}
+    formatter = reference.format_qps_tsv if fmt == "tsv" else reference.format_qps_csv
+    return formatter(keys, labels, values, relative_to=None if absolute else base)
+
+
+def _metrics(comparison: Comparison, keys: list[str]) -> str:
+    """The ``o.met.all`` layout: one block per sb.met file (test at the comparison's concurrency)."""
+    files: list[str] = []
+    metrics = {}
+    for label in comparison.labels:
+        test, _, range_size = label.rpartition("_range=")
+        file = f"sb.met.{test}.range{range_size}.pk{comparison.pk_mode}.dop{comparison.dop}"
+        files.append(file)
+        for key in keys:
+            values = comparison.metrics[key].get(label)
+            metrics[(key, file)] = values if values and any(v is not None for v in values.values()) else None
+    return reference.format_met_blocks(keys, files, metrics)
+
+
+def filename(comparison: Comparison, fmt: str, *, absolute: bool = False, metrics: bool = False) -> str:
+    kind = "met" if metrics else ("qps.abs" if absolute else "qps.rel")
+    return f"{kind}.{comparison.server}.dop{comparison.dop}.{EXTENSIONS[fmt]}".replace(" ", "_")

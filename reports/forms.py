@@ -1,0 +1,26 @@
+from __future__ import annotations
+
+from django import forms
+
+from reports.exports import FORMATS
+
+
+class CompareForm(forms.Form):
+    base = forms.IntegerField(label="Base run", widget=forms.Select)
+    runs = forms.TypedMultipleChoiceField(label="Runs", required=False, coerce=int, choices=())
+    group_set = forms.CharField(label="Group set", required=False, initial="auto", widget=forms.Select)
+    dop = forms.IntegerField(label="Concurrency", required=False, min_value=1)
+    red = forms.FloatField(label="Red at or below", required=False, initial=0.95, min_value=0)
+    green = forms.FloatField(label="Green at or above", required=False, initial=1.05, min_value=0)
+    include_warmups = forms.BooleanField(label="Include warm-up tests", required=False)
+    y_min = forms.FloatField(label="Chart y-axis from", required=False, min_value=0)
+
+
+class ExportForm(CompareForm):
+    format = forms.ChoiceField(choices=[(f, f) for f in FORMATS], initial="csv")
+    absolute = forms.BooleanField(required=False)
+    metrics = forms.BooleanField(required=False)
+
+
+class SaveReportForm(forms.Form):
+    name = forms.CharField(max_length=200, label="Report name")
