@@ -256,6 +256,8 @@ class Result(models.Model):
     cpu_s = models.FloatField(null=True, blank=True)
     cs_o = models.FloatField(null=True, blank=True)
     cpu_o = models.FloatField(null=True, blank=True)
+    # Suite-specific numbers beyond the common ones (Insert Benchmark and db_bench columns, by name).
+    extra = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["run", "microbenchmark", "dop"]
