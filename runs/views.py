@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.core.cache import cache
 from django.core.paginator import Paginator
 from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
@@ -11,6 +12,7 @@ from django.views.decorators.http import require_http_methods
 from runs.forms import RunFilterForm, UploadForm
 from runs.importer import ImportFailed, submit_bundle
 from runs.models import Bundle, Dbms, Result, Run, RunFile, Server
+from runs.tasks import progress_key
 
 
 def run_list(request: HttpRequest) -> HttpResponse:
@@ -86,10 +88,13 @@ def bundle_detail(request: HttpRequest, pk: int) -> HttpResponse:
         .annotate(n_results=Count("results"))
         .order_by("build__version__sort_key", "name")
     )
+    pending = bundle.status in (Bundle.Status.QUEUED, Bundle.Status.IMPORTING)
     context = {
         "bundle": bundle,
         "runs": runs,
-        "pending": bundle.status in (Bundle.Status.QUEUED, Bundle.Status.IMPORTING),
+        "pending": pending,
+        # What the worker is doing now ("storing x.my8044…"), set by the import task.
+        "progress": cache.get(progress_key(bundle.pk)) if pending else None,
     }
     if request.htmx:
         return render(request, "runs/bundle_detail.html#status", context)

@@ -1,0 +1,141 @@
+"""A real Celery worker over the real Redis imports uploads in the background (CI runs these).
+
+Each test starts its own worker process on a queue of its own, against the
+test database, and stops it by its process id.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.core.cache import cache
+from django.test import Client
+
+from conftest import services_required
+from runs import synthetic
+from runs.models import Bundle, Result, Run
+from runs.tasks import progress_key
+
+pytestmark = [pytest.mark.worker, pytest.mark.services, pytest.mark.django_db(transaction=True)]
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _require_services() -> None:
+    db = settings.DATABASES["default"]
+    problems = []
+    if db["ENGINE"] != "django.db.backends.postgresql":
+        problems.append("DATABASE_URL is not PostgreSQL (a worker process cannot share SQLite's test database)")
+    if not settings.REDIS_URL:
+        problems.append("REDIS_URL is not set")
+    if problems:
+        if services_required():
+            pytest.fail("; ".join(problems))
+        pytest.skip("; ".join(problems))
+
+
+def _database_url() -> str:
+    db = settings.DATABASES["default"]
+    auth = db["USER"] + (f":{db['PASSWORD']}" if db.get("PASSWORD") else "")
+    return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+@pytest.fixture
+def worker_queue() -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
+    """Start workers on a private queue; every one started is stopped at the end."""
+    _require_services()
+    from benchdash.celery import app
+
+    queue = f"test-{uuid.uuid4().hex[:8]}"
+    saved = app.conf.task_default_queue
+    app.conf.task_default_queue = queue
+    started: list[subprocess.Popen[bytes]] = []
+
+    def start(visibility_timeout: int = 600) -> subprocess.Popen[bytes]:
+        env = {
+            **os.environ,
+            "DATABASE_URL": _database_url(),
+            "REDIS_URL": settings.REDIS_URL,
+            "CELERY_QUEUE": queue,
+            "CELERY_VISIBILITY_TIMEOUT": str(visibility_timeout),
+        }
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "benchdash", "worker", "--pool=solo", "-Q", queue, "-l", "WARNING"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        started.append(proc)
+        return proc
+
+    yield start
+    app.conf.task_default_queue = saved
+    for proc in started:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def _wait(predicate: Callable[[], bool], seconds: float, what: str) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.2)
+    pytest.fail(f"timed out after {seconds:.0f} s waiting for {what}")
+
+
+def test_an_upload_returns_at_once_and_a_worker_imports_it(
+    worker_queue: Callable[..., subprocess.Popen[bytes]], corpus: Path
+) -> None:
+    worker_queue()
+    data = (corpus / "sysbench-pg-tarballs" / "x.pg1122_o2nofp.x10a_wm1_c32r128.pk1.tar.gz").read_bytes()
+    response = Client().post("/api/bundles/", {"file": _upload(data, "pg1122.tar.gz")})
+    assert response.status_code == 202, response.content
+    bundle_id = response.json()["bundle_id"]
+    _wait(lambda: Bundle.objects.get(pk=bundle_id).status == Bundle.Status.IMPORTED, 90, "the worker's import")
+    assert Run.objects.filter(bundle_id=bundle_id).count() == 1
+    assert Result.objects.filter(run__bundle_id=bundle_id).count() == 39
+
+
+def test_a_worker_killed_mid_import_is_redelivered_and_nothing_is_duplicated(
+    worker_queue: Callable[..., subprocess.Popen[bytes]],
+) -> None:
+    spec = synthetic.SeriesSpec(versions=tuple(f"8.0.{n}" for n in range(10, 40)), dops=(1, 8, 16), seed=11)
+    data = synthetic.bundle_bytes(spec)
+    first = worker_queue(visibility_timeout=3)
+    response = Client().post("/api/bundles/", {"file": _upload(data, "big.tar.gz")})
+    assert response.status_code == 202
+    bundle_id = response.json()["bundle_id"]
+    key = progress_key(bundle_id)
+    _wait(lambda: (cache.get(key) or "").startswith("storing"), 90, "the import to start storing runs")
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    # The killed transaction rolled back: nothing of the bundle is stored, and it is still queued.
+    assert Bundle.objects.get(pk=bundle_id).status == Bundle.Status.QUEUED
+    assert Run.objects.filter(bundle_id=bundle_id).count() == 0
+    worker_queue(visibility_timeout=3)  # a new worker restores the unacknowledged task and runs it
+    _wait(lambda: Bundle.objects.get(pk=bundle_id).status == Bundle.Status.IMPORTED, 120, "the redelivered import")
+    assert Run.objects.filter(bundle_id=bundle_id).count() == len(spec.versions)
+    assert Result.objects.filter(run__bundle_id=bundle_id).count() == len(spec.versions) * len(spec.tests) * 3
+    assert Bundle.objects.filter(sha256=Bundle.objects.get(pk=bundle_id).sha256).count() == 1
+
+
+def _upload(data: bytes, name: str) -> object:
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    return SimpleUploadedFile(name, data, content_type="application/gzip")
