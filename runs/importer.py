@@ -116,6 +116,7 @@ class ParsedBundle:
     members: int
     ignored_files: int
     warnings: list[str]
+    server_info: dict[str, Any] = field(default_factory=dict)
 
 
 def _text(data: bytes) -> str:
@@ -325,8 +326,15 @@ def parse_bundle(data: bytes, *, name: str, overrides: Mapping[str, Any] | None 
         runs.append(parsed)
         warnings.extend(parsed.warnings)
     ignored = contents.ignored_count + sum(r.ignored_files for r in runs)
+    root = manifests.get("")
+    info = root.server_info.model_dump(exclude_none=True) if root is not None and root.server_info else {}
     return ParsedBundle(
-        format=contents.format, runs=runs, members=contents.members, ignored_files=ignored, warnings=warnings
+        format=contents.format,
+        runs=runs,
+        members=contents.members,
+        ignored_files=ignored,
+        warnings=warnings,
+        server_info=info,
     )
 
 
@@ -339,16 +347,6 @@ def _meta_for(run_dir: RunDir, manifests: Mapping[str, Manifest]) -> RunMeta:
         if manifest is not None:
             merged.update(manifest.for_run(run_dir.name).model_dump(exclude_none=True))
     return RunMeta(**merged)
-
-
-def server_info(data: bytes, *, name: str) -> dict[str, Any]:
-    """Server facts from the root manifest, if any (cpus, ram, storage, os, governor)."""
-    contents = read_bundle(data, name=name, limits=bundle_limits(), wanted=lambda n: n == MANIFEST_NAME)
-    raw = contents.manifests.get("")
-    if raw is None:
-        return {}
-    manifest = parse_manifest(raw)
-    return manifest.server_info.model_dump(exclude_none=True) if manifest.server_info else {}
 
 
 # --------------------------------------------------------------------------- storing
@@ -495,8 +493,7 @@ def import_bundle(bundle_id: int, *, progress: Callable[[str], None] | None = No
             if progress:
                 progress(f"reading {bundle.original_name}")
             parsed = parse_bundle(data, name=bundle.original_name, overrides=bundle.overrides)
-            info = server_info(data, name=bundle.original_name)
-            report = _store(bundle, parsed, info, progress=progress)
+            report = _store(bundle, parsed, parsed.server_info, progress=progress)
             bundle.status = Bundle.Status.IMPORTED
             bundle.error = ""
             bundle.imported_at = timezone.now()

@@ -174,7 +174,10 @@ def parse_output(text: str, *, test: str = "", file_name: str = "sb.o") -> Sysbe
     Stock sysbench output without those two lines parses too. Unknown lines
     (explain output, NOTICEs, intermediate reports) are ignored.
     """
-    match = _SB_PATTERNS["queries"].search(text)
+    # Explain output before the statistics can be hundreds of KB: search only the statistics part.
+    stats_at = text.rfind("SQL statistics:")
+    stats = text[stats_at:] if stats_at >= 0 else text
+    match = _SB_PATTERNS["queries"].search(stats)
     if not match:
         raise ParseError(f"{file_name}: no 'queries:' line, so no QPS (is the run complete?)")
     queries, queries_per_s = int(match[1]), _float(match[2])
@@ -199,17 +202,17 @@ def parse_output(text: str, *, test: str = "", file_name: str = "sb.o") -> Sysbe
         out.threads = int(m[1])
     elif "threads" in out.options:
         out.threads = _int_option(out.options, "threads")
-    if m := _SB_PATTERNS["transactions"].search(text):
+    if m := _SB_PATTERNS["transactions"].search(stats):
         out.transactions, out.tps = int(m[1]), _float(m[2])
-    if m := _SB_PATTERNS["errors"].search(text):
+    if m := _SB_PATTERNS["errors"].search(stats):
         out.errors, out.errors_per_s = int(m[1]), _float(m[2])
-    if m := _SB_PATTERNS["reconnects"].search(text):
+    if m := _SB_PATTERNS["reconnects"].search(stats):
         out.reconnects, out.reconnects_per_s = int(m[1]), _float(m[2])
-    if m := _ELAPSED_RE.search(text):
+    if m := _ELAPSED_RE.search(stats):
         out.elapsed_s = _float(m[1])
-    if m := _EVENTS_RE.search(text):
+    if m := _EVENTS_RE.search(stats):
         out.events = int(m[1])
-    if block := _LATENCY_BLOCK_RE.search(text):
+    if block := _LATENCY_BLOCK_RE.search(stats):
         for line in block[1].splitlines():
             lm = _LATENCY_LINE_RE.match(line)
             if not lm:

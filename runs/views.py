@@ -75,7 +75,7 @@ def upload(request: HttpRequest) -> HttpResponse:
 
 
 def bundle_list(request: HttpRequest) -> HttpResponse:
-    bundles = Bundle.objects.select_related("uploaded_by").annotate(n_runs=Count("runs"))
+    bundles = Bundle.objects.select_related("uploaded_by").order_by("-uploaded_at", "-pk")
     page = Paginator(bundles, 50).get_page(request.GET.get("page"))
     return render(request, "runs/bundle_list.html", {"page": page})
 

@@ -1,0 +1,166 @@
+"""Full-page screenshots of benchdash pages at desktop and phone width, for docs and layout review.
+
+Assumes a server is already running (``make demo``, or ``manage.py runserver``)::
+
+    .venv/bin/python bench/screenshots.py --base-url http://127.0.0.1:8000
+    .venv/bin/python bench/screenshots.py /runs/ /bundles/1/
+
+With no paths it shoots ``/``, ``/runs/``, ``/bundles/``, ``/upload/`` and the
+detail page of the first run linked from ``/runs/``. Each page is saved as
+``docs/screenshots/<name>.png`` at 1280 px wide and ``<name>-mobile.png`` at
+390 px wide; console errors and sideways overflow are printed as it goes, so a
+run doubles as a quick layout check. Uses Debian's Chromium, never a download.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urljoin
+
+from playwright.sync_api import Browser, ConsoleMessage, Page, sync_playwright
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = "/usr/bin/chromium"
+# Offline machines: keep Chromium from calling Google services (see tests/browser/conftest.py).
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+DEFAULT_PATHS = ["/", "/runs/", "/bundles/", "/upload/"]
+FIRST_RUN = "first-run"  # stands for "the first run linked from /runs/"
+WIDTHS = ((1280, 900, ""), (390, 844, "-mobile"))
+
+
+@dataclass
+class Shot:
+    name: str
+    path: str
+    files: list[Path] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+def page_name(path: str) -> str:
+    """``/`` → ``home``, ``/runs/12/`` → ``runs-12``, ``/runs/?q=8.0`` → ``runs-q-8.0``."""
+    slug = re.sub(r"[^A-Za-z0-9.]+", "-", path).strip("-")
+    return slug or "home"
+
+
+def first_run_path(browser: Browser, base_url: str) -> str | None:
+    context = browser.new_context(base_url=base_url)
+    try:
+        page = context.new_page()
+        page.goto("/runs/")
+        link = page.locator("main table tbody a").first
+        return link.get_attribute("href") if link.count() else None
+    finally:
+        context.close()
+
+
+def shoot(browser: Browser, base_url: str, shot: Shot, out_dir: Path) -> None:
+    for width, height, suffix in WIDTHS:
+        context = browser.new_context(viewport={"width": width, "height": height}, base_url=base_url)
+        try:
+            page = context.new_page()
+            errors: list[str] = []
+
+            def on_console(message: ConsoleMessage, errors: list[str] = errors) -> None:
+                if message.type == "error":
+                    errors.append(f"{message.text} ({message.location.get('url', '?')})")
+
+            page.on("console", on_console)
+            page.on("pageerror", lambda error, errors=errors: errors.append(f"uncaught {error}"))
+            response = page.goto(shot.path, wait_until="load")
+            if response is not None and not response.ok:
+                shot.problems.append(f"{width}px: HTTP {response.status}")
+            page.wait_for_timeout(300)  # let htmx.onLoad handlers and Plotly finish drawing
+            target = out_dir / f"{shot.name}{suffix}.png"
+            page.screenshot(path=str(target), full_page=True)
+            shot.files.append(target)
+            shot.problems.extend(f"{width}px: console: {e}" for e in errors)
+            shot.problems.extend(f"{width}px: {p}" for p in overflow(page))
+        finally:
+            context.close()
+
+
+def overflow(page: Page) -> list[str]:
+    """Sideways overflow of the page, with the widest elements that stick out of the window."""
+    body, window = page.evaluate("() => [document.body.scrollWidth, window.innerWidth]")
+    if body <= window + 1:
+        return []
+    # Elements that stick out of the window, and elements whose own text overflows their box (a long
+    # unbreakable run name in a heading): the second kind has no child element to point at.
+    culprits = page.evaluate(
+        """() => {
+            const out = [];
+            for (const el of document.querySelectorAll('body *')) {
+                if (el.closest('.table-wrap, pre')) continue;
+                const r = el.getBoundingClientRect();
+                const style = getComputedStyle(el);
+                const spills = style.overflowX === 'visible' && el.scrollWidth > el.clientWidth + 1;
+                if (r.right > window.innerWidth + 1 || (spills && r.left + el.scrollWidth > window.innerWidth + 1)) {
+                    const cls = el.className ? '.' + String(el.className).split(' ')[0] : '';
+                    const text = (el.textContent || '').trim().replace(/\\s+/g, ' ').slice(0, 40);
+                    const right = Math.round(Math.max(r.right, r.left + el.scrollWidth));
+                    out.push([right, el.tagName.toLowerCase() + cls, text]);
+                }
+            }
+            out.sort((a, b) => b[0] - a[0]);
+            return out.slice(0, 4).map(([right, id, text]) => `${id} "${text}" to ${right}px`);
+        }"""
+    )
+    return [f"<body> is {body}px wide in a {window}px window: {', '.join(culprits) or 'no single culprit'}"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("paths", nargs="*", help=f"paths to shoot (default: {' '.join(DEFAULT_PATHS)} + first run)")
+    parser.add_argument("--base-url", default="http://127.0.0.1:8000", help="a running benchdash server")
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots", help="where the PNGs go")
+    args = parser.parse_args(argv)
+    base_url = args.base_url.rstrip("/") + "/"
+
+    try:
+        urllib.request.urlopen(urljoin(base_url, "healthz"), timeout=5).close()
+    except (urllib.error.URLError, OSError) as exc:
+        print(f"no benchdash server answers at {base_url} ({exc}); start one with `make demo`", file=sys.stderr)
+        return 2
+    if not Path(CHROMIUM).exists():
+        print(f"Debian's Chromium is not at {CHROMIUM} (apt-get install chromium)", file=sys.stderr)
+        return 2
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    paths = args.paths or [*DEFAULT_PATHS, FIRST_RUN]
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        shots = []
+        for path in paths:
+            if path == FIRST_RUN:
+                found = first_run_path(browser, base_url)
+                if found is None:
+                    print("no run linked from /runs/: load some data (manage.py load_demo)", file=sys.stderr)
+                    continue
+                shots.append(Shot("run-detail", found))
+            else:
+                shots.append(Shot(page_name(path), path))
+        for shot in shots:
+            shoot(browser, base_url, shot, args.out)
+            print(f"{shot.path}: {', '.join(str(f.relative_to(args.out)) for f in shot.files)}")
+            for problem in shot.problems:
+                print(f"  ! {problem}")
+        browser.close()
+    return 1 if any(shot.problems for shot in shots) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
