@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urljoin
 
-from playwright.sync_api import Browser, ConsoleMessage, Page, sync_playwright
+from playwright.sync_api import Browser, ConsoleMessage, Error, Page, sync_playwright
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
@@ -78,8 +78,11 @@ def shoot(browser: Browser, base_url: str, shot: Shot, out_dir: Path) -> None:
                 if message.type == "error":
                     errors.append(f"{message.text} ({message.location.get('url', '?')})")
 
+            def on_page_error(error: Error, errors: list[str] = errors) -> None:
+                errors.append(f"uncaught {error}")
+
             page.on("console", on_console)
-            page.on("pageerror", lambda error, errors=errors: errors.append(f"uncaught {error}"))
+            page.on("pageerror", on_page_error)
             response = page.goto(shot.path, wait_until="load")
             if response is not None and not response.ok:
                 shot.problems.append(f"{width}px: HTTP {response.status}")

@@ -98,6 +98,7 @@ class Comparison:
     result: stats.ComparisonResult[str]
     pk_mode: int = 1
     warnings: list[str] = field(default_factory=list)
+    cache_key: str = ""  # set by get_comparison: derived artefacts (charts) are cached under it too
 
     @property
     def others(self) -> list[Column]:
@@ -169,6 +170,7 @@ def get_comparison(spec: ComparisonSpec) -> Comparison:
     if found is not None:
         return found  # type: ignore[no-any-return]
     comparison = build_comparison(spec)
+    comparison.cache_key = key
     cache.set(key, comparison, CACHE_SECONDS)
     return comparison
 

@@ -2,22 +2,30 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
+from html import escape
 from typing import Any
 
+from django.core.cache import cache
 from django.db import DatabaseError, IntegrityError, connection
 from django.db.models import Count, Max, Min
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import slugify
 from django.views.decorators.http import require_POST
 
+from reports import charts
 from reports import groups as groupsets
-from reports.compare import Comparison, ComparisonError, ComparisonSpec, get_comparison
+from reports.compare import CACHE_SECONDS, Comparison, ComparisonError, ComparisonSpec, get_comparison
 from reports.exports import CONTENT_TYPES, export, filename, spec_for_format
 from reports.forms import CompareForm, ExportForm, SaveReportForm
 from reports.models import GroupSetDefinition, Report
-from runs.models import Run
+from reports.stats import flag as stats_flag
+from reports.templatetags.benchdash import rel
+from runs.models import Microbenchmark, Result, Run
 
 
 def home(request: HttpRequest) -> HttpResponse:
@@ -90,7 +98,14 @@ def _spec(form: CompareForm, base: Run) -> ComparisonSpec:
 
 def compare(request: HttpRequest) -> HttpResponse:
     form, base, series = _form(request.GET)
-    context: dict[str, Any] = {"form": form, "base": base, "series": series}
+    chosen = {str(v) for v in request.GET.getlist("runs")}
+    context: dict[str, Any] = {
+        "form": form,
+        "base": base,
+        "series": series,
+        # Plain tuples: rendering 60 checkbox widgets through the form machinery costs ~50 ms.
+        "run_choices": [(r.pk, _run_choice(r), str(r.pk) in chosen) for r in series],
+    }
     if base is None:
         if request.GET.get("base"):
             raise Http404("no such base run")
@@ -105,36 +120,60 @@ def compare(request: HttpRequest) -> HttpResponse:
             context["error"] = str(exc)
         else:
             context.update(comparison_context(comparison, request.GET))
+            context["group_charts"] = group_charts(comparison, form.cleaned_data.get("y_min"))
     template = "reports/compare.html#comparison" if request.htmx else "reports/compare.html"
     return render(request, template, context)
+
+
+def _cell(value: float | None, flag: str = "", noisy: bool = False, qps: float | None = None) -> str:
+    """One relative-QPS table cell as HTML.
+
+    Built in Python: a 60-run × 42-test table is 2,500 cells, and the template
+    engine spends ~0.2 ms on each, which alone would break the page's budget.
+    """
+    if value is None:
+        return '<td class="num missing">missing</td>'
+    css = f"num {flag}" + (" noisy" if noisy else "")
+    text = rel(value) + (" ≈" if noisy else "")
+    title = f' title="QPS {qps:.0f}"' if qps is not None and math.isfinite(qps) else ""
+    return f'<td class="{escape(css)}"{title}>{escape(text)}</td>'
+
+
+def _cells(cells: list[str]) -> SafeString:
+    return mark_safe("".join(cells))  # every piece is built and escaped by _cell
 
 
 def comparison_context(comparison: Comparison, query: QueryDict) -> dict[str, Any]:
     """Rows for the tables, so the template only prints."""
     others = comparison.others
+    red, green = comparison.spec.red, comparison.spec.green
     group_tables = []
     for group in comparison.groups:
         rows = []
         for column in others:
-            summary = comparison.summaries[group][column.key]
-            rows.append({"column": column, "label": comparison.version_label(column.key), "s": summary})
+            s = comparison.summaries[group][column.key]
+            stats_cells = _cells([_cell(v, stats_flag(v, red, green)) for v in (s.min, s.max, s.avg, s.median)])
+            rows.append({"column": column, "label": comparison.version_label(column.key), "s": s, "cells": stats_cells})
         members = [label for label in comparison.labels if comparison.group_of.get(label) == group]
         group_tables.append({"name": group, "rows": rows, "size": len(members)})
     label_rows = []
     for label in comparison.labels:
-        cells = [
-            {
-                "rel": comparison.relative[c.key][label],
-                "flag": comparison.flags[c.key][label],
-                "noisy": comparison.noisy[c.key][label],
-                "qps": comparison.qps[c.key].get(label),
-            }
-            for c in others
-        ]
+        cells = _cells(
+            [
+                _cell(
+                    comparison.relative[c.key][label],
+                    comparison.flags[c.key][label],
+                    comparison.noisy[c.key][label],
+                    comparison.qps[c.key].get(label),
+                )
+                for c in others
+            ]
+        )
         label_rows.append(
             {
                 "label": label,
                 "group": comparison.group_of.get(label) or "ungrouped",
+                "mb_id": comparison.microbenchmark_ids[label],
                 "base_qps": comparison.qps[comparison.base].get(label),
                 "cells": cells,
             }
@@ -150,6 +189,135 @@ def comparison_context(comparison: Comparison, query: QueryDict) -> dict[str, An
         "export_query": export_query.urlencode(),
         "has_repeats": any(c.repeats > 1 for c in comparison.columns),
     }
+
+
+def _cached(key: str, build: Callable[[], Any]) -> Any:
+    """Derived artefacts of a cached comparison (chart JSON) live as long as it does."""
+    if not key:
+        return build()
+    found = cache.get(key)
+    if found is None:
+        found = build()
+        cache.set(key, found, CACHE_SECONDS)
+    return found
+
+
+def group_charts(comparison: Comparison, y_min: float | None) -> list[dict[str, Any]]:
+    """One line chart per group, with the ids the template needs for json_script."""
+
+    def build() -> list[dict[str, Any]]:
+        return [
+            {
+                "group": group,
+                "id": f"chart-{i}",
+                "figure": charts.group_line_chart(comparison, group, y_min=y_min),
+                "config": charts.plot_config(f"{comparison.server}-{group}"),
+                "config_id": f"chart-{i}-config",
+            }
+            for i, group in enumerate(comparison.groups)
+        ]
+
+    return _cached(f"{comparison.cache_key}:groups:{y_min}" if comparison.cache_key else "", build)
+
+
+def compare_heatmap(request: HttpRequest) -> HttpResponse:
+    """The heatmap of a comparison: loaded into the comparison page when scrolled to, or opened alone."""
+    form, base, _series = _form(request.GET)
+    if base is None or not form.is_valid():
+        raise Http404("no such comparison")
+    try:
+        comparison = get_comparison(_spec(form, base))
+    except ComparisonError as exc:
+        return HttpResponse(f"{exc}\n", status=400, content_type="text/plain")
+    figure = _cached(
+        f"{comparison.cache_key}:heatmap" if comparison.cache_key else "", lambda: charts.heatmap(comparison)
+    )
+    query = request.GET.copy()
+    drill_query = query.urlencode()
+    context = {
+        "comparison": comparison,
+        "base": base,
+        "figure": figure,
+        "config": charts.plot_config(f"{comparison.server}-heatmap"),
+        "cell_url": f"{reverse('reports:drilldown', args=[0]).replace('/0/', '/MB_ID/')}?{drill_query}",
+        "compare_query": drill_query,
+    }
+    template = "reports/heatmap.html#heatmap" if request.htmx else "reports/heatmap.html"
+    return render(request, template, context)
+
+
+def drilldown(request: HttpRequest, microbenchmark_id: int) -> HttpResponse:
+    """One microbenchmark across the versions of a comparison: QPS, latency and HW efficiency."""
+    microbenchmark = get_object_or_404(Microbenchmark, pk=microbenchmark_id)
+    form, base, series = _form(request.GET)
+    if base is None or not form.is_valid():
+        raise Http404("no such comparison")
+    try:
+        comparison = get_comparison(_spec(form, base))
+    except ComparisonError as exc:
+        return HttpResponse(f"{exc}\n", status=400, content_type="text/plain")
+    label = microbenchmark.label
+    if label not in comparison.labels:
+        raise Http404(f"{label} is not in this comparison")
+    # Latency is not part of the cached comparison: one query for this microbenchmark's rows.
+    column_of_run = {rid: c.key for c in comparison.columns for rid in c.run_ids}
+    latency: dict[str, list[tuple[float | None, float | None]]] = {}
+    percentile = None
+    for run_id, avg, pct_ms, pct in Result.objects.filter(
+        run_id__in=column_of_run, microbenchmark=microbenchmark, dop=comparison.dop
+    ).values_list("run_id", "lat_avg_ms", "lat_pct_ms", "lat_pct"):
+        latency.setdefault(column_of_run[run_id], []).append((avg, pct_ms))
+        percentile = percentile or pct
+    points = []
+    rows = []
+    for column in comparison.columns:
+        metrics = comparison.metrics[column.key].get(label, {})
+        ratios = comparison.metric_ratios.get(column.key, {}).get(label, {}) if column.key != comparison.base else {}
+        lat = latency.get(column.key, [])
+        avg = _mean_of([a for a, _ in lat])
+        pct_ms = _mean_of([p for _, p in lat])
+        relative = 1.0 if column.key == comparison.base else comparison.relative[column.key][label]
+        point = charts.DrilldownPoint(
+            key=column.key,
+            version_label=comparison.version_label(column.key),
+            qps=comparison.qps[column.key].get(label),
+            relative=relative if comparison.qps[column.key].get(label) is not None else None,
+            lat_avg_ms=avg,
+            lat_pct_ms=pct_ms,
+            cpu_o=metrics.get("cpu_o"),
+            cs_o=metrics.get("cs_o"),
+            rkb_o=metrics.get("rkb_o"),
+            wkb_o=metrics.get("wkb_o"),
+            cpu_o_ratio=1.0 if column.key == comparison.base else ratios.get("cpu_o"),
+            cs_o_ratio=1.0 if column.key == comparison.base else ratios.get("cs_o"),
+            rkb_o_ratio=1.0 if column.key == comparison.base else ratios.get("rkb_o"),
+            wkb_o_ratio=1.0 if column.key == comparison.base else ratios.get("wkb_o"),
+        )
+        points.append(point)
+        rows.append({"point": point, "column": column, "flag": comparison.flags.get(column.key, {}).get(label, "")})
+    figures = charts.drilldown_charts(points, microbenchmark=label, percentile=percentile)
+    context = {
+        "microbenchmark": microbenchmark,
+        "label": label,
+        "comparison": comparison,
+        "base": base,
+        "series": series,
+        "form": form,
+        "rows": rows,
+        "percentile": percentile,
+        "highlight": request.GET.get("column", ""),
+        "figures": [
+            {"id": f"drill-{name}", "figure": figure, "config": charts.plot_config(f"{label}-{name}")}
+            for name, figure in figures.items()
+        ],
+        "compare_query": request.GET.urlencode(),
+    }
+    return render(request, "reports/drilldown.html", context)
+
+
+def _mean_of(values: list[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return sum(present) / len(present) if present else None
 
 
 def compare_export(request: HttpRequest) -> HttpResponse:

@@ -15,3 +15,11 @@ def rel(value: float | None) -> str:
     if math.isinf(value):
         return "∞"
     return f"{value:.2f}"
+
+
+@register.filter
+def index(sequence: list[object] | None, i: int) -> object:
+    """``items|index:n``: the n-th item, or None past the end."""
+    if not sequence or i >= len(sequence):
+        return None
+    return sequence[i]

@@ -1,0 +1,678 @@
+"""Plotly figures of a comparison, built on the server and drawn by plotly.js in the page (house style).
+
+Pure: ``plotly.graph_objects`` and plain data only, no Django, so a view, an
+export and a test all get the same figure from the same function. Every
+function returns a plain JSON-ready dict ``{"data": [...], "layout": {...}}``
+for ``json_script``; the page draws it with
+``Plotly.newPlot(element, figure.data, figure.layout, plot_config(filename))``.
+
+Payload size matters because a comparison page carries a heatmap and one chart
+per group: numbers are rounded to 4 significant digits (absolute QPS keeps its
+integer part, see ``_absolute``), the template is "none" (plotly.py's default
+template alone is ~6 KB per figure), and constant per-trace text goes into the
+trace's hovertemplate rather than into every point.
+
+Missing values are ``None`` (a gap), never 0. Infinite ratios (base 0, SPEC §4)
+are drawn at a clip value at the top of the scale and say "∞" in the hover and
+on the chart, so they neither crash JSON (which has no infinity) nor stretch the
+axis until every real change looks flat.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, TypedDict
+
+import plotly.graph_objects as go
+
+if TYPE_CHECKING:
+    from reports.compare import Column, Comparison
+
+# Okabe-Ito (minus its yellow, unreadable on white) extended with three of Paul Tol's muted colours:
+# distinguishable with the common colour-vision deficiencies, and a group has at most 10 microbenchmarks.
+PALETTE = (
+    "#0072B2",
+    "#D55E00",
+    "#009E73",
+    "#CC79A7",
+    "#E69F00",
+    "#56B4E9",
+    "#000000",
+    "#882255",
+    "#44AA99",
+    "#999933",
+)
+# A marker shape per line as well as a colour, so lines can be told apart in greyscale prints and by anyone.
+SYMBOLS = (
+    "circle",
+    "square",
+    "diamond",
+    "triangle-up",
+    "triangle-down",
+    "x",
+    "cross",
+    "star",
+    "pentagon",
+    "hexagram",
+)
+DASHES = ("solid", "dash", "dot", "dashdot")
+
+RED = "#c62828"  # the same red and green as the tables (static/css/benchdash.css)
+GREEN = "#1b7f3b"
+REFERENCE = "#5b6475"
+GRID = "#e5e8ee"
+FONT = {"family": "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif", "size": 12, "color": "#1d2330"}
+STEP = 0.05  # the y axis starts on a multiple of this, like the write-ups' charts (0.70, 0.85)
+HEATMAP_MAX_SPREAD = 1.0  # colour domain at most 0 … 2: beyond that a cell is simply "much worse / much better"
+INFINITY_TEXT = "∞"
+
+
+class DrilldownPoint(TypedDict):
+    """One column (build) of one microbenchmark, for ``drilldown_charts``; ``*_ratio`` are other / base."""
+
+    key: str
+    version_label: str
+    qps: float | None
+    relative: float | None
+    lat_avg_ms: float | None
+    lat_pct_ms: float | None
+    cpu_o: float | None
+    cs_o: float | None
+    rkb_o: float | None
+    wkb_o: float | None
+    cpu_o_ratio: float | None
+    cs_o_ratio: float | None
+    rkb_o_ratio: float | None
+    wkb_o_ratio: float | None
+
+
+# --------------------------------------------------------------------------- public helpers
+
+
+def plot_config(filename: str) -> dict[str, Any]:
+    """The plotly.js ``config`` to pass with every figure: fits its container, no logo, PNG download.
+
+    ``filename`` becomes the download's name (plotly adds ``.png``); characters
+    that are unsafe in file names (run keys contain ``/`` and brackets) become ``_``.
+    """
+    safe = re.sub(r"[^A-Za-z0-9._=-]+", "_", filename).strip("._") or "benchdash-chart"
+    return {
+        "responsive": True,
+        "displaylogo": False,
+        "toImageButtonOptions": {"format": "png", "filename": safe},
+    }
+
+
+def column_labels(columns: Sequence[Column], sep: str = " ") -> dict[str, str]:
+    """Display name per column key: "DBMS version", plus flavour, then config, only where names would repeat.
+
+    Two builds of 8.4.6 become "MySQL 8.4.6 rel_o2nofp" and "MySQL 8.4.6
+    v2_rel_o2nofp" while every other column stays short, which is what keeps
+    tick labels readable on a phone.
+    """
+    parts: dict[str, list[str]] = {c.key: [f"{c.dbms} {c.version}"] for c in columns}
+    extras: tuple[Callable[[Column], str], ...] = (lambda c: c.flavour, lambda c: c.config, lambda c: c.key)
+    for extra in extras:
+        counts = Counter(sep.join(p) for p in parts.values())
+        clashing = [c for c in columns if counts[sep.join(parts[c.key])] > 1]
+        if not clashing:
+            break
+        for column in clashing:
+            if value := extra(column):
+                parts[column.key].append(value)
+    return {key: sep.join(p) for key, p in parts.items()}
+
+
+def default_y_min(values: Iterable[float | None], red: float) -> float:
+    """Where a relative-QPS axis starts: the multiple of 0.05 just below the lowest value or the red threshold.
+
+    The red threshold takes part so the reference line and the red band are
+    always in view: a group that moved from 1.00 to 1.02 must not fill the
+    whole height and look like a collapse.
+    """
+    finite = [v for v in values if v is not None and math.isfinite(v)]
+    return _step_below(min([*finite, red]))
+
+
+# --------------------------------------------------------------------------- figures
+
+
+def group_line_chart(comparison: Comparison, group: str, *, y_min: float | None = None) -> dict[str, Any]:
+    """Relative QPS of each microbenchmark of ``group`` across the compared columns, one line each.
+
+    - x: the compared columns (the base excluded: it is 1.0 everywhere) in
+      semantic version order, on a category axis whose values are the column
+      keys (unique, what a click handler needs) and whose tick text is
+      ``column_labels`` with the flavour on a second line;
+    - traces: exactly one per microbenchmark of the group, in group order. The
+      reference line at 1.0, the dotted red/green threshold lines and their
+      bands are layout shapes, not traces, so the legend lists microbenchmarks only;
+    - y: relative QPS to 4 significant digits, ``None`` where missing; an
+      infinite ratio is drawn at the top of the axis, marked "∞";
+    - customdata per point: ``[relative QPS text (2 decimals, "∞ …", "(within noise)"), QPS]``;
+      the base QPS is constant per line, so it is written into that trace's hovertemplate.
+    """
+    if group not in comparison.groups:
+        raise ValueError(f"unknown group {group!r}; this comparison has {', '.join(comparison.groups)}")
+    members = [label for label in comparison.labels if comparison.group_of.get(label) == group]
+    columns = _compared_columns(comparison)
+    keys = [c.key for c in columns]
+    base_qps = comparison.qps.get(comparison.base, {})
+    red, green = comparison.spec.red, comparison.spec.green
+
+    values = [comparison.relative[key].get(label) for key in keys for label in members]
+    start = default_y_min(values, red) if y_min is None else y_min
+    top = _step_above(max([*(v for v in values if v is not None and math.isfinite(v)), green]))
+    has_infinity = any(v is not None and math.isinf(v) for v in values)
+    clip = top
+    end = top + 2 * STEP if has_infinity else top  # room for the "∞" mark above a clipped point
+
+    traces = []
+    for i, label in enumerate(members):
+        ys: list[float | None] = []
+        custom: list[list[Any] | None] = []
+        marks: list[str | None] = []
+        for key in keys:
+            rel = comparison.relative[key].get(label)
+            noisy = comparison.noisy.get(key, {}).get(label, False)
+            y, text, mark = _plotted(rel, clip, noisy)
+            ys.append(y)
+            marks.append(mark)
+            custom.append(None if y is None else [text, _absolute(comparison.qps[key].get(label))])
+        style = _line_style(i)
+        base_text = _number_text(base_qps.get(label))
+        traces.append(
+            go.Scatter(
+                x=keys,
+                y=ys,
+                customdata=custom,
+                name=label,
+                mode="lines+markers+text" if any(marks) else "lines+markers",
+                text=marks if any(marks) else None,
+                textposition="top center" if any(marks) else None,
+                line={"color": style["color"], "dash": style["dash"], "width": 2},
+                marker={"symbol": style["symbol"], "size": 8, "color": style["color"]},
+                connectgaps=False,
+                hovertemplate=(
+                    "<b>%{fullData.name}</b><br>%{x}<br>relative QPS: %{customdata[0]}"
+                    f"<br>QPS: %{{customdata[1]:,}}<br>base QPS: {base_text}<extra></extra>"
+                ),
+            )
+        )
+
+    ticks = column_labels(columns, sep="<br>")
+    base_label = column_labels(comparison.columns)[comparison.base]
+    # The base goes into the title, not the y-axis title: a long axis title is cut off on a phone.
+    layout = _base_layout(title=f"{group} <span style='font-size:12px'>(base {base_label} = 1)</span>", height=500)
+    layout.update(
+        xaxis=_category_axis(keys, [ticks[k] for k in keys]),
+        yaxis={
+            "title": {"text": "relative QPS"},
+            "range": [start, end],
+            "tickformat": ".2f",
+            "gridcolor": GRID,
+            "zeroline": False,
+            "automargin": True,
+        },
+        shapes=_threshold_shapes(red, green, start, end),
+        annotations=_threshold_annotations(red, green, start, end),
+    )
+    return _to_dict(go.Figure(data=traces, layout=layout))
+
+
+def heatmap(comparison: Comparison) -> dict[str, Any]:
+    """Relative QPS of every microbenchmark (rows, in group order, ungrouped last) × compared column.
+
+    - rows (y): microbenchmark labels, top to bottom in group order, with a
+      line between groups; columns (x): column keys in semantic version order,
+      base excluded, tick text from ``column_labels``, ticks on top like a table header;
+    - z: relative QPS to 4 significant digits, ``None`` where missing; an
+      infinite ratio is z = zmax with the text "∞";
+    - colours: diverging around ``zmid`` = 1 on a domain symmetric about 1; the
+      scale is flat grey between the red and green thresholds and changes colour
+      exactly at them, so a cell's colour agrees with the tables' flags; the
+      colour bar (horizontal, below) has ticks at zmin, red, green and zmax;
+    - text: the value to 2 decimals ("∞" for infinite), drawn in the cell;
+    - customdata[row][col] = ``[microbenchmark_id, column_key, QPS, base QPS]``:
+      ``microbenchmark_id`` is ``comparison.microbenchmark_ids[label]`` (int or
+      None), ``column_key`` a key of ``comparison.columns``. A click handler
+      reads ``event.points[0].customdata`` to navigate to that drilldown.
+    """
+    columns = _compared_columns(comparison)
+    keys = [c.key for c in columns]
+    grouped = [label for g in comparison.groups for label in comparison.labels if comparison.group_of.get(label) == g]
+    in_groups = set(grouped)
+    rows = grouped + [label for label in comparison.labels if label not in in_groups]
+    red, green = comparison.spec.red, comparison.spec.green
+    base_qps = comparison.qps.get(comparison.base, {})
+
+    finite = [
+        v
+        for key in keys
+        for label in rows
+        if (v := comparison.relative[key].get(label)) is not None and math.isfinite(v)
+    ]
+    # At least twice the wider threshold on each side, so the grey band never fills the whole scale.
+    spread = max([abs(v - 1.0) for v in finite] + [2 * max(1.0 - red, green - 1.0)])
+    spread = min(_step_above(spread, strictly=False), HEATMAP_MAX_SPREAD)
+    z_min, z_max = round(1.0 - spread, 4), round(1.0 + spread, 4)
+
+    z: list[list[float | None]] = []
+    text: list[list[str]] = []
+    custom: list[list[list[Any]]] = []
+    for label in rows:
+        mb_id = comparison.microbenchmark_ids.get(label)
+        base_value = _absolute(base_qps.get(label))
+        z_row: list[float | None] = []
+        text_row: list[str] = []
+        custom_row: list[list[Any]] = []
+        for key in keys:
+            rel = comparison.relative[key].get(label)
+            if rel is None or math.isnan(rel):
+                z_row.append(None)
+                text_row.append("")
+            elif math.isinf(rel):
+                z_row.append(z_max if rel > 0 else z_min)
+                text_row.append(INFINITY_TEXT)
+            else:
+                z_row.append(_sig(rel))
+                text_row.append(f"{rel:.2f}")
+            custom_row.append([mb_id, key, _absolute(comparison.qps[key].get(label)), base_value])
+        z.append(z_row)
+        text.append(text_row)
+        custom.append(custom_row)
+
+    ticks = column_labels(columns, sep="<br>")
+    trace = go.Heatmap(
+        x=keys,
+        y=rows,
+        z=z,
+        zmin=z_min,
+        zmax=z_max,
+        zmid=1.0,
+        colorscale=_threshold_colorscale(z_min, z_max, red, green),
+        text=text,
+        texttemplate="%{text}",
+        textfont={"size": 10},
+        customdata=custom,
+        xgap=1,
+        ygap=1,
+        hoverongaps=False,
+        hovertemplate=(
+            "<b>%{y}</b><br>%{x}<br>relative QPS: %{text}<br>QPS: %{customdata[2]:,}"
+            "<br>base QPS: %{customdata[3]:,}<extra></extra>"
+        ),
+        colorbar={
+            "title": {"text": "relative QPS", "side": "top"},
+            "orientation": "h",
+            "thickness": 10,
+            "len": 1,
+            "x": 0,
+            "xanchor": "left",
+            "y": 0,
+            "yref": "container",
+            "yanchor": "bottom",
+            # No label at 1.00: it sits between the thresholds, and three labels 0.05 apart overlap on a phone.
+            "tickvals": [z_min, red, green, z_max],
+            "ticktext": [f"{v:.2f}" for v in (z_min, red, green, z_max)],
+        },
+    )
+    # Group boundaries: category i sits at y = i, so a line at i − 0.5 separates row i from the one above.
+    starts = [
+        i for i in range(1, len(rows)) if comparison.group_of.get(rows[i]) != comparison.group_of.get(rows[i - 1])
+    ]
+    boundaries = [
+        {
+            "type": "line",
+            "xref": "paper",
+            "x0": 0,
+            "x1": 1,
+            "yref": "y",
+            "y0": i - 0.5,
+            "y1": i - 0.5,
+            "line": {"color": "#1d2330", "width": 2},
+        }
+        for i in starts
+    ]
+    layout = _base_layout(title="", height=150 + 20 * len(rows))
+    layout.update(
+        margin={"l": 8, "r": 8, "t": 8, "b": 70},
+        xaxis={**_category_axis(keys, [ticks[k] for k in keys]), "side": "top"},
+        yaxis={"type": "category", "autorange": "reversed", "automargin": True, "showgrid": False},
+        shapes=boundaries,
+        showlegend=False,
+    )
+    return _to_dict(go.Figure(data=[trace], layout=layout))
+
+
+def drilldown_charts(
+    series: Sequence[DrilldownPoint], *, microbenchmark: str = "", percentile: float | None = None
+) -> dict[str, dict[str, Any]]:
+    """Charts of one microbenchmark across versions: ``{"qps": …, "latency": …, "hw": …}``.
+
+    ``series`` is one point per column in the order to draw (semantic version
+    order, base included if the caller wants it shown). ``microbenchmark`` goes
+    into the titles so a downloaded PNG says what it shows; ``percentile`` (95,
+    99) names the latency percentile line.
+
+    - "qps": absolute QPS as bars, relative QPS as a line on a second y axis
+      (right, from 0) with a reference line at 1.0 on that axis;
+    - "latency": average and percentile latency in ms, one line each;
+    - "hw": cpu/o, cs/o, rKB/o, wKB/o relative to base, one line each, with a
+      reference line at 1.0; customdata per point is the absolute value.
+    Missing values are gaps; infinite ratios are clipped and marked "∞" as in
+    ``group_line_chart``.
+    """
+    keys = [p["key"] for p in series]
+    ticks = [p["version_label"] for p in series]
+    prefix = f"{microbenchmark}: " if microbenchmark else ""
+    xaxis = _category_axis(keys, ticks)
+
+    relative = [p["relative"] for p in series]
+    rel_clip = _step_above(max([v for v in relative if v is not None and math.isfinite(v)] + [1.0]))
+    rel_top = rel_clip + 2 * STEP if any(v is not None and math.isinf(v) for v in relative) else rel_clip
+    rel_points = [_plotted(v, rel_clip, False) for v in relative]
+    qps_figure = go.Figure(
+        data=[
+            go.Bar(
+                x=keys,
+                y=[_absolute(p["qps"]) for p in series],
+                name="QPS",
+                marker={"color": "#9db4e3"},
+                hovertemplate="%{x}<br>QPS: %{y:,}<extra></extra>",
+            ),
+            go.Scatter(
+                x=keys,
+                y=[y for y, _, _ in rel_points],
+                customdata=[text for _, text, _ in rel_points],
+                text=[mark for _, _, mark in rel_points] if any(m for _, _, m in rel_points) else None,
+                mode="lines+markers+text" if any(m for _, _, m in rel_points) else "lines+markers",
+                textposition="top center",
+                name="relative QPS",
+                yaxis="y2",
+                line={"color": PALETTE[1], "width": 2},
+                marker={"symbol": SYMBOLS[1], "size": 8},
+                hovertemplate="%{x}<br>relative QPS: %{customdata}<extra></extra>",
+            ),
+        ],
+        layout=_base_layout(title=f"{prefix}QPS", height=400),
+    )
+    qps_figure.update_layout(
+        xaxis=xaxis,
+        yaxis={"title": {"text": "QPS"}, "rangemode": "tozero", "gridcolor": GRID, "automargin": True},
+        yaxis2={
+            "title": {"text": "relative QPS"},
+            "overlaying": "y",
+            "side": "right",
+            # A fixed range from 0 with round steps: left to autorange it ticks at 0.21, 0.42, …
+            "range": [0, rel_top],
+            "dtick": 0.25 if rel_top <= 2.5 else None,
+            "tickformat": ".2f",
+            "showgrid": False,
+            "automargin": True,
+        },
+        shapes=[_reference_line("y2")],
+    )
+
+    pct_name = f"p{percentile:g} latency" if percentile is not None else "percentile latency"
+    latency_figure = go.Figure(
+        data=[
+            _metric_line(keys, [_sig(p["lat_avg_ms"]) for p in series], "avg latency", 0),
+            _metric_line(keys, [_sig(p["lat_pct_ms"]) for p in series], pct_name, 1),
+        ],
+        layout=_base_layout(title=f"{prefix}latency", height=380),
+    )
+    latency_figure.update_traces(hovertemplate="%{x}<br>%{fullData.name}: %{y} ms<extra></extra>")
+    latency_figure.update_layout(
+        xaxis=xaxis,
+        yaxis={"title": {"text": "ms"}, "rangemode": "tozero", "gridcolor": GRID, "automargin": True},
+    )
+
+    hw_names = (
+        ("cpu_o", "CPU / operation"),
+        ("cs_o", "context switches / operation"),
+        ("rkb_o", "KB read / operation"),
+        ("wkb_o", "KB written / operation"),
+    )
+    ratios = [p[f"{name}_ratio"] for p in series for name, _ in hw_names]  # type: ignore[literal-required]
+    hw_clip = _step_above(max([v for v in ratios if v is not None and math.isfinite(v)] + [1.0]))
+    hw_traces = []
+    for i, (name, title) in enumerate(hw_names):
+        points = [_plotted(p[f"{name}_ratio"], hw_clip, False) for p in series]  # type: ignore[literal-required]
+        marks = [mark for _, _, mark in points]
+        hw_traces.append(
+            _metric_line(keys, [y for y, _, _ in points], title, i).update(
+                customdata=[
+                    None if y is None else [text, _absolute(p[name])]  # type: ignore[literal-required]
+                    for (y, text, _), p in zip(points, series, strict=True)
+                ],
+                text=marks if any(marks) else None,
+                mode="lines+markers+text" if any(marks) else "lines+markers",
+                textposition="top center",
+                hovertemplate=(
+                    "%{x}<br>%{fullData.name}: %{customdata[1]:,}<br>relative to base: %{customdata[0]}<extra></extra>"
+                ),
+            )
+        )
+    hw_figure = go.Figure(data=hw_traces, layout=_base_layout(title=f"{prefix}HW efficiency", height=400))
+    hw_figure.update_layout(
+        xaxis=xaxis,
+        yaxis={
+            "title": {"text": "relative to base"},
+            "rangemode": "tozero",
+            "tickformat": ".2f",
+            "gridcolor": GRID,
+            "automargin": True,
+        },
+        shapes=[_reference_line("y")],
+    )
+    return {"qps": _to_dict(qps_figure), "latency": _to_dict(latency_figure), "hw": _to_dict(hw_figure)}
+
+
+# --------------------------------------------------------------------------- internals
+
+
+def _compared_columns(comparison: Comparison) -> list[Column]:
+    # The same order as compare.py's query (version, then build, then config), whatever order the columns come in.
+    return sorted(comparison.others, key=lambda c: (c.version_sort, c.build, c.config))
+
+
+def _sig(value: float | None, digits: int = 4) -> float | None:
+    if value is None or not math.isfinite(value):
+        return None
+    return float(f"{value:.{digits}g}")
+
+
+def _absolute(value: float | None) -> float | None:
+    """An absolute measurement to 4 significant digits, but never fewer than its integer digits.
+
+    QPS 16798 shown as 16800 would look invented and no longer match the run page.
+    """
+    if value is None or not math.isfinite(value):
+        return None
+    if value == 0:
+        return 0
+    digits = 3 - math.floor(math.log10(abs(value)))
+    return round(value) if digits <= 0 else round(value, digits)
+
+
+def _number_text(value: float | None) -> str:
+    shown = _absolute(value)
+    if shown is None:
+        return "–"
+    return f"{shown:,.0f}" if shown >= 1000 else f"{shown:,}"
+
+
+def _plotted(rel: float | None, clip: float, noisy: bool) -> tuple[float | None, str, str | None]:
+    """(y to plot, text for the hover, mark drawn on the chart) of one relative value."""
+    if rel is None or math.isnan(rel):
+        return None, "missing", None
+    if math.isinf(rel):
+        return (clip if rel > 0 else 0.0), f"{INFINITY_TEXT} (base is 0; drawn at the top)", INFINITY_TEXT
+    text = f"{rel:.2f}" + (" (within run-to-run noise)" if noisy else "")
+    return _sig(rel), text, None
+
+
+def _step_below(value: float) -> float:
+    k = math.floor(round(value / STEP, 9))
+    if math.isclose(k * STEP, value, abs_tol=1e-9):
+        k -= 1  # on the grid already: one more step, so the lowest point is not drawn on the axis line
+    return round(k * STEP, 2)
+
+
+def _step_above(value: float, *, strictly: bool = True) -> float:
+    k = math.ceil(round(value / STEP, 9))
+    if strictly and math.isclose(k * STEP, value, abs_tol=1e-9):
+        k += 1
+    return round(k * STEP, 2)
+
+
+def _line_style(i: int) -> dict[str, str]:
+    return {
+        "color": PALETTE[i % len(PALETTE)],
+        "symbol": SYMBOLS[i % len(SYMBOLS)],
+        "dash": DASHES[(i // len(PALETTE)) % len(DASHES)],
+    }
+
+
+def _metric_line(keys: list[str], ys: list[float | None], name: str, i: int) -> go.Scatter:
+    style = _line_style(i)
+    return go.Scatter(
+        x=keys,
+        y=ys,
+        name=name,
+        mode="lines+markers",
+        line={"color": style["color"], "dash": style["dash"], "width": 2},
+        marker={"symbol": style["symbol"], "size": 8, "color": style["color"]},
+        connectgaps=False,
+    )
+
+
+def _base_layout(*, title: str, height: int) -> dict[str, Any]:
+    return {
+        "template": "none",
+        "height": height,
+        "font": FONT,
+        "title": {"text": title, "x": 0, "xanchor": "left", "font": {"size": 15}} if title else None,
+        "margin": {"l": 8, "r": 8, "t": 40 if title else 12, "b": 8},
+        "paper_bgcolor": "#ffffff",
+        "plot_bgcolor": "#ffffff",
+        "hovermode": "closest",
+        # Below the plot, anchored to the figure's bottom edge: at 390 px a legend on the right would take
+        # half the width, and anchored to the container it cannot collide with rotated tick labels.
+        "legend": {"orientation": "h", "x": 0, "xanchor": "left", "y": 0, "yref": "container", "yanchor": "bottom"},
+    }
+
+
+def _category_axis(keys: list[str], ticks: list[str]) -> dict[str, Any]:
+    return {
+        "type": "category",
+        "categoryorder": "array",
+        "categoryarray": keys,
+        "tickmode": "array",
+        "tickvals": keys,
+        "ticktext": ticks,
+        "automargin": True,
+        "showgrid": False,
+    }
+
+
+def _reference_line(yref: str) -> dict[str, Any]:
+    return {
+        "type": "line",
+        "xref": "paper",
+        "x0": 0,
+        "x1": 1,
+        "yref": yref,
+        "y0": 1.0,
+        "y1": 1.0,
+        "line": {"color": REFERENCE, "width": 1.5},
+        "layer": "below",
+    }
+
+
+def _threshold_shapes(red: float, green: float, start: float, end: float) -> list[dict[str, Any]]:
+    shapes = [_reference_line("y")]
+    if red > start:
+        band_top = min(red, end)
+        shapes.append(_band(start, band_top, "rgba(198,40,40,0.07)"))
+        shapes.append(_dotted(red, RED))
+    if green < end:
+        shapes.append(_band(max(green, start), end, "rgba(27,127,59,0.07)"))
+        shapes.append(_dotted(green, GREEN))
+    return shapes
+
+
+def _band(y0: float, y1: float, fill: str) -> dict[str, Any]:
+    return {
+        "type": "rect",
+        "xref": "paper",
+        "x0": 0,
+        "x1": 1,
+        "yref": "y",
+        "y0": y0,
+        "y1": y1,
+        "fillcolor": fill,
+        "line": {"width": 0},
+        "layer": "below",
+    }
+
+
+def _dotted(y: float, colour: str) -> dict[str, Any]:
+    return {
+        "type": "line",
+        "xref": "paper",
+        "x0": 0,
+        "x1": 1,
+        "yref": "y",
+        "y0": y,
+        "y1": y,
+        "line": {"color": colour, "width": 1, "dash": "dot"},
+        "layer": "below",
+    }
+
+
+def _threshold_annotations(red: float, green: float, start: float, end: float) -> list[dict[str, Any]]:
+    notes = []
+    for value, colour, text, anchor in ((red, RED, f"≤ {red:.2f}", "top"), (green, GREEN, f"≥ {green:.2f}", "bottom")):
+        if start < value < end:
+            notes.append(
+                {
+                    "xref": "paper",
+                    "x": 1,
+                    "xanchor": "right",
+                    "yref": "y",
+                    "y": value,
+                    "yanchor": anchor,
+                    "text": text,
+                    "showarrow": False,
+                    "font": {"size": 10, "color": colour},
+                }
+            )
+    return notes
+
+
+def _threshold_colorscale(z_min: float, z_max: float, red: float, green: float) -> list[list[Any]]:
+    """Red below ``red``, grey between the thresholds, green above ``green``: the tables' flags as colours."""
+
+    def at(value: float) -> float:
+        return round(min(max((value - z_min) / (z_max - z_min), 0.0), 1.0), 4)
+
+    return [
+        [0.0, "#8e1b1b"],
+        [at(red), "#f2a7a7"],
+        [at(red), "#eceef2"],
+        [at(green), "#eceef2"],
+        [at(green), "#a6dcb5"],
+        [1.0, "#14602c"],
+    ]
+
+
+def _to_dict(figure: go.Figure) -> dict[str, Any]:
+    # Through JSON and back: plain lists, floats and None only, exactly what json_script will write.
+    result: dict[str, Any] = json.loads(figure.to_json())
+    return result

@@ -1,0 +1,374 @@
+"""The Plotly figures of reports.charts, checked against a comparison built from the real mysql-small corpus."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reports import charts
+from reports.charts import DrilldownPoint
+from reports.compare import Column, Comparison, ComparisonSpec, build_comparison
+from runs.importer import archive_directory, submit_and_import
+from runs.models import Run
+
+BASE_RUN = "x.my5651_rel_o2nofp.z12a_c8r32.pk1"
+# The compared runs of mysql-small in semantic version order, written out by hand: 5.7 < 8.0 < 8.4 < 9.4 < 9.5,
+# and the two builds of 8.4.6 by build name.
+EXPECTED_ORDER = [
+    "x.my5744_rel_o2nofp.z12a_c8r32.pk1",
+    "x.my8043_rel_o2nofp.z12a_c8r32.pk1",
+    "x.my8044_rel_o2nofp.z12a_c8r32.pk1",
+    "x.my8406_rel_o2nofp.z12a_c8r32.pk1",
+    "x.my8406v2_rel_o2nofp.z12a_c8r32.pk1",
+    "x.my8407_rel_o2nofp.z12a_c8r32.pk1",
+    "x.my9400_rel_o2nofp.z12a_c8r32.pk1",
+    "x.my9500_rel_o2nofp.z12a_c8r32.pk1",
+]
+
+
+@pytest.fixture
+def comparison(db: None, corpus: Path) -> Comparison:
+    submit_and_import(archive_directory(corpus / "sysbench-mysql-small"), name="small.tar.gz", source="command")
+    base = Run.objects.get(name=BASE_RUN)
+    return build_comparison(ComparisonSpec(base_run_id=base.pk))
+
+
+def _members(comparison: Comparison, group: str) -> list[str]:
+    return [label for label in comparison.labels if comparison.group_of.get(label) == group]
+
+
+def _finite(values: list[float | None]) -> list[float]:
+    return [v for v in values if v is not None and math.isfinite(v)]
+
+
+# --------------------------------------------------------------------------- group line chart
+
+
+def test_the_line_chart_has_exactly_one_trace_per_microbenchmark_of_the_group(comparison: Comparison) -> None:
+    # Reference and threshold lines are layout shapes, not traces: the legend lists microbenchmarks only.
+    assert len(comparison.groups) == 4
+    for group in comparison.groups:
+        figure = charts.group_line_chart(comparison, group)
+        assert len(figure["data"]) == len(_members(comparison, group))
+        assert [trace["name"] for trace in figure["data"]] == _members(comparison, group)
+        assert {trace["type"] for trace in figure["data"]} == {"scatter"}
+
+
+def test_the_reference_line_and_both_thresholds_are_drawn_as_shapes(comparison: Comparison) -> None:
+    figure = charts.group_line_chart(comparison, "point queries")
+    lines = {(s["y0"], s["line"].get("dash")) for s in figure["layout"]["shapes"] if s["type"] == "line"}
+    assert lines == {(1.0, None), (comparison.spec.red, "dot"), (comparison.spec.green, "dot")}
+
+
+def test_the_x_axis_is_the_compared_columns_in_semantic_version_order(comparison: Comparison) -> None:
+    comparison.columns.reverse()  # the chart must not rely on the order it is handed
+    figure = charts.group_line_chart(comparison, "writes")
+    for trace in figure["data"]:
+        assert trace["x"] == EXPECTED_ORDER
+    xaxis = figure["layout"]["xaxis"]
+    assert xaxis["type"] == "category"
+    assert xaxis["categoryarray"] == EXPECTED_ORDER == xaxis["tickvals"]
+
+
+def test_tick_text_names_the_version_and_adds_the_flavour_only_where_versions_repeat(comparison: Comparison) -> None:
+    ticktext = charts.group_line_chart(comparison, "writes")["layout"]["xaxis"]["ticktext"]
+    assert ticktext == [
+        "MySQL 5.7.44",
+        "MySQL 8.0.43",
+        "MySQL 8.0.44",
+        "MySQL 8.4.6<br>rel_o2nofp",
+        "MySQL 8.4.6<br>v2_rel_o2nofp",
+        "MySQL 8.4.7",
+        "MySQL 9.4.0",
+        "MySQL 9.5.0",
+    ]
+
+
+def test_y_values_are_the_relative_qps_to_four_significant_digits(comparison: Comparison) -> None:
+    checked = 0
+    for group in comparison.groups:
+        for trace in charts.group_line_chart(comparison, group)["data"]:
+            for key, y in zip(trace["x"], trace["y"], strict=True):
+                exact = comparison.relative[key][trace["name"]]
+                assert exact is not None and y == pytest.approx(exact, rel=5e-4, abs=5e-5)
+                assert float(f"{y:.4g}") == y  # rounded, to keep the payload small
+                checked += 1
+    assert checked == 8 * 32  # 8 compared columns × the 32 grouped microbenchmarks
+
+
+def test_hover_shows_run_microbenchmark_relative_absolute_and_base_qps(comparison: Comparison) -> None:
+    trace = charts.group_line_chart(comparison, "point queries")["data"][1]
+    label = trace["name"]
+    assert label == "point-query_range=100"
+    template = trace["hovertemplate"]
+    for part in ("%{fullData.name}", "%{x}", "relative QPS: %{customdata[0]}", "QPS: %{customdata[1]:,}"):
+        assert part in template
+    base_qps = comparison.qps[comparison.base][label]
+    assert base_qps is not None and f"base QPS: {round(base_qps):,}" in template
+    key = EXPECTED_ORDER[2]
+    relative_text, qps = trace["customdata"][2]
+    assert relative_text == f"{comparison.relative[key][label]:.2f}"
+    assert qps == round(comparison.qps[key][label] or 0)
+
+
+def test_a_missing_result_is_a_gap_never_zero(comparison: Comparison) -> None:
+    label = _members(comparison, "writes")[0]
+    key = EXPECTED_ORDER[3]
+    comparison.relative[key][label] = None
+    trace = charts.group_line_chart(comparison, "writes")["data"][0]
+    assert trace["name"] == label
+    assert trace["y"][3] is None and trace["customdata"][3] is None
+    assert trace["connectgaps"] is False
+    assert all(y is not None and y > 0 for i, y in enumerate(trace["y"]) if i != 3)
+
+
+def test_an_infinite_ratio_is_clipped_to_the_top_and_marked(comparison: Comparison) -> None:
+    label = _members(comparison, "point queries")[2]
+    comparison.relative[EXPECTED_ORDER[1]][label] = math.inf
+    figure = charts.group_line_chart(comparison, "point queries")
+    json.dumps(figure, allow_nan=False)  # JSON has no infinity: this raises if one slipped through
+    trace = figure["data"][2]
+    clipped = trace["y"][1]
+    others = _finite([y for t in figure["data"] for y in t["y"]])
+    assert clipped == max(others) and clipped < figure["layout"]["yaxis"]["range"][1]
+    assert trace["text"][1] == "∞" and trace["customdata"][1][0].startswith("∞")
+    assert "text" not in figure["data"][0]  # only the line with an infinite point carries text
+
+
+def test_the_y_axis_starts_on_a_step_of_005_just_below_the_lowest_value(comparison: Comparison) -> None:
+    for group in comparison.groups:
+        figure = charts.group_line_chart(comparison, group)
+        lowest = min(_finite([y for trace in figure["data"] for y in trace["y"]]))
+        start = figure["layout"]["yaxis"]["range"][0]
+        assert lowest - 0.05 <= start < lowest
+        assert round(start / 0.05, 6) == round(start / 0.05)
+    writes_lowest = min(
+        _finite([comparison.relative[key][label] for key in EXPECTED_ORDER for label in _members(comparison, "writes")])
+    )
+    assert round(writes_lowest, 2) == 0.52  # insert on 9.5.0, as in the reference qps.rel.all.tsv: start at 0.50
+    assert charts.group_line_chart(comparison, "writes")["layout"]["yaxis"]["range"][0] == 0.5
+
+
+def test_a_given_y_min_is_where_the_axis_starts(comparison: Comparison) -> None:
+    assert charts.group_line_chart(comparison, "writes", y_min=0.3)["layout"]["yaxis"]["range"][0] == 0.3
+
+
+def test_an_unknown_group_is_refused_with_the_known_ones(comparison: Comparison) -> None:
+    with pytest.raises(ValueError, match="point queries"):
+        charts.group_line_chart(comparison, "no such group")
+
+
+def test_markers_and_colours_differ_between_lines_of_a_group(comparison: Comparison) -> None:
+    traces = charts.group_line_chart(comparison, "writes")["data"]
+    assert len(traces) == 10
+    assert len({t["marker"]["symbol"] for t in traces}) == 10
+    assert len({t["line"]["color"] for t in traces}) == 10
+
+
+def test_the_legend_sits_below_the_plot(comparison: Comparison) -> None:
+    legend = charts.group_line_chart(comparison, "writes")["layout"]["legend"]
+    assert legend["orientation"] == "h" and legend["y"] == 0 and legend["yanchor"] == "bottom"
+
+
+# --------------------------------------------------------------------------- heatmap
+
+
+def test_the_heatmap_is_every_microbenchmark_by_every_compared_column(comparison: Comparison) -> None:
+    comparison.columns.reverse()
+    trace = charts.heatmap(comparison)["data"][0]
+    assert trace["type"] == "heatmap"
+    assert len(trace["z"]) == len(comparison.labels) == 34  # 32 grouped + 2 stray .pre tests, ungrouped
+    assert {len(row) for row in trace["z"]} == {len(comparison.others)} == {8}
+    assert trace["x"] == EXPECTED_ORDER
+    assert sorted(trace["y"]) == sorted(comparison.labels)
+    for i, label in enumerate(trace["y"]):
+        for j, key in enumerate(trace["x"]):
+            assert trace["z"][i][j] == pytest.approx(comparison.relative[key][label], rel=5e-4, abs=5e-5)
+
+
+def test_heatmap_rows_come_in_group_order_with_ungrouped_last(comparison: Comparison) -> None:
+    rows = charts.heatmap(comparison)["data"][0]["y"]
+    order = [*comparison.groups, None]
+    positions = [order.index(comparison.group_of.get(label)) for label in rows]
+    assert positions == sorted(positions)
+    assert rows[-2:] == ["point-query.pre_range=100", "range-notcovered-si.pre_range=100"]
+
+
+def test_the_heatmap_colour_scale_is_centred_on_one_with_the_thresholds_as_ticks(comparison: Comparison) -> None:
+    trace = charts.heatmap(comparison)["data"][0]
+    assert trace["zmid"] == 1
+    assert trace["zmax"] - 1 == pytest.approx(1 - trace["zmin"])
+    ticks = trace["colorbar"]["tickvals"]
+    assert comparison.spec.red in ticks and comparison.spec.green in ticks
+    # Grey exactly between the thresholds, so a cell's colour agrees with the tables' red/green flags.
+    span = trace["zmax"] - trace["zmin"]
+    grey = [position for position, colour in trace["colorscale"] if colour == "#eceef2"]
+    assert grey == [
+        pytest.approx((comparison.spec.red - trace["zmin"]) / span, abs=1e-4),
+        pytest.approx((comparison.spec.green - trace["zmin"]) / span, abs=1e-4),
+    ]
+
+
+def test_heatmap_cells_show_two_decimals_and_carry_the_ids_a_click_handler_needs(comparison: Comparison) -> None:
+    trace = charts.heatmap(comparison)["data"][0]
+    label, key = trace["y"][0], trace["x"][0]
+    assert trace["text"][0][0] == f"{comparison.relative[key][label]:.2f}"
+    microbenchmark_id, column_key, qps, base_qps = trace["customdata"][0][0]
+    assert microbenchmark_id == comparison.microbenchmark_ids[label]
+    assert column_key == key
+    assert qps == round(comparison.qps[key][label] or 0)
+    assert base_qps == round(comparison.qps[comparison.base][label] or 0)
+
+
+def test_heatmap_missing_cells_are_empty_and_infinite_ones_say_so(comparison: Comparison) -> None:
+    rows = charts.heatmap(comparison)["data"][0]["y"]
+    comparison.relative[EXPECTED_ORDER[0]][rows[0]] = None
+    comparison.relative[EXPECTED_ORDER[1]][rows[1]] = math.inf
+    figure = charts.heatmap(comparison)
+    json.dumps(figure, allow_nan=False)
+    trace = figure["data"][0]
+    assert trace["z"][0][0] is None and trace["text"][0][0] == ""
+    assert trace["z"][1][1] == trace["zmax"] and trace["text"][1][1] == "∞"
+
+
+# --------------------------------------------------------------------------- payload
+
+
+def test_the_heatmap_and_all_group_charts_of_a_comparison_fit_in_250_kb(comparison: Comparison) -> None:
+    figures = [charts.heatmap(comparison), *(charts.group_line_chart(comparison, g) for g in comparison.groups)]
+    size = sum(len(json.dumps(figure, allow_nan=False).encode()) for figure in figures)
+    assert size < 250_000
+    # plotly.py's default template alone is ~6 KB per figure: it must not be in the payload.
+    assert all(len(json.dumps(figure["layout"].get("template", {}))) < 300 for figure in figures)
+
+
+def test_the_charts_module_imports_no_django() -> None:
+    code = "import sys, reports.charts; print(sorted(m for m in sys.modules if m.split('.')[0] == 'django'))"
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+# --------------------------------------------------------------------------- drilldown
+
+
+def _point(key: str, label: str, qps: float | None, relative: float | None, **ratios: float | None) -> DrilldownPoint:
+    return DrilldownPoint(
+        key=key,
+        version_label=label,
+        qps=qps,
+        relative=relative,
+        lat_avg_ms=0.42,
+        lat_pct_ms=0.91,
+        cpu_o=0.000667,
+        cs_o=3.833,
+        rkb_o=0.0,
+        wkb_o=1.5,
+        cpu_o_ratio=ratios.get("cpu_o_ratio", 1.0),
+        cs_o_ratio=ratios.get("cs_o_ratio", 1.0),
+        rkb_o_ratio=ratios.get("rkb_o_ratio", 1.0),
+        wkb_o_ratio=ratios.get("wkb_o_ratio", 1.0),
+    )
+
+
+SERIES = [
+    _point("x.my8043", "MySQL 8.0.43", 16847.2, 1.0),
+    _point("x.my8406", "MySQL 8.4.6", None, None, cpu_o_ratio=1.1523),
+    _point("x.my9500", "MySQL 9.5.0", 16016.4, 0.95071, cpu_o_ratio=None, wkb_o_ratio=math.inf),
+]
+
+
+def test_drilldown_gives_qps_latency_and_hw_charts() -> None:
+    figures = charts.drilldown_charts(SERIES, microbenchmark="point-query_range=100", percentile=95)
+    assert set(figures) == {"qps", "latency", "hw"}
+    for figure in figures.values():
+        json.dumps(figure, allow_nan=False)
+        assert figure["layout"]["title"]["text"].startswith("point-query_range=100: ")
+        for trace in figure["data"]:
+            assert trace["x"] == ["x.my8043", "x.my8406", "x.my9500"]
+        assert figure["layout"]["xaxis"]["ticktext"] == ["MySQL 8.0.43", "MySQL 8.4.6", "MySQL 9.5.0"]
+
+
+def test_the_drilldown_qps_chart_has_absolute_bars_and_relative_line_on_a_second_axis() -> None:
+    figure = charts.drilldown_charts(SERIES)["qps"]
+    bars, line = figure["data"]
+    assert bars["type"] == "bar" and bars["y"] == [16847, None, 16016]
+    assert line["type"] == "scatter" and line["yaxis"] == "y2" and line["y"] == [1.0, None, 0.9507]
+    assert figure["layout"]["yaxis2"]["overlaying"] == "y"
+    assert [s["y0"] for s in figure["layout"]["shapes"]] == [1.0] and figure["layout"]["shapes"][0]["yref"] == "y2"
+
+
+def test_the_drilldown_latency_chart_names_the_percentile() -> None:
+    figure = charts.drilldown_charts(SERIES, percentile=99)["latency"]
+    assert [t["name"] for t in figure["data"]] == ["avg latency", "p99 latency"]
+    assert figure["data"][1]["y"] == [0.91, 0.91, 0.91]
+
+
+def test_the_drilldown_hw_chart_has_one_line_per_metric_with_gaps_and_clipped_infinity() -> None:
+    figure = charts.drilldown_charts(SERIES)["hw"]
+    names = [t["name"] for t in figure["data"]]
+    assert names == ["CPU / operation", "context switches / operation", "KB read / operation", "KB written / operation"]
+    cpu, _, _, wkb = figure["data"]
+    assert cpu["y"] == [1.0, 1.152, None]
+    assert wkb["y"][2] >= 1.152 and wkb["text"] == [None, None, "∞"]
+    assert cpu["customdata"][0] == ["1.00", 0.000667]
+    assert [s["y0"] for s in figure["layout"]["shapes"]] == [1.0]
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def test_plot_config_is_responsive_without_logo_and_downloads_a_png_with_a_safe_name() -> None:
+    assert charts.plot_config("writes x.my8406 [b/c]") == {
+        "responsive": True,
+        "displaylogo": False,
+        "toImageButtonOptions": {"format": "png", "filename": "writes_x.my8406_b_c"},
+    }
+
+
+def _column(key: str, version: str, flavour: str, config: str = "z12a_c8r32", dbms: str = "MySQL") -> Column:
+    return Column(
+        key=key,
+        run_ids=[1],
+        dbms=dbms,
+        version=version,
+        version_sort=version,
+        build=key,
+        flavour=flavour,
+        config=config,
+        started_at=None,
+    )
+
+
+@pytest.mark.parametrize(
+    ("columns", "expected"),
+    [
+        ([_column("a", "8.0.44", "rel"), _column("b", "8.4.6", "rel")], ["MySQL 8.0.44", "MySQL 8.4.6"]),
+        ([_column("a", "8.4.6", "rel"), _column("b", "8.4.6", "v2")], ["MySQL 8.4.6 rel", "MySQL 8.4.6 v2"]),
+        (
+            [_column("a", "8.4.6", "rel", "c8r32"), _column("b", "8.4.6", "rel", "c32r128")],
+            ["MySQL 8.4.6 rel c8r32", "MySQL 8.4.6 rel c32r128"],
+        ),
+        (
+            [_column("a", "10.6.20", "", dbms="MariaDB"), _column("b", "10.6.20", "")],
+            ["MariaDB 10.6.20", "MySQL 10.6.20"],
+        ),
+    ],
+)
+def test_column_labels_add_detail_only_until_names_are_unique(columns: list[Column], expected: list[str]) -> None:
+    assert list(charts.column_labels(columns).values()) == expected
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"), [([0.87, 0.93], 0.85), ([0.85, 1.2], 0.8), ([1.3, 1.4], 0.9), ([None, 0.7012], 0.7)]
+)
+def test_default_y_min_is_a_step_below_the_lowest_value_or_the_red_threshold(
+    values: list[Any], expected: float
+) -> None:
+    assert charts.default_y_min(values, red=0.95) == expected
