@@ -75,6 +75,11 @@ def refresh_series_task(server_id: int, workload_id: int) -> None:
             get_comparison(spec)
         except ComparisonError as exc:
             log.info("comparison %s not computed: %s", spec, exc)
+    # New versions can start or end regressions: detect again (idempotent, never duplicates).
+    from reports.regressions import detect_regressions
+
+    if oldest:
+        detect_regressions(server_id, workload_id)
 
 
 @shared_task

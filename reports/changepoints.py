@@ -1,0 +1,450 @@
+"""Where did a regression arrive? Change points in a version-ordered series of relative QPS.
+
+The rule (shown in the UI next to every regression record):
+
+1. **Series.** One point per version, in semantic version order: the relative QPS
+   of one microbenchmark versus the base (the base itself is 1.0). Missing
+   results (None), and infinite values from a base of 0 QPS, are skipped: they
+   are not a level. When a version has several builds (``my8406`` and
+   ``my8406v2``), only one of them is a point: the build with the base's flavour
+   and config, else one with the base's config, else the first. A build variant
+   answers another question ("did this build change things?") and interleaving
+   it with the releases would make a build difference look like a version step;
+   the other builds stay in the evidence, marked as not used.
+2. **Noise** σ, the relative noise of one point: the coefficient of variation of
+   repeated runs when the microbenchmark has any (their median); otherwise a robust estimate
+   from the first differences of the series, σ = median |ln(xᵢ₊₁/xᵢ)| / (0.6745·√2),
+   which a few steps cannot inflate. ``detect_regressions`` pools that estimate
+   over every microbenchmark of the comparison, because noise belongs to the
+   server and workload and one series of 5–60 points gives only a rough figure.
+   Fewer than 4 differences give no estimate: the noise is then unknown and only
+   the magnitude gate applies (as the red/green flags do without repeats).
+3. **Segmentation.** PELT (``ruptures``, least squares, segments of one point
+   allowed so the newest release can be the one that regressed) with a
+   permissive penalty, σ_abs² · ln n, proposes candidate levels.
+4. **Gate.** Between two adjacent levels A (before) and B (after) the change is
+   B/A − 1. A step is kept only when |change| > ``min_change`` (default 5 %, the
+   red/green thresholds) **and** |change| > k · σ · √(1/n_A + 1/n_B) (k = 3,
+   n = points in each level: the noise of a difference of two means) **and**
+   the two levels fit their points at least as well as one straight line does
+   (a step, not a ramp: same number of parameters). Failing boundaries are
+   removed one at a time, weakest first, and the levels recomputed, until every
+   remaining step passes. A slow drift of 1–2 % per release is therefore never
+   given an arbitrary "arrived in"; the comparison page still shows it.
+5. **Steps.** Each kept step reports the version where the new level starts
+   ("arrived in"), the last version of the old level, the levels before and
+   after, the change and its direction (lower QPS: regression). A later level
+   back within ``min_change`` of the level before the step (or beyond it) ends
+   it: for a regression that version is "fixed in", and the step that brought
+   it back is no record of its own unless it overshoots by more than
+   ``min_change``; ``persists_until`` is the last version the effect held.
+6. **Arrived in** (``arrived_in``): for the final level versus the base level,
+   the first version from which the series has been at least that far from the
+   base (within ``min_change``) without interruption. "The point-query loss
+   arrives in 8.0.43" even though 5.7.44 had lost some already.
+7. **Groups** (``reports.regressions``): when more than half of a group's
+   microbenchmarks, and at least two, step the same way at the same version,
+   one group record stands for them (its sizes are the medians of theirs);
+   the others keep records of their own.
+
+Pure Python and numpy: no Django, so the tests and the UI's explanation share it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+import ruptures
+
+DEFAULT_MIN_CHANGE = 0.05
+DEFAULT_K = 3.0
+# σ from first differences needs a handful of them to mean anything.
+MIN_DIFFERENCES_FOR_NOISE = 4
+# Φ⁻¹(0.75): turns a median absolute deviation into a standard deviation for normal noise.
+_MAD_TO_SIGMA = 0.6745
+
+Direction = Literal["regression", "improvement"]
+NoiseSource = Literal["given", "repeats", "series", "unknown"]
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A run of consecutive points at one level; ``first``/``last`` index the input series."""
+
+    first: int
+    last: int
+    indexes: tuple[int, ...]
+    level: float
+
+    @property
+    def n(self) -> int:
+        return len(self.indexes)
+
+
+@dataclass(frozen=True)
+class Step:
+    index: int  # where the new level starts: "arrived in"
+    version: str
+    previous_index: int  # the last point of the old level
+    previous_version: str
+    level_before: float
+    level_after: float
+    change: float  # level_after / level_before − 1
+    threshold: float  # the gate this change passed
+    direction: Direction
+    persists_until_index: int  # last point where the step's effect still held
+    persists_until_version: str
+    ended_index: int | None = None  # the level came back here (for a regression: fixed in)
+    ended_version: str | None = None
+    reverses: int | None = None  # this step undoes the step that arrived at this index
+
+    @property
+    def is_reversal(self) -> bool:
+        return self.reverses is not None
+
+
+@dataclass(frozen=True)
+class Arrival:
+    """The final level versus the base, and the first version from which it holds."""
+
+    index: int
+    version: str
+    base_level: float
+    level: float
+    change: float
+    direction: Direction
+
+
+@dataclass(frozen=True)
+class Detection:
+    values: tuple[float | None, ...]
+    versions: tuple[str, ...]
+    segments: tuple[Segment, ...]
+    steps: tuple[Step, ...]
+    noise: float | None
+    noise_source: NoiseSource
+    min_change: float
+    k: float
+    base_index: int
+    thresholds: dict[int, float] = field(default_factory=dict)
+
+    @property
+    def reported_steps(self) -> tuple[Step, ...]:
+        """Steps that are records of their own: a step that undoes an earlier one is that one's fix."""
+        return tuple(s for s in self.steps if not (s.is_reversal and s.direction == "improvement"))
+
+    def segment_of(self, index: int) -> Segment | None:
+        return next((s for s in self.segments if index in s.indexes), None)
+
+    def level_at(self, index: int) -> float | None:
+        segment = self.segment_of(index)
+        return segment.level if segment else None
+
+
+# --------------------------------------------------------------------------- noise
+
+
+def _usable(value: float | None) -> bool:
+    return value is not None and math.isfinite(value)
+
+
+def log_differences(values: Iterable[float | None]) -> list[float]:
+    """ln(xᵢ₊₁/xᵢ) between consecutive present, positive points: relative changes, scale-free."""
+    present = [v for v in values if v is not None and math.isfinite(v) and v > 0]
+    return [math.log(b / a) for a, b in itertools.pairwise(present)]
+
+
+def robust_noise(values: Iterable[float | None]) -> float | None:
+    """Relative noise of one point from first differences: median |Δ ln x| / (0.6745 · √2); None if too short.
+
+    The median ignores the few differences that are real steps; √2 because a
+    difference carries the noise of two points.
+    """
+    return pooled_noise([values])
+
+
+def pooled_noise(series: Iterable[Iterable[float | None]]) -> float | None:
+    """``robust_noise`` over the first differences of several series at once (one server + workload)."""
+    differences = [abs(d) for values in series for d in log_differences(values)]
+    if len(differences) < MIN_DIFFERENCES_FOR_NOISE:
+        return None
+    return statistics.median(differences) / (_MAD_TO_SIGMA * math.sqrt(2))
+
+
+def noise_from_repeats(cvs: Iterable[float | None]) -> float | None:
+    """Median coefficient of variation of the points that had repeated runs; None when none had."""
+    known = [cv for cv in cvs if cv is not None and math.isfinite(cv)]
+    return statistics.median(known) if known else None
+
+
+# --------------------------------------------------------------------------- builds
+
+
+def choose_points(columns: Sequence[tuple[str, str, str]], base_index: int = 0) -> list[int]:
+    """One column per version: indexes of the columns that are points of the series.
+
+    ``columns`` are (version, flavour, config) in version order; several in a row
+    may share a version (builds ``my8406`` and ``my8406v2``). The base's column is
+    always chosen; for other versions the build with the base's flavour and config
+    wins, then one with the base's config, then the first.
+    """
+    if not columns:
+        return []
+    _, base_flavour, base_config = columns[base_index]
+    by_version: dict[str, list[int]] = {}
+    for i, (version, _flavour, _config) in enumerate(columns):
+        by_version.setdefault(version, []).append(i)
+    chosen = []
+    for version, indexes in by_version.items():
+        if version == columns[base_index][0]:
+            chosen.append(base_index)
+            continue
+
+        def rank(i: int) -> tuple[int, int]:
+            _v, flavour, config = columns[i]
+            return (0 if (flavour, config) == (base_flavour, base_config) else 1 if config == base_config else 2, i)
+
+        chosen.append(min(indexes, key=rank))
+    return sorted(chosen)
+
+
+# --------------------------------------------------------------------------- detection
+
+
+def _mean(values: Sequence[float]) -> float:
+    return math.fsum(values) / len(values)
+
+
+def _change(before: float, after: float) -> float:
+    if before == 0:
+        return 0.0 if after == 0 else math.inf
+    return after / before - 1.0
+
+
+def _threshold(noise: float | None, n_before: int, n_after: int, min_change: float, k: float) -> float:
+    if noise is None:
+        return min_change
+    return max(min_change, k * noise * math.sqrt(1 / n_before + 1 / n_after))
+
+
+def _candidate_breaks(signal: list[float], noise: float | None, min_change: float, k: float) -> list[int]:
+    """PELT's breakpoints (positions in ``signal`` where a new level starts), generous on purpose: the gate decides."""
+    if len(signal) < 2:
+        return []
+    scale = statistics.median(abs(v) for v in signal) or 1.0
+    # Never let a tiny σ make every point a level: floor it at the smallest step the gate could keep.
+    sigma = max(noise or 0.0, min_change / k) * scale
+    penalty = sigma**2 * math.log(len(signal))
+    algo = ruptures.Pelt(model="l2", min_size=1, jump=1).fit(np.asarray(signal, dtype=float).reshape(-1, 1))
+    return [b for b in algo.predict(pen=penalty) if b < len(signal)]
+
+
+def _segments(signal: list[float], breaks: list[int]) -> list[tuple[int, int]]:
+    bounds = [0, *breaks, len(signal)]
+    return [(a, b) for a, b in itertools.pairwise(bounds)]
+
+
+def _is_ramp(signal: list[float], first: int, boundary: int, end: int) -> bool:
+    """Whether one straight line fits ``signal[first:end]`` better than two levels split at ``boundary``.
+
+    Both models have two parameters, so the comparison is fair; a tie (two
+    points, both fit exactly) keeps the step.
+    """
+    points = signal[first:end]
+    if len(points) < 3:
+        return False
+    before, after = signal[first:boundary], signal[boundary:end]
+    step_sse = sum((v - _mean(before)) ** 2 for v in before) + sum((v - _mean(after)) ** 2 for v in after)
+    x = np.arange(len(points), dtype=float)
+    slope, intercept = np.polyfit(x, np.asarray(points, dtype=float), 1)
+    line_sse = float(np.sum((np.asarray(points) - (slope * x + intercept)) ** 2))
+    return line_sse < step_sse * (1 - 1e-9)
+
+
+def _prune(
+    signal: list[float], breaks: list[int], noise: float | None, min_change: float, k: float
+) -> tuple[list[int], dict[int, float]]:
+    """Remove the weakest failing boundary until every step passes; returns the breaks and their thresholds.
+
+    A boundary fails the gate when its change is too small for ``min_change`` or
+    the noise, or when its two levels are a ramp (``_is_ramp``). The weakest is
+    the one whose change is smallest relative to its threshold.
+    """
+    breaks = sorted(breaks)
+    while True:
+        spans = _segments(signal, breaks)
+        weakest: tuple[float, int] | None = None
+        thresholds: dict[int, float] = {}
+        for (a0, a1), (b0, b1) in itertools.pairwise(spans):
+            before, after = _mean(signal[a0:a1]), _mean(signal[b0:b1])
+            threshold = _threshold(noise, a1 - a0, b1 - b0, min_change, k)
+            thresholds[b0] = threshold
+            strength = abs(_change(before, after)) / threshold
+            if (strength <= 1.0 or _is_ramp(signal, a0, b0, b1)) and (weakest is None or strength < weakest[0]):
+                weakest = (strength, b0)
+        if weakest is None:
+            return breaks, thresholds
+        breaks.remove(weakest[1])
+
+
+def detect(
+    values: Sequence[float | None],
+    versions: Sequence[str] | None = None,
+    *,
+    cvs: Sequence[float | None] | None = None,
+    noise: float | None = None,
+    min_change: float = DEFAULT_MIN_CHANGE,
+    k: float = DEFAULT_K,
+    base_index: int = 0,
+) -> Detection:
+    """Steps in a version-ordered series of relative QPS (see the module docstring for the rule).
+
+    ``noise`` (relative σ of one point) overrides everything, so a caller can pass
+    an estimate pooled over many series; else the median of ``cvs`` (spread of
+    repeated runs, per point), else the series' own robust estimate.
+    """
+    versions = tuple(versions) if versions is not None else tuple(str(i) for i in range(len(values)))
+    if len(versions) != len(values):
+        raise ValueError(f"{len(values)} values but {len(versions)} versions")
+    source: NoiseSource
+    if noise is not None:
+        source = "given"
+    elif cvs is not None and (noise := noise_from_repeats(cvs)) is not None:
+        source = "repeats"
+    elif (noise := robust_noise(values)) is not None:
+        source = "series"
+    else:
+        source = "unknown"
+
+    positions = [i for i, v in enumerate(values) if _usable(v)]
+    signal = [float(values[i]) for i in positions]  # type: ignore[arg-type]
+    breaks, by_break = _prune(signal, _candidate_breaks(signal, noise, min_change, k), noise, min_change, k)
+    segments = tuple(
+        Segment(
+            first=positions[a],
+            last=positions[b - 1],
+            indexes=tuple(positions[a:b]),
+            level=_mean(signal[a:b]),
+        )
+        for a, b in _segments(signal, breaks)
+        if b > a
+    )
+    thresholds = {positions[b]: t for b, t in by_break.items() if b in breaks}
+    steps = _steps(segments, versions, thresholds, min_change)
+    return Detection(
+        values=tuple(values),
+        versions=versions,
+        segments=segments,
+        steps=steps,
+        noise=noise,
+        noise_source=source,
+        min_change=min_change,
+        k=k,
+        base_index=base_index,
+        thresholds=thresholds,
+    )
+
+
+def _returned(level: float, before: float, direction: Direction, min_change: float) -> bool:
+    """Whether ``level`` is back within ``min_change`` of (or beyond) the level before a step."""
+    if direction == "regression":
+        return level >= before * (1 - min_change)
+    return level <= before * (1 + min_change)
+
+
+def _steps(
+    segments: Sequence[Segment], versions: Sequence[str], thresholds: dict[int, float], min_change: float
+) -> tuple[Step, ...]:
+    last_index = segments[-1].last if segments else 0
+    ends: list[int | None] = []  # per step (segments[i - 1] → segments[i]): the segment where its effect ended
+    for i in range(1, len(segments)):
+        old_level = segments[i - 1].level
+        direction: Direction = "regression" if segments[i].level < old_level else "improvement"
+        later = range(i + 1, len(segments))
+        ends.append(next((j for j in later if _returned(segments[j].level, old_level, direction, min_change)), None))
+    reverses: dict[int, int] = {}
+    for i, ended in enumerate(ends, start=1):
+        # A step that lands back within min_change of the level before an earlier step undoes it (the earliest
+        # such step, for nested ones); one that overshoots is an improvement (or regression) in its own right.
+        if ended is not None and abs(_change(segments[i - 1].level, segments[ended].level)) <= min_change:
+            reverses.setdefault(segments[ended].first, segments[i].first)
+    found = []
+    for i, ended in enumerate(ends, start=1):
+        before, after = segments[i - 1], segments[i]
+        change = _change(before.level, after.level)
+        ended_index = segments[ended].first if ended is not None else None
+        persists = segments[ended - 1].last if ended is not None else last_index
+        found.append(
+            Step(
+                index=after.first,
+                version=versions[after.first],
+                previous_index=before.last,
+                previous_version=versions[before.last],
+                level_before=before.level,
+                level_after=after.level,
+                change=change,
+                threshold=thresholds.get(after.first, min_change),
+                direction="regression" if change < 0 else "improvement",
+                persists_until_index=persists,
+                persists_until_version=versions[persists],
+                ended_index=ended_index,
+                ended_version=versions[ended_index] if ended_index is not None else None,
+                reverses=reverses.get(after.first),
+            )
+        )
+    return tuple(found)
+
+
+def steps(values: Sequence[float | None], versions: Sequence[str] | None = None, **options: object) -> list[Step]:
+    """The steps worth a record of their own (``Detection.reported_steps``) of ``detect(values, versions)``."""
+    return list(detect(values, versions, **options).reported_steps)  # type: ignore[arg-type]
+
+
+def arrived_in(
+    values: Sequence[float | None] | Detection,
+    versions: Sequence[str] | None = None,
+    **options: object,
+) -> Arrival | None:
+    """For the final level versus the base level: the first version from which it holds; None when there is no change.
+
+    The final level is a change when it passes the same gate as a step (between
+    the base's level and the last level). Walking back from the last level, every
+    earlier level at least as far from the base (or within ``min_change`` of the
+    final one) belongs to it; the first version of the earliest such level is the
+    arrival.
+    """
+    detection = values if isinstance(values, Detection) else detect(values, versions, **options)  # type: ignore[arg-type]
+    if not detection.segments:
+        return None
+    base_segment = detection.segment_of(detection.base_index) or detection.segments[0]
+    final = detection.segments[-1]
+    if final == base_segment:
+        return None
+    change = _change(base_segment.level, final.level)
+    threshold = _threshold(detection.noise, base_segment.n, final.n, detection.min_change, detection.k)
+    if abs(change) <= threshold:
+        return None
+    direction: Direction = "regression" if change < 0 else "improvement"
+    first = final
+    for segment in reversed(detection.segments[:-1]):
+        if segment == base_segment:
+            break
+        at_least_as_far = segment.level <= final.level if direction == "regression" else segment.level >= final.level
+        close = abs(_change(final.level, segment.level)) <= detection.min_change
+        if not (at_least_as_far or close):
+            break
+        first = segment
+    return Arrival(
+        index=first.first,
+        version=detection.versions[first.first],
+        base_level=base_segment.level,
+        level=final.level,
+        change=change,
+        direction=direction,
+    )

@@ -1,0 +1,76 @@
+"""``manage.py detect_regressions``: find steps in relative QPS and store them as regression records."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from reports.compare import ComparisonError, resolve_run
+from reports.models import Regression
+from reports.regressions import detect_regressions
+from runs.models import Run, Server, Workload
+
+
+class Command(BaseCommand):
+    help = (
+        "Detect regressions and improvements across versions (change points of relative QPS, see "
+        "reports/changepoints.py) and store them; running it again updates the same records. Without options every "
+        "server and workload is examined, each DBMS against its oldest version."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--server", help="server name (default: every server)")
+        parser.add_argument("--workload", help="workload name (default: every workload)")
+        parser.add_argument("--base", help="base run name or id (default: the oldest version of each DBMS)")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        base_id = None
+        series = Run.objects.values_list("server_id", "workload_id").distinct().order_by("server_id", "workload_id")
+        try:
+            if options["base"]:
+                base = resolve_run(options["base"], server=options["server"], workload=options["workload"])
+                base_id = base.pk
+                series = series.filter(server_id=base.server_id, workload_id=base.workload_id)
+            if options["server"]:
+                if not Server.objects.filter(name=options["server"]).exists():
+                    raise CommandError(f"no server named {options['server']!r}")
+                series = series.filter(server__name=options["server"])
+            if options["workload"]:
+                if not Workload.objects.filter(name=options["workload"]).exists():
+                    raise CommandError(f"no workload named {options['workload']!r}")
+                series = series.filter(workload__name=options["workload"])
+            pairs = list(series)
+            if not pairs:
+                raise CommandError("no runs match")
+            for server_id, workload_id in pairs:
+                summary = detect_regressions(server_id, workload_id, base_id)
+                self._print(summary.regression_ids)
+                self.stdout.write(
+                    f"server {Server.objects.get(pk=server_id)}, workload {Workload.objects.get(pk=workload_id)}: "
+                    f"{summary.found} found ({summary.created} new, {summary.updated} updated, "
+                    f"{summary.unchanged} unchanged), {summary.stale} no longer found"
+                )
+        except ComparisonError as exc:
+            raise CommandError(str(exc)) from exc
+
+    def _print(self, ids: list[int]) -> None:
+        records = Regression.objects.filter(pk__in=ids).select_related(
+            "microbenchmark", "arrived_in__dbms", "previous_version", "fixed_in", "persists_until"
+        )
+        for r in records.order_by("arrived_in__sort_key", "microbenchmark__test", "group", "kind"):
+            subject = f"{r.group} (group, {len(r.evidence.get('members', []))} of {r.evidence.get('members_total')})"
+            after = f" after {r.previous_version.text}" if r.previous_version else ""
+            fixed = f", fixed in {r.fixed_in.text}" if r.fixed_in else ""
+            until = f", persists until {r.persists_until.text}" if r.persists_until and not r.fixed_in else ""
+            self.stdout.write(
+                f"{r.kind:<11}  {r.subject if r.microbenchmark_id else subject:<44}  "
+                f"arrived in {r.arrived_in}{after}: {_size(r)}"
+                f"{fixed}{until}  [{r.get_state_display()}] #{r.pk}"
+            )
+
+
+def _size(r: Regression) -> str:
+    if r.level_before is None or r.level_after is None or r.change is None:
+        return "size not measured"
+    return f"{r.level_before:.2f} → {r.level_after:.2f} ({r.change:+.1%})"

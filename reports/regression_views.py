@@ -1,0 +1,236 @@
+"""Regression pages: the list with filters and bulk triage, and one regression with its evidence, bugs and history."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.db.models import Q, QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_POST
+
+from reports import changepoints, stats
+from reports.bugs import ACCEPTED
+from reports.models import Regression, TriageEvent
+from reports.regressions import link_bug_to_many, triage
+from runs.models import Dbms, Server
+
+State = Regression.State
+PAGE_SIZE = 100
+OPEN, ANY = "open", "any"
+LINK = "link"
+
+
+class RegressionFilterForm(forms.Form):
+    state = forms.ChoiceField(
+        choices=[(OPEN, "open (not fixed, expected or noise)"), (ANY, "any"), *State.choices], required=False
+    )
+    kind = forms.ChoiceField(choices=[("", "any"), *Regression.Kind.choices], required=False)
+    dbms = forms.CharField(required=False)
+    server = forms.CharField(required=False)
+    group = forms.CharField(required=False)
+    q = forms.CharField(required=False, label="Microbenchmark or group")
+
+
+class BulkForm(forms.Form):
+    """One form for every change: the list's bulk actions and the detail page's triage and bug forms."""
+
+    ids = forms.ModelMultipleChoiceField(
+        queryset=Regression.objects.only("pk"), error_messages={"required": "tick at least one regression"}
+    )
+    action = forms.ChoiceField(choices=[*((s, f"mark {label}") for s, label in State.choices), (LINK, "link bug")])
+    bug = forms.CharField(required=False, max_length=500, help_text=ACCEPTED)
+    title = forms.CharField(required=False, max_length=300)
+    carry = forms.BooleanField(required=False, label="also link the same regression on other servers")
+    note = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    next = forms.CharField(required=False)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if data.get("action") == LINK and not data.get("bug"):
+            self.add_error("bug", f"a bug to link: {ACCEPTED}")
+        return data
+
+
+def filtered_regressions(form: RegressionFilterForm) -> QuerySet[Regression]:
+    regressions = Regression.objects.select_related(
+        "server",
+        "workload",
+        "microbenchmark",
+        "arrived_in__dbms",
+        "previous_version",
+        "fixed_in",
+        "persists_until",
+    ).prefetch_related("bugs")
+    data = form.cleaned_data if form.is_valid() else {}
+    state = data.get("state") or OPEN
+    if state == OPEN:
+        regressions = regressions.exclude(state__in=Regression.CLOSED_STATES)
+    elif state != ANY:
+        regressions = regressions.filter(state=state)
+    if kind := data.get("kind"):
+        regressions = regressions.filter(kind=kind)
+    if dbms := data.get("dbms"):
+        regressions = regressions.filter(arrived_in__dbms__name=dbms)
+    if server := data.get("server"):
+        regressions = regressions.filter(server__name=server)
+    if group := data.get("group"):
+        regressions = regressions.filter(group=group)
+    if q := data.get("q"):
+        regressions = regressions.filter(Q(microbenchmark__test__icontains=q) | Q(group__icontains=q))
+    return regressions
+
+
+def regression_list(request: HttpRequest) -> HttpResponse:
+    form = RegressionFilterForm(request.GET or None)
+    page = Paginator(filtered_regressions(form), PAGE_SIZE).get_page(request.GET.get("page"))
+    context = {
+        "form": form,
+        "page": page,
+        "states": State.choices,
+        "dbms_names": Dbms.objects.values_list("name", flat=True),
+        "server_names": Server.objects.filter(regressions__isnull=False).values_list("name", flat=True).distinct(),
+        "group_names": Regression.objects.exclude(group="")
+        .values_list("group", flat=True)
+        .distinct()
+        .order_by("group"),
+        "accepted": ACCEPTED,
+        "next": request.get_full_path(),
+    }
+    template = "reports/regressions/list.html#results" if request.htmx else "reports/regressions/list.html"
+    return render(request, template, context)
+
+
+def regression_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    regression = get_object_or_404(
+        Regression.objects.select_related(
+            "server",
+            "workload",
+            "microbenchmark",
+            "arrived_in__dbms",
+            "arrived_in_build",
+            "previous_version",
+            "fixed_in",
+            "persists_until",
+            "base_run",
+        ),
+        pk=pk,
+    )
+    context = {
+        "r": regression,
+        "bugs": list(regression.bugs.all()),
+        "events": TriageEvent.objects.filter(regression=regression).select_related("user"),
+        "evidence": evidence_table(regression),
+        "states": State.choices,
+        "accepted": ACCEPTED,
+        "rule": changepoints.__doc__,
+        "next": request.get_full_path(),
+    }
+    return render(request, "reports/regressions/detail.html", context)
+
+
+@login_required
+@require_POST
+def regression_bulk(request: HttpRequest) -> HttpResponse:
+    form = BulkForm(request.POST)
+    target = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        target = reverse("reports:regression_list")
+    if not form.is_valid():
+        for field, errors in form.errors.items():
+            text = " ".join(str(e) for e in errors)
+            messages.error(request, f"{field}: {text}" if field != "__all__" else text)
+        return redirect(target)
+    ids = [r.pk for r in form.cleaned_data["ids"]]
+    action, note = form.cleaned_data["action"], form.cleaned_data["note"]
+    if action == LINK:
+        try:
+            result = link_bug_to_many(
+                ids,
+                form.cleaned_data["bug"],
+                user=request.user,
+                title=form.cleaned_data["title"],
+                carry=form.cleaned_data["carry"],
+            )
+        except ValueError as exc:
+            messages.error(request, str(exc))
+            return redirect(target)
+        carried = f", {len(result.carried)} on other servers" if result.carried else ""
+        messages.success(request, f"linked {result.bug.label} to {len(result.linked)} regression(s){carried}")
+    else:
+        changed = triage(ids, action, request.user, note)
+        messages.success(request, f"{changed} of {len(ids)} regression(s) marked {State(action).label}")
+    return redirect(target)
+
+
+def evidence_table(regression: Regression) -> dict[str, Any]:
+    """Rows of the evidence table (one per build the detection saw), so the template only prints."""
+    evidence = regression.evidence or {}
+    points = evidence.get("points", [])
+    values: dict[str, list[Any]] = evidence.get("values", {})
+    labels = evidence.get("members") or list(values)
+    arrived, persists = evidence.get("arrived_point"), evidence.get("persists_point")
+    fixed = evidence.get("fixed_point")
+    levels = evidence.get("levels") or []
+    cvs = evidence.get("cv") or []
+    rows = []
+    for i, point in enumerate(points):
+        if not point.get("used", True):
+            phase = "other build: not a point"
+        elif arrived is None or i < arrived:
+            phase = "before"
+        elif fixed is not None and i >= fixed:
+            phase = "fixed" if regression.kind == Regression.Kind.REGRESSION else "ended"
+        elif persists is None or i <= persists:
+            phase = "arrived" if i == arrived else "after"
+        else:
+            phase = "after"
+        cells = []
+        for label in labels:
+            value = values.get(label, [None] * len(points))[i]
+            number = float(value) if isinstance(value, int | float) else None
+            cells.append({"value": number, "flag": stats.flag(number)})
+        rows.append(
+            {
+                "point": point,
+                "phase": phase,
+                "cells": cells,
+                "level": levels[i] if i < len(levels) else None,
+                "cv": cvs[i] if i < len(cvs) else None,
+            }
+        )
+    rule = evidence.get("rule", {})
+    return {
+        "labels": labels,
+        "rows": rows,
+        "is_group": regression.is_group,
+        "gate": f"{regression.threshold:.1%}" if regression.threshold is not None else "",
+        "rule_text": _rule_text(rule),
+    }
+
+
+_NOISE_SOURCES = {
+    "given": "estimated from first differences, pooled over every microbenchmark of the series",
+    "repeats": "median cv of repeated runs",
+    "series": "estimated from this series' first differences",
+    "unknown": "unknown (too few versions): only the magnitude gate applies",
+}
+
+
+def _rule_text(rule: dict[str, Any]) -> str:
+    if not rule:
+        return ""
+    noise = rule.get("noise")
+    noise_text = f"{noise:.1%}" if isinstance(noise, int | float) else "–"
+    return (
+        f"Noise σ per point {noise_text} ({_NOISE_SOURCES.get(rule.get('noise_source', ''), 'unknown')}). "
+        f"A step counts when its change exceeds {rule.get('min_change', 0):.0%} and {rule.get('k')}·σ·√(1/n₁+1/n₂)."
+    )

@@ -1,0 +1,413 @@
+"""HTTP API for regressions and bugs (``regressions_router``): list, create, triage, link bugs, detect.
+
+Reading is open like the pages; every change needs a logged-in session
+(django-ninja's ``django_auth``, CSRF-checked) and is written to the triage log.
+All changes go through ``reports.regressions``, the same functions the pages and
+the command use.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import Q, QuerySet
+from django.http import HttpRequest
+from django.shortcuts import get_object_or_404
+from ninja import Query, Router, Schema, Status
+from ninja.security import django_auth
+
+from reports import bugs as bugrefs
+from reports.models import Bug, Regression, TriageEvent
+from reports.regressions import link_bug, triage, unlink_bug
+from reports.tasks import detect_regressions_task
+from runs.models import Dbms, Microbenchmark, Server, Version, Workload
+
+regressions_router = Router(tags=["regressions"])
+
+State = Regression.State
+MAX_LIMIT = 500
+
+
+class ErrorOut(Schema):
+    detail: str
+
+
+class BugOut(Schema):
+    id: int
+    tracker: str
+    key: str
+    label: str
+    url: str
+    title: str
+    status: str
+    fixed_in: str
+
+
+class RegressionOut(Schema):
+    id: int
+    kind: str
+    state: str
+    subject: str
+    microbenchmark: str | None
+    group: str
+    dbms: str
+    server: str
+    workload: str
+    arrived_in: str
+    arrived_in_build: str | None
+    previous_version: str | None
+    fixed_in: str | None
+    persists_until: str | None
+    level_before: float | None
+    level_after: float | None
+    change: float | None
+    bugs: list[BugOut]
+    url: str
+
+
+class EventOut(Schema):
+    at: str
+    user: str | None
+    from_state: str
+    to_state: str
+    note: str
+
+
+class RegressionDetailOut(RegressionOut):
+    evidence: dict[str, Any]
+    events: list[EventOut]
+
+
+class RegressionPage(Schema):
+    count: int
+    items: list[RegressionOut]
+
+
+class RegressionFilter(Schema):
+    state: str = "open"  # open (not fixed, expected or noise), any, or one state
+    kind: str | None = None
+    dbms: str | None = None
+    server: str | None = None
+    workload: str | None = None
+    group: str | None = None
+    microbenchmark: str | None = None  # a label (point-query_range=100) or a test (point-query)
+    limit: int = 100
+    offset: int = 0
+
+
+class RegressionIn(Schema):
+    server: str
+    workload: str
+    dbms: str
+    arrived_in: str  # version text, e.g. 8.0.30
+    kind: str = "regression"
+    microbenchmark: str | None = None  # a label: point-query_range=100
+    group: str = ""
+    previous_version: str | None = None
+    fixed_in: str | None = None
+    level_before: float | None = None
+    level_after: float | None = None
+    state: str = "new"
+    note: str = ""
+    bugs: list[str] = []
+
+
+class RegressionPatch(Schema):
+    state: str | None = None
+    note: str = ""
+    fixed_in: str | None = None  # a version text; "" clears it
+
+
+class TriageIn(Schema):
+    ids: list[int]
+    state: str
+    note: str = ""
+
+
+class TriageOut(Schema):
+    changed: int
+
+
+class LinkIn(Schema):
+    bug: str  # MDEV-33894, PS-8822, MySQL bug 102037, bug #102037, RocksDB #12038 or a URL
+    title: str = ""
+    carry: bool = False  # also link the same regression on other servers
+
+
+class LinkOut(Schema):
+    bug: BugOut
+    linked: list[int]
+    carried: list[int]
+
+
+class DetectIn(Schema):
+    server: str
+    workload: str
+
+
+class DetectOut(Schema):
+    task_id: str | None
+    result: dict[str, Any] | None
+
+
+def _user(request: HttpRequest) -> Any:
+    # Every endpoint that changes something has auth=django_auth, which has put a logged-in user here.
+    return request.user
+
+
+def _regressions() -> QuerySet[Regression]:
+    return Regression.objects.select_related(
+        "server", "workload", "microbenchmark", "arrived_in__dbms", "arrived_in_build", "previous_version", "fixed_in"
+    ).prefetch_related("bugs")
+
+
+def bug_out(bug: Bug) -> BugOut:
+    return BugOut(
+        id=bug.pk,
+        tracker=bug.tracker,
+        key=bug.key,
+        label=bug.label,
+        url=bug.url,
+        title=bug.title,
+        status=bug.status,
+        fixed_in=bug.fixed_in,
+    )
+
+
+def _text(version: Version | None) -> str | None:
+    return version.text if version else None
+
+
+def regression_out(request: HttpRequest, r: Regression) -> dict[str, Any]:
+    return {
+        "id": r.pk,
+        "kind": r.kind,
+        "state": r.state,
+        "subject": r.subject,
+        "microbenchmark": r.microbenchmark.label if r.microbenchmark else None,
+        "group": r.group,
+        "dbms": r.arrived_in.dbms.name,
+        "server": r.server.name,
+        "workload": r.workload.name,
+        "arrived_in": r.arrived_in.text,
+        "arrived_in_build": r.arrived_in_build.name if r.arrived_in_build else None,
+        "previous_version": _text(r.previous_version),
+        "fixed_in": _text(r.fixed_in),
+        "persists_until": _text(r.persists_until),
+        "level_before": r.level_before,
+        "level_after": r.level_after,
+        "change": r.change,
+        "bugs": [bug_out(b) for b in r.bugs.all()],
+        "url": request.build_absolute_uri(r.get_absolute_url()),
+    }
+
+
+def _detail(request: HttpRequest, pk: int) -> dict[str, Any]:
+    r = get_object_or_404(_regressions().select_related("persists_until"), pk=pk)
+    events = TriageEvent.objects.filter(regression=r).select_related("user")
+    return {
+        **regression_out(request, r),
+        "evidence": r.evidence,
+        "events": [
+            {
+                "at": e.at.isoformat(),
+                "user": e.user.get_username() if e.user else None,
+                "from_state": e.from_state,
+                "to_state": e.to_state,
+                "note": e.note,
+            }
+            for e in events
+        ],
+    }
+
+
+@regressions_router.get("/regressions", response={200: RegressionPage, 400: ErrorOut})
+def list_regressions(request: HttpRequest, filters: Query[RegressionFilter]) -> Any:
+    """Regression records by series and version; ``state=open`` (the default) leaves out fixed, expected and noise."""
+    found = _regressions().select_related("persists_until")
+    if filters.state == "open":
+        found = found.exclude(state__in=Regression.CLOSED_STATES)
+    elif filters.state != "any":
+        if filters.state not in State.values:
+            return Status(400, ErrorOut(detail=f"state must be open, any or one of {', '.join(State.values)}"))
+        found = found.filter(state=filters.state)
+    if filters.kind:
+        found = found.filter(kind=filters.kind)
+    if filters.dbms:
+        found = found.filter(arrived_in__dbms__name=filters.dbms)
+    if filters.server:
+        found = found.filter(server__name=filters.server)
+    if filters.workload:
+        found = found.filter(workload__name=filters.workload)
+    if filters.group:
+        found = found.filter(group=filters.group)
+    if filters.microbenchmark:
+        test, _, size = filters.microbenchmark.partition("_range=")
+        found = found.filter(microbenchmark__test=test)
+        if size.isdigit():
+            found = found.filter(microbenchmark__range_size=int(size))
+    limit = max(1, min(filters.limit, MAX_LIMIT))
+    offset = max(0, filters.offset)
+    items = [regression_out(request, r) for r in found[offset : offset + limit]]
+    return Status(200, {"count": found.count(), "items": items})
+
+
+@regressions_router.get("/regressions/{int:regression_id}", response=RegressionDetailOut)
+def get_regression(request: HttpRequest, regression_id: int) -> Any:
+    """One regression with its evidence (values per version) and its triage log."""
+    return _detail(request, regression_id)
+
+
+def _version(dbms: Dbms, text: str | None) -> Version | None:
+    if not text:
+        return None
+    version, _ = Version.objects.get_or_create(dbms=dbms, text=text)
+    return version
+
+
+def _microbenchmark(label: str) -> Microbenchmark | None:
+    test, _, size = label.partition("_range=")
+    found = Microbenchmark.objects.filter(test=test, range_size=int(size) if size.isdigit() else None)
+    return found.first()
+
+
+@regressions_router.post(
+    "/regressions", auth=django_auth, response={201: RegressionDetailOut, 400: ErrorOut, 409: ErrorOut}
+)
+def create_regression(request: HttpRequest, payload: RegressionIn) -> Any:
+    """Record a regression by hand (one known from a write-up or a bug report); detection may update its size later."""
+    server = Server.objects.filter(name=payload.server).first()
+    workloads = list(Workload.objects.filter(name=payload.workload)[:2])
+    dbms = Dbms.objects.filter(name=payload.dbms).first()
+    if server is None or len(workloads) != 1 or dbms is None:
+        return Status(400, ErrorOut(detail="server, workload and dbms must name one existing row each"))
+    if not payload.arrived_in.strip():
+        return Status(400, ErrorOut(detail="arrived_in: the version the regression arrived in"))
+    if payload.kind not in Regression.Kind.values or payload.state not in State.values:
+        states = ", ".join(State.values)
+        return Status(400, ErrorOut(detail=f"kind is regression or improvement; state one of {states}"))
+    microbenchmark = _microbenchmark(payload.microbenchmark) if payload.microbenchmark else None
+    if payload.microbenchmark and microbenchmark is None:
+        return Status(400, ErrorOut(detail=f"no microbenchmark {payload.microbenchmark!r}"))
+    if microbenchmark is None and not payload.group:
+        return Status(400, ErrorOut(detail="a regression needs a microbenchmark or a group"))
+    try:
+        for text in payload.bugs:
+            bugrefs.parse(text)
+    except ValueError as exc:
+        return Status(400, ErrorOut(detail=str(exc)))
+    change = None
+    if payload.level_before and payload.level_after is not None:
+        change = payload.level_after / payload.level_before - 1
+    try:
+        with transaction.atomic():
+            regression = Regression.objects.create(
+                server=server,
+                workload=workloads[0],
+                microbenchmark=microbenchmark,
+                group=payload.group,
+                kind=payload.kind,
+                arrived_in=Version.objects.get_or_create(dbms=dbms, text=payload.arrived_in.strip())[0],
+                previous_version=_version(dbms, payload.previous_version),
+                fixed_in=_version(dbms, payload.fixed_in),
+                level_before=payload.level_before,
+                level_after=payload.level_after,
+                change=change,
+                state=State.NEW,
+            )
+    except IntegrityError:
+        existing = Regression.objects.filter(server=server, workload=workloads[0], kind=payload.kind).filter(
+            Q(microbenchmark=microbenchmark) if microbenchmark else Q(microbenchmark__isnull=True, group=payload.group),
+            arrived_in__dbms=dbms,
+            arrived_in__text=payload.arrived_in,
+        )
+        found = existing.values_list("pk", flat=True).first()
+        return Status(409, ErrorOut(detail=f"that regression exists already: id {found}"))
+    TriageEvent.objects.create(
+        regression=regression, user=_user(request), from_state=State.NEW, to_state=State.NEW, note="entered by hand"
+    )
+    for text in payload.bugs:
+        link_bug(regression, text, user=_user(request))
+    if payload.state != State.NEW:
+        triage([regression.pk], payload.state, _user(request), payload.note)
+    return Status(201, _detail(request, regression.pk))
+
+
+@regressions_router.patch(
+    "/regressions/{int:regression_id}", auth=django_auth, response={200: RegressionDetailOut, 400: ErrorOut}
+)
+def update_regression(request: HttpRequest, regression_id: int, payload: RegressionPatch) -> Any:
+    """Change the state (logged with the note) or correct ``fixed_in``."""
+    regression = get_object_or_404(Regression.objects.select_related("arrived_in__dbms", "fixed_in"), pk=regression_id)
+    if payload.state is not None and payload.state not in State.values:
+        return Status(400, ErrorOut(detail=f"state must be one of {', '.join(State.values)}"))
+    with transaction.atomic():
+        if payload.fixed_in is not None:
+            before = _text(regression.fixed_in) or "–"
+            regression.fixed_in = _version(regression.arrived_in.dbms, payload.fixed_in)
+            regression.save(update_fields=["fixed_in", "updated_at"])
+            TriageEvent.objects.create(
+                regression=regression,
+                user=_user(request),
+                from_state=regression.state,
+                to_state=regression.state,
+                note=f"fixed in: {before} → {payload.fixed_in or '–'}" + (f"; {payload.note}" if payload.note else ""),
+            )
+        if payload.state is not None:
+            triage([regression.pk], payload.state, _user(request), payload.note)
+    return Status(200, _detail(request, regression.pk))
+
+
+@regressions_router.post("/regressions/triage", auth=django_auth, response={200: TriageOut, 400: ErrorOut})
+def triage_regressions(request: HttpRequest, payload: TriageIn) -> Any:
+    """Move many regressions to one state at once, one triage event each."""
+    try:
+        return Status(200, TriageOut(changed=triage(payload.ids, payload.state, _user(request), payload.note)))
+    except ValueError as exc:
+        return Status(400, ErrorOut(detail=str(exc)))
+
+
+@regressions_router.post(
+    "/regressions/{int:regression_id}/bugs", auth=django_auth, response={200: LinkOut, 400: ErrorOut}
+)
+def link_regression_bug(request: HttpRequest, regression_id: int, payload: LinkIn) -> Any:
+    """Link a bug by key or URL; ``carry`` links it to the same regression on other servers too."""
+    regression = get_object_or_404(Regression, pk=regression_id)
+    try:
+        result = link_bug(regression, payload.bug, user=_user(request), title=payload.title, carry=payload.carry)
+    except ValueError as exc:
+        return Status(400, ErrorOut(detail=str(exc)))
+    return Status(200, LinkOut(bug=bug_out(result.bug), linked=result.linked, carried=result.carried))
+
+
+@regressions_router.delete(
+    "/regressions/{int:regression_id}/bugs/{int:bug_id}", auth=django_auth, response={204: None, 404: ErrorOut}
+)
+def unlink_regression_bug(request: HttpRequest, regression_id: int, bug_id: int) -> Any:
+    regression = get_object_or_404(Regression, pk=regression_id)
+    bug = get_object_or_404(Bug, pk=bug_id)
+    if not unlink_bug(regression, bug, user=_user(request)):
+        return Status(404, ErrorOut(detail=f"{bug.label} is not linked to regression {int:regression_id}"))
+    return Status(204, None)
+
+
+@regressions_router.get("/bugs", response=list[dict[str, Any]])
+def list_bugs(request: HttpRequest) -> Any:
+    """Every bug with the ids of the regressions it explains."""
+    return [
+        {**bug_out(bug).model_dump(), "regressions": [r.pk for r in bug.regressions.all()]}
+        for bug in Bug.objects.prefetch_related("regressions")
+    ]
+
+
+@regressions_router.post("/regressions/detect", auth=django_auth, response={202: DetectOut, 400: ErrorOut})
+def detect(request: HttpRequest, payload: DetectIn) -> Any:
+    """Queue detection for a server + workload (runs at once when Celery is eager); returns the task's result if any."""
+    server = Server.objects.filter(name=payload.server).first()
+    workload = Workload.objects.filter(name=payload.workload).first()
+    if server is None or workload is None:
+        return Status(400, ErrorOut(detail="server and workload must name existing rows"))
+    result = detect_regressions_task.delay(server.pk, workload.pk)
+    ready = result.result if result.ready() else None
+    return Status(202, DetectOut(task_id=result.id, result=ready if isinstance(ready, dict) else None))

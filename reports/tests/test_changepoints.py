@@ -1,0 +1,174 @@
+"""Change points over version-ordered relative QPS (reports.changepoints), on the real corpus and made-up series."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from reports import changepoints as cp
+from reports.groups import CURRENT_32, POINT_QUERIES
+
+# The reference table's columns (qps.rel.all.tsv), preceded by its base.
+VERSIONS = ["5.6.51", "5.7.44", "8.0.43", "8.0.44", "8.4.6", "8.4.7", "9.4.0", "9.5.0"]
+
+
+def _reference_series(corpus: Path) -> dict[str, list[float | None]]:
+    """label → relative QPS per version, base first (1.0), read from the authors' table."""
+    series: dict[str, list[float | None]] = {}
+    for line in (corpus / "sysbench-mysql-small" / "qps.rel.all.tsv").read_text().splitlines():
+        if "\t" in line and not line.startswith("col-1\t"):
+            *values, label = line.split("\t")
+            series[label] = [1.0, *(float(v) for v in values)]
+    return series
+
+
+@pytest.fixture
+def reference(corpus: Path) -> dict[str, list[float | None]]:
+    series = _reference_series(corpus)
+    assert len(series) == 33
+    return series
+
+
+def test_point_query_losses_arrive_in_two_steps_at_5_7_44_and_8_0_43(reference: dict) -> None:
+    noise = cp.pooled_noise(reference.values())
+    points = [label for label in reference if CURRENT_32.classify(label) == POINT_QUERIES]
+    assert len(points) == 9
+    at_5_7 = []
+    for label in points:
+        found = cp.steps(reference[label], VERSIONS, noise=noise)
+        assert {s.direction for s in found} == {"regression"}, label
+        assert {s.version for s in found} <= {"5.7.44", "8.0.43"}, label
+        assert "8.0.43" in {s.version for s in found}, label
+        at_5_7 += [label for s in found if s.version == "5.7.44"]
+        # The 8.4.x and 9.x releases add nothing: the final level arrived in 8.0.43.
+        arrival = cp.arrived_in(reference[label], VERSIONS, noise=noise)
+        assert arrival is not None and arrival.version == "8.0.43" and arrival.direction == "regression", label
+    # random-points with range=1000 lost only 1% in 5.7.44 (1.01): inside the gate, so that step is not its own.
+    assert sorted(at_5_7) == sorted(p for p in points if p != "random-points_range=1000")
+
+
+def test_point_query_steps_report_their_levels_and_sizes(reference: dict) -> None:
+    noise = cp.pooled_noise(reference.values())
+    first, second = cp.steps(reference["point-query_range=100"], VERSIONS, noise=noise)
+    assert (first.previous_version, first.version) == ("5.6.51", "5.7.44")
+    assert first.level_before == 1.0 and first.level_after == pytest.approx(0.88)
+    assert first.change == pytest.approx(-0.12)
+    assert (second.previous_version, second.version) == ("5.7.44", "8.0.43")
+    assert second.level_after == pytest.approx((0.69 + 0.69 + 0.68 + 0.67 + 0.68 + 0.65) / 6)
+    assert second.persists_until_version == "9.5.0" and second.ended_version is None
+
+
+def test_the_noise_estimate_is_not_inflated_by_the_steps_themselves(reference: dict) -> None:
+    noise = cp.pooled_noise(reference.values())
+    assert noise is not None and 0.005 < noise < 0.025
+    # Every series has two big steps; without them (from 8.0.43 on) the estimate is about the same.
+    flat = cp.pooled_noise([values[2:] for values in reference.values()])
+    assert flat is not None and noise == pytest.approx(flat, rel=0.5)
+
+
+def _noisy(levels: list[float], sigma: float, seed: int) -> list[float | None]:
+    rng = random.Random(seed)
+    return [level * (1 + rng.gauss(0, sigma)) for level in levels]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_flat_series_with_run_to_run_noise_has_no_step(seed: int) -> None:
+    values = _noisy([1.0] * 30, 0.015, seed)
+    assert cp.steps(values) == []
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_planted_step_is_found_at_its_version_despite_noise(seed: int) -> None:
+    values = _noisy([1.0] * 10 + [0.85] * 10, 0.01, seed)
+    (step,) = cp.steps(values)
+    assert step.index == 10 and step.direction == "regression"
+    assert step.change == pytest.approx(-0.15, abs=0.03)
+
+
+def test_a_change_inside_the_noise_of_repeated_runs_is_not_a_step() -> None:
+    values = [1.0, 1.0, 1.0, 0.93, 0.93, 0.93]
+    assert cp.steps(values, cvs=[0.001] * 6)  # tight repeats: 7% is real
+    assert cp.steps(values, cvs=[0.04] * 6) == []  # 4% spread: 3σ·√(2/3) ≈ 9.8% > 7%
+
+
+def test_a_change_below_min_change_is_not_a_step_however_quiet_the_series() -> None:
+    values = [1.0] * 5 + [0.97] * 5
+    assert cp.steps(values, cvs=[0.0001] * 10) == []
+    assert [s.index for s in cp.steps(values, cvs=[0.0001] * 10, min_change=0.02)] == [5]
+
+
+def test_the_newest_version_alone_can_be_the_one_that_regressed() -> None:
+    values = [1.0, 1.01, 0.99, 1.0, 1.0, 0.99, 1.01, 0.80]
+    (step,) = cp.steps(values, VERSIONS)
+    assert step.version == "9.5.0" and step.previous_version == "9.4.0"
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_slow_drift_of_one_or_two_percent_per_release_is_no_step(seed: int) -> None:
+    values = _noisy([1.0 - 0.015 * i for i in range(20)], 0.005, seed)
+    assert cp.steps(values) == []
+    # The same total loss in one release is a step.
+    assert [s.index for s in cp.steps([1.0] * 10 + [0.715] * 10)] == [10]
+
+
+def test_missing_results_are_skipped_and_steps_keep_their_place_in_the_series() -> None:
+    values = [1.0, None, 1.0, 1.01, None, 0.8, 0.8, 0.79]
+    (step,) = cp.steps(values)
+    assert step.index == 5 and step.previous_index == 3
+
+
+def test_a_regression_that_comes_back_is_fixed_there_and_the_fix_is_no_record_of_its_own() -> None:
+    values = [1.0, 1.0, 0.8, 0.8, 0.8, 0.99, 1.0]
+    detection = cp.detect(values, VERSIONS[:7])
+    regression, fix = detection.steps
+    assert regression.version == "8.0.43" and regression.ended_version == "8.4.7"
+    assert regression.persists_until_version == "8.4.6"
+    assert fix.reverses == regression.index
+    assert detection.reported_steps == (regression,)
+    assert cp.arrived_in(detection) is None  # back at the base level: nothing arrived
+
+
+def test_a_recovery_that_overshoots_is_an_improvement_in_its_own_right() -> None:
+    detection = cp.detect([1.0, 1.0, 0.8, 0.8, 1.3, 1.3])
+    regression, improvement = detection.reported_steps
+    assert regression.ended_index == 4
+    assert improvement.direction == "improvement" and improvement.reverses is None
+
+
+def test_arrived_in_is_where_the_final_level_begins_to_hold() -> None:
+    # Two losses: the final level (0.67) arrives with the second.
+    arrival = cp.arrived_in([1.0, 0.88, 0.67, 0.67, 0.67], VERSIONS[:5], noise=0.01)
+    assert arrival is not None and arrival.version == "8.0.43" and arrival.change == pytest.approx(-0.33)
+    # A partial recovery: the series has been at least 10% down since the first loss.
+    arrival = cp.arrived_in([1.0, 0.8, 0.8, 0.9, 0.9], VERSIONS[:5], noise=0.01)
+    assert arrival is not None and arrival.version == "5.7.44" and arrival.change == pytest.approx(-0.1)
+    assert cp.arrived_in([1.0, 1.0, 1.01, 0.99]) is None
+
+
+def test_without_enough_points_for_a_noise_estimate_only_the_magnitude_gate_applies() -> None:
+    detection = cp.detect([1.0, 0.8, 0.81])
+    assert detection.noise is None and detection.noise_source == "unknown"
+    assert [s.index for s in detection.steps] == [1]
+    assert cp.steps([1.0, 0.97]) == []
+
+
+def test_one_build_per_version_is_a_point_preferring_the_bases_flavour_and_config() -> None:
+    columns = [
+        ("5.6.51", "rel_o2nofp", "z12a"),
+        ("8.4.6", "rel_o2nofp", "z12a"),
+        ("8.4.6", "v2_rel_o2nofp", "z12a"),
+        ("8.4.7", "v2_rel_o2nofp", "z12a"),
+        ("8.4.7", "rel_o2nofp", "z12b"),
+        ("9.5.0", "lto", "z13"),
+    ]
+    # 8.4.6: the base's build; 8.4.7: the base's config beats the base's flavour; 9.5.0: the only build.
+    assert cp.choose_points(columns, base_index=0) == [0, 1, 3, 5]
+    # The base is always a point, even when its version has a more typical build.
+    assert cp.choose_points(columns, base_index=2) == [0, 2, 3, 5]
+
+
+def test_values_and_versions_must_have_the_same_length() -> None:
+    with pytest.raises(ValueError, match="3 values but 2 versions"):
+        cp.detect([1.0, 1.0, 1.0], ["a", "b"])

@@ -1,0 +1,417 @@
+"""Regression records: detection on the real corpus, idempotent upserts, triage, bugs, pages, command, task and API."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import call_command
+from django.db import IntegrityError, connection, transaction
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+from ninja.testing import TestClient
+
+from reports.models import Bug, Regression, TriageEvent
+from reports.regressions import detect_regressions, link_bug, same_regression_elsewhere, triage
+from reports.regressions_api import regressions_router
+from reports.tasks import detect_regressions_task
+from runs import synthetic
+from runs.importer import archive_directory, submit_and_import
+from runs.models import Bundle, Dbms, Microbenchmark, Run, Server, Version, Workload
+from runs.versions import sort_key
+
+pytestmark = pytest.mark.django_db
+
+BASE = "x.my5651_rel_o2nofp.z12a_c8r32.pk1"
+POINT_QUERIES = "point queries"
+State = Regression.State
+
+
+@pytest.fixture
+def small(corpus: Path) -> Run:
+    submit_and_import(
+        archive_directory(corpus / "sysbench-mysql-small"), name="small.tar.gz", source=Bundle.Source.COMMAND
+    )
+    return Run.objects.get(name=BASE)
+
+
+@pytest.fixture
+def detected(small: Run) -> list[Regression]:
+    detect_regressions(small.server_id, small.workload_id)
+    return list(Regression.objects.select_related("arrived_in", "microbenchmark", "arrived_in_build"))
+
+
+@pytest.fixture
+def user() -> User:
+    return User.objects.create_user("engineer", password="not-used-here")
+
+
+@pytest.fixture
+def logged_in(user: User) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def _is_point_query(r: Regression) -> bool:
+    return r.group == POINT_QUERIES or (r.microbenchmark is not None and "point" in r.microbenchmark.test)
+
+
+# --------------------------------------------------------------------------- detection on the real corpus
+
+
+def test_point_query_losses_arrive_in_two_steps_at_5_7_44_and_8_0_43(detected: list[Regression]) -> None:
+    groups = {r.arrived_in.text: r for r in detected if r.is_group and r.group == POINT_QUERIES}
+    assert sorted(groups) == ["5.7.44", "8.0.43"]
+    assert {r.kind for r in groups.values()} == {"regression"}
+    first, second = groups["5.7.44"], groups["8.0.43"]
+    # Most of the group moved together, so it is one record; random-points range=1000 lost only 1% in 5.7.44.
+    assert len(first.evidence["members"]) == 8 and first.evidence["members_total"] == 9
+    assert "random-points_range=1000" not in first.evidence["members"]
+    assert len(second.evidence["members"]) == 9
+    assert first.level_before == 1.0 and first.change == pytest.approx(-0.114, abs=0.01)
+    assert second.change == pytest.approx(-0.175, abs=0.01)
+    assert second.previous_version.text == "5.7.44"  # type: ignore[union-attr]
+    assert first.fixed_in is None and second.persists_until.text == "9.5.0"  # type: ignore[union-attr]
+    # No member of the group has a record of its own: the group record stands for them.
+    assert not [r for r in detected if r.microbenchmark and r.group == POINT_QUERIES]
+
+
+def test_the_8_4_and_9_x_releases_add_no_point_query_regression(detected: list[Regression]) -> None:
+    point_queries = [r for r in detected if _is_point_query(r)]
+    assert {r.arrived_in.text for r in point_queries} == {"5.7.44", "8.0.43"}
+    assert not [r for r in point_queries if r.arrived_in.sort_key > sort_key("8.0.43")]
+
+
+def test_changes_inside_the_noise_produce_no_record(detected: list[Regression]) -> None:
+    # 8.0.44 … 9.4.0 move every microbenchmark by a few percent at most: no record arrives there.
+    arrived = {r.arrived_in.text for r in detected}
+    assert arrived == {"5.7.44", "8.0.43", "9.5.0"}
+    for r in detected:
+        assert abs(r.change) > 0.05  # type: ignore[arg-type]
+        assert abs(r.change) > r.threshold  # type: ignore[arg-type,operator]
+
+
+def test_the_second_8_4_6_build_is_evidence_but_not_a_point_of_the_series(detected: list[Regression]) -> None:
+    points = detected[0].evidence["points"]
+    by_column = {p["column"]: p for p in points}
+    assert by_column["x.my8406v2_rel_o2nofp.z12a_c8r32.pk1"]["used"] is False
+    assert by_column["x.my8406_rel_o2nofp.z12a_c8r32.pk1"]["used"] is True
+    assert sum(1 for p in points if p["used"]) == 8
+    assert not [r for r in detected if r.arrived_in_build and "v2" in r.arrived_in_build.name]
+
+
+def test_running_detection_twice_keeps_the_same_rows(small: Run) -> None:
+    first = detect_regressions(small.server_id, small.workload_id)
+    rows = list(Regression.objects.order_by("pk").values())
+    second = detect_regressions(small.server_id, small.workload_id)
+    assert first.created == len(rows) > 10
+    assert (second.created, second.updated, second.unchanged) == (0, 0, len(rows))
+    again = list(Regression.objects.order_by("pk").values())
+    assert [{**r, "detected_at": None} for r in again] == [{**r, "detected_at": None} for r in rows]
+
+
+def test_redetection_restores_sizes_and_keeps_the_triage(small: Run, user: User) -> None:
+    detect_regressions(small.server_id, small.workload_id)
+    record = Regression.objects.get(group=POINT_QUERIES, arrived_in__text="8.0.43")
+    expected = (record.level_before, record.level_after, record.evidence)
+    Regression.objects.filter(pk=record.pk).update(level_before=0.5, evidence={})
+    triage([record.pk], State.ACKNOWLEDGED, user, "seen it")
+    link_bug(record, "bug #102037", user=user)
+
+    summary = detect_regressions(small.server_id, small.workload_id)
+    record.refresh_from_db()
+    assert summary.updated == 1 and summary.created == 0
+    assert (record.level_before, record.level_after, record.evidence) == expected
+    assert record.state == State.BUG_FILED
+    assert [b.label for b in record.bugs.all()] == ["MySQL bug #102037"]
+
+
+def test_the_database_refuses_a_duplicate_record_of_the_same_step(detected: list[Regression]) -> None:
+    group = next(r for r in detected if r.is_group)
+    single = next(r for r in detected if not r.is_group)
+    for original in (group, single):
+        with pytest.raises(IntegrityError), transaction.atomic():
+            Regression.objects.create(
+                server=original.server,
+                workload=original.workload,
+                microbenchmark=original.microbenchmark,
+                group=original.group,
+                kind=original.kind,
+                arrived_in=original.arrived_in,
+            )
+
+
+def test_a_regression_that_a_later_version_reverses_is_fixed_there() -> None:
+    spec = synthetic.SeriesSpec(
+        versions=("8.0.26", "8.0.28", "8.0.30", "8.0.32", "8.0.34", "8.0.36"),
+        steps=(synthetic.Step(2, "update-index", 0.7), synthetic.Step(4, "update-index", 1 / 0.7)),
+        seed=11,
+    )
+    submit_and_import(synthetic.bundle_bytes(spec), name="fix.tgz", source=Bundle.Source.COMMAND)
+    run = Run.objects.first()
+    assert run is not None
+    detect_regressions(run.server_id, run.workload_id)
+    (record,) = Regression.objects.filter(microbenchmark__test="update-index")
+    assert (record.kind, record.arrived_in.text, record.fixed_in.text) == ("regression", "8.0.30", "8.0.34")  # type: ignore[union-attr]
+    assert record.persists_until.text == "8.0.32"  # type: ignore[union-attr]
+    # The fix is the end of the regression, not an improvement of its own.
+    assert not Regression.objects.filter(kind="improvement", microbenchmark__test="update-index").exists()
+
+
+# --------------------------------------------------------------------------- triage and bugs
+
+
+def test_triage_writes_one_audit_event_per_regression_that_changed(detected: list[Regression], user: User) -> None:
+    a, b, c = detected[:3]
+    triage([c.pk], State.NOISE, user)
+    changed = triage([a.pk, b.pk, c.pk], State.NOISE, user)
+    assert changed == 2
+    events = list(TriageEvent.objects.order_by("pk").values_list("regression_id", "from_state", "to_state", "user"))
+    assert events == [
+        (c.pk, "new", "noise", user.pk),
+        (a.pk, "new", "noise", user.pk),
+        (b.pk, "new", "noise", user.pk),
+    ]
+    # A note on a record already in the state is still logged: the audit log keeps every word.
+    triage([a.pk], State.NOISE, user, "same step on the other run")
+    assert TriageEvent.objects.filter(regression=a, note="same step on the other run").exists()
+    with pytest.raises(ValueError, match="unknown state"):
+        triage([a.pk], "closed", user)
+
+
+def test_linking_a_bug_expands_the_key_and_moves_a_new_record_to_bug_filed(
+    detected: list[Regression], user: User
+) -> None:
+    record = detected[0]
+    result = link_bug(record, "MDEV-33894", user=user, title="slow point lookups")
+    assert result.linked == [record.pk] and result.carried == []
+    bug = Bug.objects.get()
+    assert (bug.tracker, bug.key, bug.url) == (
+        "mariadb-jira",
+        "MDEV-33894",
+        "https://jira.mariadb.org/browse/MDEV-33894",
+    )
+    record.refresh_from_db()
+    assert record.state == State.BUG_FILED
+    assert TriageEvent.objects.get(regression=record).note == "linked MDEV-33894"
+    # The same bug by URL is the same row, and linking twice adds nothing.
+    assert link_bug(record, "https://jira.mariadb.org/browse/MDEV-33894").linked == []
+    assert Bug.objects.count() == 1
+    with pytest.raises(ValueError, match="not a bug reference"):
+        link_bug(record, "see the blog")
+
+
+def _series_on(server: str, versions: tuple[str, ...], step_at: int, seed: int) -> Run:
+    spec = synthetic.SeriesSpec(versions=versions, steps=(synthetic.Step(step_at, "update-index", 0.7),), seed=seed)
+    submit_and_import(
+        synthetic.bundle_bytes(spec), name=f"{server}.tgz", source=Bundle.Source.COMMAND, overrides={"server": server}
+    )
+    run = Run.objects.filter(server__name=server).first()
+    assert run is not None
+    detect_regressions(run.server_id, run.workload_id)
+    return run
+
+
+def test_a_bug_carries_to_the_same_regression_on_other_servers(user: User) -> None:
+    every = ("8.0.26", "8.0.28", "8.0.30", "8.0.32", "8.0.34")
+    _series_on("a", every, step_at=2, seed=1)  # arrives in 8.0.30
+    _series_on("b", ("8.0.26", "8.0.28", "8.0.32", "8.0.34", "8.0.36"), step_at=2, seed=2)  # 8.0.32: 8.0.30 untested
+    _series_on("c", every, step_at=4, seed=3)  # 8.0.34: another change
+    on = {
+        r.server.name: r
+        for r in Regression.objects.filter(microbenchmark__test="update-index").select_related("server")
+    }
+    assert {name: r.arrived_in.text for name, r in on.items()} == {"a": "8.0.30", "b": "8.0.32", "c": "8.0.34"}
+
+    assert list(same_regression_elsewhere(on["a"])) == [on["b"]]
+    result = link_bug(on["a"], "MySQL bug 102037", user=user, carry=True)
+    assert result.carried == [on["b"].pk]
+    assert set(Regression.objects.filter(bugs__key="102037").values_list("server__name", flat=True)) == {"a", "b"}
+    assert "carried" in TriageEvent.objects.get(regression=on["b"]).note
+
+
+# --------------------------------------------------------------------------- pages
+
+
+def test_bulk_actions_need_a_login(detected: list[Regression]) -> None:
+    ids = [r.pk for r in detected[:2]]
+    response = Client().post(reverse("reports:regression_bulk"), {"ids": ids, "action": State.NOISE})
+    assert response.status_code == 302 and "login" in response["Location"]
+    assert not Regression.objects.filter(state=State.NOISE).exists()
+
+
+def test_bulk_actions_apply_to_every_ticked_regression(detected: list[Regression], logged_in: Client) -> None:
+    ids = [r.pk for r in detected[:3]]
+    url = reverse("reports:regression_bulk")
+    response = logged_in.post(url, {"ids": ids, "action": State.EXPECTED, "note": "8.0 redo log", "next": "/x"})
+    assert response.status_code == 302 and response["Location"] == "/x"
+    assert set(Regression.objects.filter(state=State.EXPECTED).values_list("pk", flat=True)) == set(ids)
+    assert TriageEvent.objects.filter(note="8.0 redo log").count() == 3
+
+    logged_in.post(url, {"ids": ids[:2], "action": "link", "bug": "PS-8822"})
+    assert set(Bug.objects.get(key="PS-8822").regressions.values_list("pk", flat=True)) == set(ids[:2])
+
+    page = logged_in.post(url, {"ids": ids[:1], "action": "link", "bug": "nonsense"}, follow=True)
+    assert "not a bug reference" in page.content.decode()
+
+
+def test_a_redirect_after_a_bulk_action_never_leaves_the_site(detected: list[Regression], logged_in: Client) -> None:
+    response = logged_in.post(
+        reverse("reports:regression_bulk"),
+        {"ids": [detected[0].pk], "action": State.ACKNOWLEDGED, "next": "https://evil.example/"},
+    )
+    assert response["Location"] == reverse("reports:regression_list")
+
+
+def test_the_list_shows_open_regressions_and_filters_them(detected: list[Regression], user: User) -> None:
+    url = reverse("reports:regression_list")
+    noise = next(r for r in detected if r.arrived_in.text == "9.5.0")
+    triage([noise.pk], State.NOISE, user)
+    page = Client().get(url).content.decode()
+    assert f'data-regression="{noise.pk}"' not in page
+    assert page.count("data-regression=") == len(detected) - 1
+    assert f'data-regression="{noise.pk}"' in Client().get(url, {"state": "noise"}).content.decode()
+    grouped = Client().get(url, {"group": POINT_QUERIES}).content.decode()
+    assert grouped.count("data-regression=") == 2
+    assert Client().get(url, {"dbms": "Postgres"}).content.decode().count("data-regression=") == 0
+    assert Client().get(url, {"server": "nope"}).content.decode().count("data-regression=") == 0
+
+
+def test_an_htmx_request_gets_only_the_results(detected: list[Regression]) -> None:
+    response = Client().get(reverse("reports:regression_list"), headers={"HX-Request": "true"})
+    body = response.content.decode()
+    assert body.lstrip().startswith('<div id="results">') and "<html" not in body
+
+
+def test_the_detail_page_shows_evidence_bugs_and_history(detected: list[Regression], logged_in: Client) -> None:
+    record = next(r for r in detected if r.group == POINT_QUERIES and r.arrived_in.text == "8.0.43")
+    logged_in.post(
+        reverse("reports:regression_bulk"),
+        {"ids": [record.pk], "action": "link", "bug": "MDEV-33894", "note": "x"},
+    )
+    body = logged_in.get(record.get_absolute_url()).content.decode()
+    assert "https://jira.mariadb.org/browse/MDEV-33894" in body
+    assert "linked MDEV-33894" in body
+    assert "other build: not a point" in body  # the second 8.4.6 build
+    assert body.count("<strong>arrived</strong>") == 1
+    assert "hot-points_range=100" in body and "0.63" in body  # hot-points in 8.0.43, as in the reference table
+    assert "How regressions are detected" in body
+
+
+def _make_regressions(count: int, offset: int = 0) -> None:
+    dbms, _ = Dbms.objects.get_or_create(name="MySQL")
+    version, _ = Version.objects.get_or_create(dbms=dbms, text="8.0.30")
+    before, _ = Version.objects.get_or_create(dbms=dbms, text="8.0.28")
+    server, _ = Server.objects.get_or_create(name="s")
+    workload, _ = Workload.objects.get_or_create(name="w")
+    for i in range(offset, offset + count):
+        mb = Microbenchmark.objects.create(test=f"test-{i}", range_size=100)
+        r = Regression.objects.create(
+            server=server,
+            workload=workload,
+            microbenchmark=mb,
+            group="writes",
+            arrived_in=version,
+            previous_version=before,
+            persists_until=version,
+            level_before=1.0,
+            level_after=0.8,
+            change=-0.2,
+        )
+        r.bugs.add(*(Bug.objects.get_or_create(tracker="url", key=f"https://e.org/{i}-{j}")[0] for j in range(2)))
+
+
+def _queries(client: Client, url: str) -> int:
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(url).status_code == 200
+    return len(queries)
+
+
+def test_page_query_counts_do_not_grow_with_the_number_of_regressions(logged_in: Client) -> None:
+    _make_regressions(3)
+    few_list = _queries(logged_in, reverse("reports:regression_list"))
+    first = Regression.objects.first()
+    assert first is not None
+    few_detail = _queries(logged_in, first.get_absolute_url())
+    _make_regressions(30, offset=3)
+    for r in Regression.objects.all()[:10]:
+        triage([r.pk], State.ACKNOWLEDGED, None, "more history")
+    assert _queries(logged_in, reverse("reports:regression_list")) == few_list
+    assert _queries(logged_in, first.get_absolute_url()) == few_detail
+
+
+# --------------------------------------------------------------------------- command, task, API
+
+
+def test_the_command_prints_the_records_it_found(small: Run) -> None:
+    out = io.StringIO()
+    call_command("detect_regressions", "--base", BASE, stdout=out)
+    text = out.getvalue()
+    assert "point queries (group, 9 of 9)" in text
+    assert "arrived in MySQL 8.0.43 after 5.7.44" in text
+    count = Regression.objects.count()
+    assert f"{count} found ({count} new, 0 updated, 0 unchanged)" in text
+    assert text.count("\n") == count + 1  # one line per record, then the counts
+
+
+def test_the_task_takes_ids_and_can_run_twice(small: Run) -> None:
+    first = detect_regressions_task.delay(small.server_id, small.workload_id).get()
+    second = detect_regressions_task.delay(small.server_id, small.workload_id).get()
+    assert first["created"] == second["unchanged"] == Regression.objects.count() > 0
+    assert detect_regressions_task.delay(small.server_id, 10**9).get()["error"].startswith("no runs")
+
+
+def test_the_api_lists_regressions_and_needs_a_login_to_change_them(detected: list[Regression], user: User) -> None:
+    api = TestClient(regressions_router)
+    listed = api.get("/regressions?group=point%20queries").json()
+    assert listed["count"] == 2 and {i["arrived_in"] for i in listed["items"]} == {"5.7.44", "8.0.43"}
+    record = listed["items"][0]
+    assert api.patch(f"/regressions/{record['id']}", json={"state": "noise"}).status_code == 401
+
+    patched = api.patch(f"/regressions/{record['id']}", json={"state": "acknowledged", "note": "ok"}, user=user)
+    assert patched.status_code == 200 and patched.json()["state"] == "acknowledged"
+    assert patched.json()["events"][-1]["note"] == "ok"
+
+    linked = api.post(f"/regressions/{record['id']}/bugs", json={"bug": "RocksDB #12038"}, user=user).json()
+    assert linked["bug"]["url"] == "https://github.com/facebook/rocksdb/issues/12038"
+    assert api.post(f"/regressions/{record['id']}/bugs", json={"bug": "?"}, user=user).status_code == 400
+    assert api.delete(f"/regressions/{record['id']}/bugs/{linked['bug']['id']}", user=user).status_code == 204
+
+    ids = [r.pk for r in detected[:4]]
+    assert api.post("/regressions/triage", json={"ids": ids, "state": "expected"}, user=user).json() == {"changed": 4}
+
+
+def test_the_api_creates_a_regression_by_hand_once(small: Run, user: User) -> None:
+    api = TestClient(regressions_router)
+    payload = {
+        "server": small.server.name,
+        "workload": small.workload.name,
+        "dbms": "MySQL",
+        "arrived_in": "8.0.30",
+        "microbenchmark": "update-index_range=100",
+        "level_before": 1.0,
+        "level_after": 0.8,
+        "bugs": ["bug #102037"],
+    }
+    created = api.post("/regressions", json=payload, user=user)
+    assert created.status_code == 201, created.content
+    body = created.json()
+    assert body["change"] == pytest.approx(-0.2) and body["state"] == "bug_filed"
+    assert body["bugs"][0]["label"] == "MySQL bug #102037"
+    again = api.post("/regressions", json=payload, user=user)
+    assert again.status_code == 409 and str(body["id"]) in again.json()["detail"]
+    assert api.post("/regressions", json={**payload, "microbenchmark": "nope"}, user=user).status_code == 400
+
+
+def test_the_api_queues_detection_for_a_server_and_workload(small: Run, user: User) -> None:
+    api = TestClient(regressions_router)
+    payload = {"server": small.server.name, "workload": small.workload.name}
+    assert api.post("/regressions/detect", json=payload).status_code == 401
+    response = api.post("/regressions/detect", json=payload, user=user)
+    assert response.status_code == 202
+    assert response.json()["result"]["created"] == Regression.objects.count() > 0
+    assert api.post("/regressions/detect", json={**payload, "server": "nope"}, user=user).status_code == 400
