@@ -676,3 +676,82 @@ def _to_dict(figure: go.Figure) -> dict[str, Any]:
     # Through JSON and back: plain lists, floats and None only, exactly what json_script will write.
     result: dict[str, Any] = json.loads(figure.to_json())
     return result
+
+
+# --------------------------------------------------------------------------- regression and bug markers
+
+
+class Marker(TypedDict):
+    """A regression shown on a chart: where it arrived (and was fixed), and the bugs that explain it."""
+
+    arrived: str | None  # column key of the version where it arrived
+    fixed: str | None  # column key of the version where it was fixed
+    text: str  # the bug keys ("MySQL bug 102037") or "regression" when no bug is linked yet
+    kind: str  # "regression" or "improvement"
+
+
+def with_markers(figure: dict[str, Any], markers: Sequence[Marker]) -> dict[str, Any]:
+    """The figure with a vertical line and a label at each marker's arrived-in and fixed-in column.
+
+    Works on any figure whose x axis holds column keys (group charts, drill-downs);
+    returns a new dict, the cached figure is not changed.
+    """
+    if not markers:
+        return figure
+    layout = dict(figure.get("layout", {}))
+    shapes = list(layout.get("shapes", []))
+    annotations = list(layout.get("annotations", []))
+    for marker in markers:
+        colour = RED if marker["kind"] == "regression" else GREEN
+        for x, what in ((marker["arrived"], "arrived"), (marker["fixed"], "fixed")):
+            if x is None:
+                continue
+            line_colour = colour if what == "arrived" else GREEN
+            shapes.append(
+                {
+                    "type": "line",
+                    "xref": "x",
+                    "yref": "paper",
+                    "x0": x,
+                    "x1": x,
+                    "y0": 0,
+                    "y1": 1,
+                    "line": {"color": line_colour, "width": 1.5, "dash": "dashdot"},
+                }
+            )
+            annotations.append(
+                {
+                    "x": x,
+                    "y": 1,
+                    "xref": "x",
+                    "yref": "paper",
+                    "yanchor": "bottom",
+                    "showarrow": False,
+                    "text": f"{marker['text']} ({what})",
+                    "font": {"size": 10, "color": line_colour},
+                    "bgcolor": "rgba(255,255,255,0.85)",
+                }
+            )
+    layout["shapes"] = shapes
+    layout["annotations"] = annotations
+    return {**figure, "layout": layout}
+
+
+def with_heatmap_badges(figure: dict[str, Any], badges: Sequence[tuple[str, str, str]]) -> dict[str, Any]:
+    """The heatmap with a badge (a small marker) on each (column key, label) cell where a linked regression arrived.
+
+    Each badge's hover text names the bugs; the cell stays clickable underneath.
+    """
+    if not badges:
+        return figure
+    trace = go.Scatter(
+        x=[b[0] for b in badges],
+        y=[b[1] for b in badges],
+        mode="markers",
+        marker={"symbol": "diamond", "size": 9, "color": "#ffbf47", "line": {"color": "#1d2330", "width": 1}},
+        text=[b[2] for b in badges],
+        hovertemplate="%{text}<extra></extra>",
+        name="bugs",
+        showlegend=False,
+    )
+    return {**figure, "data": [*figure.get("data", []), _to_dict(go.Figure(data=[trace]))["data"][0]]}

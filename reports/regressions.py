@@ -536,3 +536,53 @@ def same_regression_elsewhere(regression: Regression) -> QuerySet[Regression]:
     return found.filter(arrived_in__sort_key__gt=regression.previous_version.sort_key).filter(
         Q(previous_version__sort_key__lt=arrived) | Q(previous_version__isnull=True, arrived_in__sort_key=arrived)
     )
+
+
+def comparison_markers(comparison: Comparison) -> dict[str, Any]:
+    """Regressions of a comparison's series, placed on its columns: for charts, tables and the heatmap.
+
+    Returns ``{"by_label": {label: [item]}, "by_group": {group: [item]}}`` where an
+    item has the regression's id, url, kind, state, the column keys where it
+    arrived and was fixed, and its bugs as (key, url). Two queries, whatever the
+    number of regressions.
+    """
+    column_of_version: dict[str, str] = {}
+    for column in comparison.columns:
+        column_of_version.setdefault(column.version, column.key)
+    found = (
+        Regression.objects.filter(server_id=comparison.server_id, workload_id=comparison.workload_id)
+        .select_related("arrived_in", "fixed_in", "microbenchmark")
+        .prefetch_related("bugs")
+    )
+    by_label: dict[str, list[dict[str, Any]]] = {}
+    by_group: dict[str, list[dict[str, Any]]] = {}
+    for regression in found:
+        item = {
+            "id": regression.pk,
+            "url": regression.get_absolute_url(),
+            "kind": regression.kind,
+            "state": regression.state,
+            "arrived": column_of_version.get(regression.arrived_in.text),
+            "arrived_version": regression.arrived_in.text,
+            "fixed": column_of_version.get(regression.fixed_in.text) if regression.fixed_in else None,
+            "bugs": [(bug.label, bug.url) for bug in regression.bugs.all()],
+        }
+        if regression.microbenchmark is not None:
+            by_label.setdefault(regression.microbenchmark.label, []).append(item)
+        elif regression.group:
+            by_group.setdefault(regression.group, []).append(item)
+    return {"by_label": by_label, "by_group": by_group}
+
+
+def chart_markers(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Chart markers for the items that have bugs linked: what the write-ups annotate."""
+    return [
+        {
+            "arrived": item["arrived"],
+            "fixed": item["fixed"],
+            "text": ", ".join(key for key, _ in item["bugs"]),
+            "kind": item["kind"],
+        }
+        for item in items
+        if item["bugs"]
+    ]

@@ -23,6 +23,7 @@ from reports.compare import CACHE_SECONDS, Comparison, ComparisonError, Comparis
 from reports.exports import CONTENT_TYPES, export, filename, spec_for_format
 from reports.forms import CompareForm, ExportForm, SaveReportForm
 from reports.models import GroupSetDefinition, Report
+from reports.regressions import chart_markers, comparison_markers
 from reports.stats import flag as stats_flag
 from reports.templatetags.benchdash import rel
 from runs.models import Microbenchmark, Result, Run
@@ -119,8 +120,15 @@ def compare(request: HttpRequest) -> HttpResponse:
         except ComparisonError as exc:
             context["error"] = str(exc)
         else:
-            context.update(comparison_context(comparison, request.GET))
-            context["group_charts"] = group_charts(comparison, form.cleaned_data.get("y_min"))
+            markers = comparison_markers(comparison)
+            context.update(comparison_context(comparison, request.GET, markers))
+            context["group_charts"] = [
+                {
+                    **chart,
+                    "figure": charts.with_markers(chart["figure"], _group_markers(comparison, chart["group"], markers)),
+                }
+                for chart in group_charts(comparison, form.cleaned_data.get("y_min"))
+            ]
     template = "reports/compare.html#comparison" if request.htmx else "reports/compare.html"
     return render(request, template, context)
 
@@ -143,7 +151,18 @@ def _cells(cells: list[str]) -> SafeString:
     return mark_safe("".join(cells))  # every piece is built and escaped by _cell
 
 
-def comparison_context(comparison: Comparison, query: QueryDict) -> dict[str, Any]:
+def _group_markers(comparison: Comparison, group: str, markers: dict[str, Any]) -> list[Any]:
+    """Markers of a group's chart: the group's own records and those of its microbenchmarks, with bugs."""
+    items = list(markers["by_group"].get(group, []))
+    for label in comparison.labels:
+        if comparison.group_of.get(label) == group:
+            items.extend(markers["by_label"].get(label, []))
+    return chart_markers(items)
+
+
+def comparison_context(
+    comparison: Comparison, query: QueryDict, markers: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """Rows for the tables, so the template only prints."""
     others = comparison.others
     red, green = comparison.spec.red, comparison.spec.green
@@ -155,7 +174,14 @@ def comparison_context(comparison: Comparison, query: QueryDict) -> dict[str, An
             stats_cells = _cells([_cell(v, stats_flag(v, red, green)) for v in (s.min, s.max, s.avg, s.median)])
             rows.append({"column": column, "label": comparison.version_label(column.key), "s": s, "cells": stats_cells})
         members = [label for label in comparison.labels if comparison.group_of.get(label) == group]
-        group_tables.append({"name": group, "rows": rows, "size": len(members)})
+        group_tables.append(
+            {
+                "name": group,
+                "rows": rows,
+                "size": len(members),
+                "regressions": (markers or {}).get("by_group", {}).get(group, []),
+            }
+        )
     label_rows = []
     for label in comparison.labels:
         cells = _cells(
@@ -174,6 +200,7 @@ def comparison_context(comparison: Comparison, query: QueryDict) -> dict[str, An
                 "label": label,
                 "group": comparison.group_of.get(label) or "ungrouped",
                 "mb_id": comparison.microbenchmark_ids[label],
+                "regressions": (markers or {}).get("by_label", {}).get(label, []),
                 "base_qps": comparison.qps[comparison.base].get(label),
                 "cells": cells,
             }
@@ -232,6 +259,14 @@ def compare_heatmap(request: HttpRequest) -> HttpResponse:
     figure = _cached(
         f"{comparison.cache_key}:heatmap" if comparison.cache_key else "", lambda: charts.heatmap(comparison)
     )
+    markers = comparison_markers(comparison)
+    badges = [
+        (item["arrived"], label, ", ".join(key for key, _ in item["bugs"]) + f" (arrived in {item['arrived_version']})")
+        for label, items in markers["by_label"].items()
+        for item in items
+        if item["bugs"] and item["arrived"] and item["arrived"] != comparison.base
+    ]
+    figure = charts.with_heatmap_badges(figure, badges)
     query = request.GET.copy()
     drill_query = query.urlencode()
     context = {
