@@ -57,6 +57,7 @@ INSTALLED_APPS = [
     "django_celery_beat",
     "runs",
     "reports",
+    "runner",
 ]
 
 MIDDLEWARE = [

@@ -1,0 +1,260 @@
+"""Benchmark runs that benchdash itself starts: where (targets), what (run parameters), when (schedules).
+
+A triggered run ends as an ordinary imported bundle (``Bundle.Source.TRIGGERED``),
+so everything downstream (runs, comparisons, exports) treats it like an upload.
+State changes are conditional updates on the row (``filter(state=…).update(…)``),
+so a duplicate task delivery or a late cancel can never run or import twice.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
+from django.db import models, transaction
+from django.urls import reverse
+
+from runner import sysbench_runner
+
+# Run-directory tokens: no dots (they separate build from config) and nothing a path could abuse.
+TOKEN = RegexValidator(
+    r"^[A-Za-z0-9_-]+$", "Letters, digits, _ and - only (it becomes part of the run directory name)."
+)
+
+
+class Target(models.Model):
+    """A database server benchmarks run against, and how its runs are named."""
+
+    class Kind(models.TextChoices):
+        MYSQL = "mysql", "MySQL"
+        MARIADB = "mariadb", "MariaDB"
+        POSTGRES = "postgres", "PostgreSQL"
+
+    name = models.CharField(max_length=100, unique=True)
+    kind = models.CharField("DBMS", max_length=16, choices=Kind.choices)
+    host = models.CharField(max_length=255)
+    port = models.PositiveIntegerField(validators=[MinValueValidator(1), MaxValueValidator(65535)])
+    user = models.CharField(max_length=128)
+    # Write-only: forms never render it back, the admin hides it, tasks get only the target's id.
+    # Stored as given: encrypting it at rest needs the cryptography package and a key kept apart from the database.
+    password = models.CharField(max_length=256, blank=True)
+    database = models.CharField(max_length=128, help_text="An existing database; sysbench creates its tables there.")
+    build_label = models.CharField(
+        max_length=100,
+        validators=[TOKEN],
+        help_text="The run directory's build token, e.g. ma101119_rel for MariaDB 10.11.19.",
+    )
+    config_label = models.CharField(
+        max_length=100, validators=[TOKEN], help_text="The run directory's config token, e.g. z12a_c8r32."
+    )
+    server_name = models.CharField(max_length=200, help_text="The server the results are filed under.")
+    sample_host_metrics = models.BooleanField(
+        default=True,
+        help_text="Record vmstat/iostat on the worker's host: meaningful when the worker runs on the database server.",
+    )
+    storage_devices = models.CharField(
+        max_length=200, blank=True, help_text="Devices iostat sums, comma separated (blank: every physical disk)."
+    )
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def run_dir_name(self) -> str:
+        return f"x.{self.build_label}.{self.config_label}.pk1"
+
+    @property
+    def devices(self) -> tuple[str, ...]:
+        return tuple(d.strip() for d in self.storage_devices.split(",") if d.strip())
+
+    def connection(self) -> sysbench_runner.Connection:
+        return sysbench_runner.Connection(
+            kind=self.kind,
+            host=self.host,
+            port=self.port,
+            user=self.user,
+            database=self.database,
+            password=self.password,
+        )
+
+
+class RunParameters(models.Model):
+    """What a run measures; shared by one-off runs and schedules."""
+
+    microbenchmarks = models.JSONField(default=list, help_text="Labels such as point-query_range=100, in any order")
+    tables = models.PositiveIntegerField(default=1, validators=[MinValueValidator(1), MaxValueValidator(1000)])
+    table_size = models.PositiveBigIntegerField("rows per table", default=1_000_000, validators=[MinValueValidator(1)])
+    threads = models.JSONField(default=list, help_text="Concurrencies, each test runs at each: [1, 4, 8]")
+    seconds = models.PositiveIntegerField("seconds per test", default=60, validators=[MinValueValidator(1)])
+    warmup_seconds = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        abstract = True
+
+    def parameters(self) -> sysbench_runner.Parameters:
+        return sysbench_runner.Parameters(
+            microbenchmarks=tuple(self.microbenchmarks),
+            tables=self.tables,
+            table_size=self.table_size,
+            threads=tuple(int(t) for t in self.threads),
+            seconds=self.seconds,
+            warmup_seconds=self.warmup_seconds,
+        )
+
+    def parameter_fields(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in PARAMETER_FIELDS}
+
+
+PARAMETER_FIELDS = ("microbenchmarks", "tables", "table_size", "threads", "seconds", "warmup_seconds")
+
+
+class BenchmarkRun(RunParameters):
+    class State(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        CANCELLING = "cancelling"
+        CANCELLED = "cancelled"
+        FAILED = "failed"
+        IMPORTED = "imported"
+
+    ACTIVE = (State.QUEUED, State.RUNNING, State.CANCELLING)
+
+    target = models.ForeignKey(Target, on_delete=models.PROTECT, related_name="benchmark_runs")
+    schedule = models.ForeignKey(
+        "Schedule", null=True, blank=True, on_delete=models.SET_NULL, related_name="benchmark_runs"
+    )
+    # The day a schedule fired, so a redelivered nightly task finds its run instead of starting another.
+    schedule_slot = models.DateField(null=True, blank=True)
+    state = models.CharField(max_length=16, choices=State.choices, default=State.QUEUED, db_index=True)
+    progress = models.JSONField(default=dict, blank=True)
+    base_run = models.ForeignKey(
+        "runs.Run",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Compare the imported run against this one and record its red flags.",
+    )
+    bundle = models.ForeignKey("runs.Bundle", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    red_flags = models.JSONField(default=list, blank=True)
+    comparison_note = models.TextField(blank=True)
+    error = models.TextField(blank=True)
+    celery_task_id = models.CharField(max_length=255, blank=True)
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["schedule", "schedule_slot"], name="benchmark_run_once_per_schedule_slot"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.target} #{self.pk}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("runner:benchmark", args=[self.pk])
+
+    @property
+    def active(self) -> bool:
+        return self.state in self.ACTIVE
+
+    def time_limits(self) -> tuple[int, int]:
+        """(soft, hard) seconds for the task: twice the estimate, and at least the project's defaults."""
+        estimate = sysbench_runner.estimate_seconds(self.parameters())
+        soft = max(settings.CELERY_TASK_SOFT_TIME_LIMIT, 2 * estimate)
+        return soft, soft + 300
+
+    def lost_after(self) -> timedelta:
+        """A run still 'running' this long after it started has no live worker any more."""
+        return timedelta(seconds=self.time_limits()[1] + 600)
+
+
+class BenchmarkOutput(models.Model):
+    """What a cancelled or failed run wrote (a .tar.gz), kept apart so listing runs never loads it.
+
+    A complete run's files live in its bundle instead.
+    """
+
+    benchmark_run = models.OneToOneField(
+        BenchmarkRun, on_delete=models.CASCADE, primary_key=True, related_name="partial_output"
+    )
+    name = models.CharField(max_length=255)
+    content = models.BinaryField()
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Schedule(RunParameters):
+    """A nightly run of a target, compared against a base run every time."""
+
+    name = models.CharField(max_length=100, unique=True)
+    target = models.ForeignKey(Target, on_delete=models.PROTECT, related_name="schedules")
+    hour = models.PositiveSmallIntegerField(default=2, validators=[MaxValueValidator(23)], help_text="UTC")
+    minute = models.PositiveSmallIntegerField(default=0, validators=[MaxValueValidator(59)])
+    enabled = models.BooleanField(default=True)
+    base_run = models.ForeignKey(
+        "runs.Run",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Each night's run is compared against this run; its red flags are recorded.",
+    )
+    periodic_task = models.OneToOneField(
+        "django_celery_beat.PeriodicTask", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def sync_periodic_task(self) -> None:
+        """Create or update the beat entry that fires ``run_schedule`` for this schedule."""
+        from django_celery_beat.models import CrontabSchedule, PeriodicTask
+
+        with transaction.atomic():
+            crontab, _ = CrontabSchedule.objects.get_or_create(
+                minute=str(self.minute),
+                hour=str(self.hour),
+                day_of_week="*",
+                day_of_month="*",
+                month_of_year="*",
+                timezone=settings.CELERY_TIMEZONE,
+            )
+            task, _ = PeriodicTask.objects.update_or_create(
+                name=f"benchdash schedule {self.pk}",
+                defaults={
+                    "task": "runner.tasks.run_schedule",
+                    "crontab": crontab,
+                    "args": json.dumps([self.pk]),
+                    "enabled": self.enabled,
+                    "description": f"Nightly benchmark run of {self.target} ({self.name})",
+                },
+            )
+            if self.periodic_task_id != task.pk:
+                self.periodic_task = task
+                Schedule.objects.filter(pk=self.pk).update(periodic_task=task)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        with transaction.atomic():
+            if self.periodic_task_id:
+                from django_celery_beat.models import PeriodicTask
+
+                PeriodicTask.objects.filter(pk=self.periodic_task_id).delete()
+            return super().delete(*args, **kwargs)

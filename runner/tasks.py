@@ -1,0 +1,39 @@
+"""Celery tasks for triggered runs: thin, take ids, idempotent (the work is in runner.benchmark).
+
+They carry only ids, never connection details, so no password is ever in a
+task message, a result, or a worker log line.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from celery import Task, shared_task
+
+from runner import benchmark
+
+log = logging.getLogger(__name__)
+
+# Defaults for a run sent without its own limits; ``benchmark.enqueue`` sends each run with limits sized
+# to its parameters (twice the estimate), since a full list at 300 s per test lasts hours, not minutes.
+SOFT_TIME_LIMIT = 6 * 3600
+TIME_LIMIT = SOFT_TIME_LIMIT + 300
+
+
+@shared_task(bind=True, acks_late=True, soft_time_limit=SOFT_TIME_LIMIT, time_limit=TIME_LIMIT)
+def run_benchmark(self: Task, benchmark_run_id: int) -> str | None:
+    state = benchmark.execute(benchmark_run_id, task_id=self.request.id or "")
+    log.info("benchmark run %s: %s", benchmark_run_id, state or "not queued, nothing done")
+    return state
+
+
+@shared_task(acks_late=True)
+def run_schedule(schedule_id: int) -> int | None:
+    """Beat fires this nightly: tonight's run is created (once) and sent as its own, suitably limited, task."""
+    run = benchmark.run_for_schedule(schedule_id)
+    if run is None:
+        log.info("schedule %s is disabled or gone; nothing to run", schedule_id)
+        return None
+    if run.state == run.State.QUEUED:
+        benchmark.enqueue(run)
+    return run.pk

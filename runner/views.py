@@ -1,0 +1,221 @@
+"""Pages to trigger benchmark runs: targets, starting and following a run, schedules.
+
+All of them need a login: they reveal where the database servers are and start load on them.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.db import transaction
+from django.db.models import Count, Max
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+from django_htmx.middleware import HtmxDetails
+
+from runner import benchmark, sysbench_runner
+from runner.forms import ProposeBuildForm, ScheduleForm, StartRunForm, TargetForm
+from runner.models import BenchmarkOutput, BenchmarkRun, Schedule, Target
+from runner.server_version import VersionError, ask_server_version, propose_build_label
+from runs.models import Run
+
+
+class HtmxHttpRequest(HttpRequest):
+    htmx: HtmxDetails
+
+
+# --------------------------------------------------------------------------- targets
+
+
+@login_required
+def target_list(request: HttpRequest) -> HttpResponse:
+    targets = Target.objects.annotate(n_runs=Count("benchmark_runs"), last_run=Max("benchmark_runs__created_at"))
+    return render(request, "runner/target_list.html", {"targets": targets})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def target_create(request: HttpRequest) -> HttpResponse:
+    return _target_form(request, Target())
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def target_edit(request: HttpRequest, pk: int) -> HttpResponse:
+    return _target_form(request, get_object_or_404(Target, pk=pk))
+
+
+def _target_form(request: HttpRequest, target: Target) -> HttpResponse:
+    form = TargetForm(request.POST or None, instance=target)
+    if request.method == "POST" and form.is_valid():
+        target = form.save(commit=False)
+        if target.pk is None and request.user.is_authenticated:
+            target.created_by = request.user
+        target.save()
+        if form.proposed_from:
+            messages.info(
+                request,
+                f"Build label {target.build_label} proposed from the server's version {form.proposed_from}; "
+                "edit the target to change it.",
+            )
+        messages.success(request, f"Target {target.name} saved.")
+        return redirect("runner:target_list")
+    return render(request, "runner/target_form.html", {"form": form, "target": target})
+
+
+@login_required
+@require_POST
+def target_propose_build(request: HttpRequest) -> HttpResponse:
+    """HTMX: ask the server typed into the target form for its version and fill in the build label."""
+    form = ProposeBuildForm(request.POST)
+    context: dict[str, object] = {"value": request.POST.get("build_label", "")}
+    if not form.is_valid():
+        context["note"] = "Fill in DBMS, host, port, user and database first."
+    else:
+        data = form.cleaned_data
+        password = data["password"]
+        if not password and (pk := request.POST.get("target")):
+            # Editing: the stored password is used on the server side, never sent to the page.
+            password = Target.objects.filter(pk=pk).values_list("password", flat=True).first() or ""
+        conn = sysbench_runner.Connection(
+            kind=data["kind"],
+            host=data["host"],
+            port=data["port"],
+            user=data["user"],
+            database=data["database"],
+            password=password,
+        )
+        try:
+            version = ask_server_version(conn)
+            context["value"] = propose_build_label(data["kind"], version)
+            context["note"] = f"Proposed from the server's version {version}."
+        except VersionError as exc:
+            context["note"] = str(exc)
+    return render(request, "runner/build_label_field.html", context)
+
+
+# --------------------------------------------------------------------------- runs
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def benchmark_start(request: HttpRequest, pk: int) -> HttpResponse:
+    target = get_object_or_404(Target, pk=pk)
+    form = StartRunForm(request.POST or None, target=target, preset=request.GET.get("preset"))
+    if request.method == "POST" and form.is_valid():
+        with transaction.atomic():
+            run = benchmark.create_run(
+                target,
+                requested_by=request.user,
+                base_run=form.cleaned_data["base_run"],
+                **form.parameter_fields(),
+            )
+            benchmark.enqueue(run)
+        return redirect(run)
+    context = {"form": form, "target": target, "eager": settings.CELERY_TASK_ALWAYS_EAGER}
+    return render(request, "runner/benchmark_start.html", context)
+
+
+@login_required
+def benchmark_list(request: HttpRequest) -> HttpResponse:
+    runs = BenchmarkRun.objects.select_related("target", "requested_by", "schedule")[:200]
+    return render(request, "runner/benchmark_list.html", {"runs": runs})
+
+
+@login_required
+def benchmark_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    run = get_object_or_404(
+        BenchmarkRun.objects.select_related("target", "bundle", "base_run", "requested_by", "schedule"), pk=pk
+    )
+    imported = (
+        Run.objects.filter(bundle_id=run.bundle_id).select_related("build__version__dbms", "server", "workload")
+        if run.bundle_id
+        else Run.objects.none()
+    )
+    output = BenchmarkOutput.objects.filter(pk=run.pk).values_list("name", flat=True).first()
+    first_imported = next(iter(imported), None)
+    compare_base = run.base_run_id or (first_imported.pk if first_imported else None)
+    context = {
+        "run": run,
+        "progress": run.progress or {},
+        "imported": imported,
+        "output_name": output,
+        "compare_base": compare_base,
+    }
+    if request.htmx:
+        return render(request, "runner/benchmark_detail.html#progress", context)
+    return render(request, "runner/benchmark_detail.html", context)
+
+
+@login_required
+@require_POST
+def benchmark_cancel(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    get_object_or_404(BenchmarkRun, pk=pk)
+    state = benchmark.cancel(pk)
+    if state in (BenchmarkRun.State.CANCELLING, BenchmarkRun.State.CANCELLED):
+        messages.info(request, "Cancel requested: sysbench is stopped and nothing is imported.")
+    else:
+        messages.warning(request, f"The run is {state}; there is nothing to cancel.")
+    if request.htmx:
+        return benchmark_detail(request, pk)
+    return redirect("runner:benchmark", pk=pk)
+
+
+@login_required
+def benchmark_output(request: HttpRequest, pk: int) -> HttpResponse:
+    output = BenchmarkOutput.objects.filter(pk=pk).first()
+    if output is None:
+        raise Http404("this run kept no partial output")
+    response = HttpResponse(bytes(output.content), content_type="application/gzip")
+    response["Content-Disposition"] = f'attachment; filename="{output.name}"'
+    return response
+
+
+# --------------------------------------------------------------------------- schedules
+
+
+@login_required
+def schedule_list(request: HttpRequest) -> HttpResponse:
+    schedules = Schedule.objects.select_related("target", "base_run", "periodic_task").annotate(
+        n_runs=Count("benchmark_runs"), last_run=Max("benchmark_runs__created_at")
+    )
+    return render(request, "runner/schedule_list.html", {"schedules": schedules})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def schedule_create(request: HttpRequest) -> HttpResponse:
+    form = ScheduleForm(request.POST or None, preset=request.GET.get("preset"))
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        with transaction.atomic():
+            schedule = Schedule.objects.create(
+                name=data["name"],
+                target=data["target"],
+                hour=data["hour"],
+                minute=data["minute"],
+                enabled=data["enabled"],
+                base_run=data["base_run"],
+                created_by=request.user if request.user.is_authenticated else None,
+                **form.parameter_fields(),
+            )
+            schedule.sync_periodic_task()
+        messages.success(
+            request, f"Schedule {schedule.name} runs every night at {schedule.hour:02d}:{schedule.minute:02d} UTC."
+        )
+        return redirect("runner:schedule_list")
+    return render(request, "runner/schedule_form.html", {"form": form})
+
+
+@login_required
+@require_POST
+def schedule_toggle(request: HttpRequest, pk: int) -> HttpResponse:
+    with transaction.atomic():
+        schedule = get_object_or_404(Schedule.objects.select_for_update(), pk=pk)
+        schedule.enabled = not schedule.enabled
+        schedule.save(update_fields=["enabled"])
+        schedule.sync_periodic_task()
+    messages.success(request, f"Schedule {schedule.name} {'enabled' if schedule.enabled else 'paused'}.")
+    return redirect("runner:schedule_list")
