@@ -40,6 +40,9 @@ elif not SECRET_KEY:
     # Demo mode only: a fixed key is fine on a laptop, never in production (checked above).
     SECRET_KEY = "benchdash-demo-only-not-secret"
 
+# Key for secrets stored in the database (target passwords); SECRET_KEY when unset.
+BENCHDASH_ENCRYPTION_KEY = env.str("BENCHDASH_ENCRYPTION_KEY", default="")
+
 # Where the demo database, uploaded bundles and other local state live.
 VAR_DIR = Path(env.str("BENCHDASH_VAR_DIR", default=str(BASE_DIR / "var")))
 

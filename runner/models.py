@@ -18,6 +18,7 @@ from django.db import models, transaction
 from django.urls import reverse
 
 from runner import sysbench_runner
+from runner.fields import EncryptedTextField
 
 # Run-directory tokens: no dots (they separate build from config) and nothing a path could abuse.
 TOKEN = RegexValidator(
@@ -39,8 +40,8 @@ class Target(models.Model):
     port = models.PositiveIntegerField(validators=[MinValueValidator(1), MaxValueValidator(65535)])
     user = models.CharField(max_length=128)
     # Write-only: forms never render it back, the admin hides it, tasks get only the target's id.
-    # Stored as given: encrypting it at rest needs the cryptography package and a key kept apart from the database.
-    password = models.CharField(max_length=256, blank=True)
+    # Encrypted at rest (runner.fields) with BENCHDASH_ENCRYPTION_KEY, or SECRET_KEY when that is unset.
+    password = EncryptedTextField(blank=True, help_text="Stored encrypted; never shown back")
     database = models.CharField(max_length=128, help_text="An existing database; sysbench creates its tables there.")
     build_label = models.CharField(
         max_length=100,
