@@ -23,7 +23,6 @@ from django.db.models import Count, Max
 from reports import groups as groupsets
 from reports import stats
 from runs.models import Result, Run
-from runs.sysbench import is_warmup
 
 HW_METRICS = ("cpu_o", "cs_o", "r_o", "rkb_o", "wkb_o", "o_s")
 CACHE_SECONDS = 24 * 3600
@@ -181,16 +180,16 @@ def resolve_group_set(name: str, labels: Iterable[str]) -> groupsets.GroupSet:
     labels = list(labels)
     if name in ("", "auto"):
         return choose_group_set(labels)
-    for standard in groupsets.STANDARD_GROUP_SETS:
+    for standard in groupsets.SUITE_GROUP_SETS:
         if standard.name == name:
             return standard
     definition = GroupSetDefinition.objects.filter(name=name).first()
     if definition is None:
-        known = [g.name for g in groupsets.STANDARD_GROUP_SETS] + list(
+        known = [g.name for g in groupsets.SUITE_GROUP_SETS] + list(
             GroupSetDefinition.objects.values_list("name", flat=True)
         )
         raise ComparisonError(f"unknown group set {name!r}; known: auto, {', '.join(known)}")
-    return groupsets.user_group_set(definition.name, definition.rules)
+    return groupsets.user_group_set(definition.name, definition.ordered_rules())
 
 
 def choose_group_set(labels: Sequence[str]) -> groupsets.GroupSet:
@@ -198,8 +197,10 @@ def choose_group_set(labels: Sequence[str]) -> groupsets.GroupSet:
 
     A series with one or two stray ``.pre`` tests (nov25 has point-query.pre and
     range-notcovered-si.pre) is a current-32 series: those two would otherwise
-    make point-1 and range-1 groups of one test each.
+    make point-1 and range-1 groups of one test each. RocksDB db_bench tests get the db_bench set.
     """
+    if groupsets.is_dbbench_series(labels):
+        return groupsets.DBBENCH
     pre = [label for label in labels if groupsets.is_pre(label)]
     point_pre = sum(1 for label in pre if "point" in label)
     return groupsets.CLASSIC_42 if point_pre >= 3 and len(pre) - point_pre >= 3 else groupsets.CURRENT_32
@@ -256,7 +257,11 @@ def build_comparison(spec: ComparisonSpec) -> Comparison:
         column_of_run = {rid: c.key for c in columns.values() for rid in c.run_ids}
     base_key = column_of_run[base_run.pk]
 
-    rows = Result.objects.filter(run_id__in=column_of_run).values_list(
+    rows = Result.objects.filter(run_id__in=column_of_run)
+    if not spec.include_warmups:
+        # The import decides what a warm-up is, per suite (sysbench *.warm, db_bench revrange.t1, …).
+        rows = rows.exclude(microbenchmark__is_warmup=True)
+    rows = rows.values_list(
         "run_id", "microbenchmark_id", "microbenchmark__test", "microbenchmark__range_size", "dop", "qps", *HW_METRICS
     )
     dops: set[int] = set()
@@ -264,8 +269,6 @@ def build_comparison(spec: ComparisonSpec) -> Comparison:
     samples: dict[tuple[str, str, int], list[tuple[float, ...]]] = defaultdict(list)
     microbenchmark_ids: dict[str, int] = {}
     for run_id, mb_id, test, range_size, dop, qps, *metrics in rows:
-        if is_warmup(test) and not spec.include_warmups:
-            continue
         label = f"{test}_range={range_size}" if range_size is not None else test
         microbenchmark_ids[label] = mb_id
         dops.add(dop)

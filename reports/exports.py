@@ -10,6 +10,8 @@ import json
 
 from reports import reference
 from reports.compare import Comparison, ComparisonSpec
+from runs import dbbench
+from runs.models import Suite, Workload
 
 FORMATS = ("tsv", "csv", "json", "markdown")
 CONTENT_TYPES = {
@@ -40,10 +42,29 @@ def export(comparison: Comparison, fmt: str, *, absolute: bool = False, metrics:
     if fmt == "markdown":
         names = {c.key: comparison.version_label(c.key) for c in comparison.columns}
         return reference.format_markdown_summary(comparison.result, names)
+    if is_dbbench(comparison):
+        # The db_bench scripts' sum.abs0/abs1 layouts: columns are versions, rows tests in run order.
+        runs, versions, tests, cells = dbbench_table(comparison)
+        dbbench_formatter = reference.format_dbbench_tsv if fmt == "tsv" else reference.format_dbbench_csv
+        return dbbench_formatter(runs, versions, tests, cells, relative=not absolute)
     labels = reference.reference_tests(comparison.labels, pk=comparison.pk_mode)
     values = {(key, label): comparison.qps[key].get(label) for key in keys for label in labels}
     formatter = reference.format_qps_tsv if fmt == "tsv" else reference.format_qps_csv
     return formatter(keys, labels, values, relative_to=None if absolute else base)
+
+
+def is_dbbench(comparison: Comparison) -> bool:
+    return Workload.objects.filter(pk=comparison.workload_id, suite=Suite.DBBENCH).exists()
+
+
+def dbbench_table(
+    comparison: Comparison,
+) -> tuple[list[str], list[str], list[str], dict[tuple[str, str], float | None]]:
+    """Columns (base first), their versions, the tests of the author's tables, and ops_sec per (column, test)."""
+    runs = [comparison.base, *(c.key for c in comparison.others)]
+    tests = dbbench.table_tests(comparison.labels)
+    values = {(run, test): comparison.qps[run].get(test) for run in runs for test in tests}
+    return runs, [comparison.column(run).version for run in runs], tests, values
 
 
 def _metrics(comparison: Comparison, keys: list[str]) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 from django.urls import reverse
@@ -14,7 +16,11 @@ class GroupSetDefinition(models.Model):
     """A user-defined group set: ``{group: "re:<pattern>" | [test or label, …]}`` in display order."""
 
     name = models.CharField(max_length=100, unique=True)
-    rules = models.JSONField(help_text='{"group": "re:pattern" or ["test", "test_range=100", …]}')
+    # A list of [group, rule] pairs keeps the display order on PostgreSQL too (jsonb reorders object keys);
+    # a {group: rule} object is accepted as well.
+    rules = models.JSONField(
+        help_text='[["group", "re:pattern"], ["group", ["test", "test_range=100", …]], …] in display order'
+    )
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -23,6 +29,11 @@ class GroupSetDefinition(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def ordered_rules(self) -> dict[str, Any]:
+        if isinstance(self.rules, list):
+            return {str(group): rule for group, rule in self.rules}
+        return dict(self.rules)
 
 
 class Report(models.Model):

@@ -74,7 +74,7 @@ def _form(data: QueryDict, form_class: type[CompareForm] = CompareForm) -> tuple
     form.fields["runs"].choices = [(r.pk, _run_choice(r)) for r in series]
     form.fields["group_set"].widget.choices = [("auto", "auto")] + [
         (name, name)
-        for name in [g.name for g in groupsets.STANDARD_GROUP_SETS]
+        for name in [g.name for g in groupsets.SUITE_GROUP_SETS]
         + list(GroupSetDefinition.objects.values_list("name", flat=True))
     ]
     return form, base, series

@@ -2,8 +2,10 @@
 
 A bundle is a tar (plain, gzip, bzip2, xz or zstd compressed) or zip archive, or a
 directory on disk, holding sysbench run directories (``x.<build>.<config>.pk<0|1>``)
-at any depth. One level of nested archives is opened too, so a user can tar up
-several result tarballs into one upload.
+at any depth, and/or RocksDB db_bench results (``report.tsv`` in
+``bm.*/<build>/`` folders, merged ``sum*.txt`` summaries; see ``is_dbbench_file``).
+One level of nested archives is opened too, so a user can tar up several result
+tarballs into one upload.
 
 Uploads are untrusted: nothing is ever extracted to disk, names and member types
 are checked before anything is read, only members the caller wants are read, and
@@ -37,6 +39,10 @@ from typing import IO, Protocol, cast
 import zstandard
 
 RUN_DIR_RE = re.compile(r"x\.[^.]+\..+\.pk[01]")
+# db_bench: a per-build report.tsv, or a merged summary (sum.byrx.txt, sum2.byrx.clang.txt, sum.byrx.txt.sdev,
+# summary.tsv). The author's tables next to them (sum.abs0.byrx.tsv, *.csv) are outputs, not results.
+DBBENCH_REPORT_NAME = "report.tsv"
+DBBENCH_SUMMARY_RE = re.compile(r"sum[^/]*\.txt(?:\.sdev)?|summary\.tsv")
 MANIFEST_NAME = "benchdash.toml"
 NESTED_ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.zst", ".tar.bz2", ".tar.xz", ".zip")
 IGNORED_LIST_CAP = 1000
@@ -106,6 +112,15 @@ class RunDir:
 
 
 @dataclass
+class DbBenchFile:
+    """A db_bench result file: where it is in the bundle (its folders say workload, build, server) and its bytes."""
+
+    path: str
+    data: bytes
+    mtime: float
+
+
+@dataclass
 class BundleContents:
     format: str
     runs: list[RunDir]
@@ -114,6 +129,7 @@ class BundleContents:
     unpacked_bytes: int
     ignored: list[str]
     ignored_count: int
+    dbbench: list[DbBenchFile] = field(default_factory=list)
 
 
 def _keep_all(basename: str) -> bool:
@@ -130,7 +146,8 @@ def read_bundle(
     """Return the run directories in ``source`` (archive bytes, or a path to an archive or a directory).
 
     Only files directly inside a run directory for which ``wanted(basename)`` is true
-    are read; ``name`` is how the bundle is called in error messages.
+    are read, and db_bench result files wherever they are; ``name`` is how the
+    bundle is called in error messages.
     """
     if isinstance(source, bytes | bytearray | memoryview):
         label = _printable(name or "bundle")
@@ -226,12 +243,15 @@ class _Reader:
         self.manifests: dict[str, bytes] = {}
         self.ignored: list[str] = []
         self.ignored_count = 0
+        self.dbbench: dict[str, DbBenchFile] = {}
+        self.dbbench_origin: dict[str, str] = {}
+        self.stray_sysbench_files = 0
 
     # -- results and errors -------------------------------------------------
 
     def result(self, fmt: str) -> BundleContents:
-        if not self.runs:
-            raise BundleError(f"{self.name}: no run directories (x.<build>.<config>.pk<0|1>) found")
+        if not self.runs and not self.dbbench:
+            raise BundleError(f"{self.name}: {self._nothing_found()}")
         return BundleContents(
             format=fmt,
             runs=[self.runs[path] for path in sorted(self.runs)],
@@ -240,6 +260,17 @@ class _Reader:
             unpacked_bytes=self.unpacked,
             ignored=self.ignored,
             ignored_count=self.ignored_count,
+            dbbench=[self.dbbench[path] for path in sorted(self.dbbench)],
+        )
+
+    def _nothing_found(self) -> str:
+        sysbench = "no run directories (x.<build>.<config>.pk<0|1>) found"
+        if self.stray_sysbench_files:
+            # sysbench result files outside a run directory: the user meant a sysbench bundle, say what it lacks.
+            return sysbench
+        return (
+            f"{sysbench}, and no RocksDB db_bench results (report.tsv in res.<workload>/bm.<...>/<build>/, or "
+            "sum*.txt summaries); a bundle must hold one of these"
         )
 
     def error(self, scope: _Scope, member: str, problem: str) -> BundleError:
@@ -427,7 +458,10 @@ class _Reader:
                 run.mtimes[base] = mtime
         elif not scope.nested and base.endswith(NESTED_ARCHIVE_SUFFIXES):
             self._read_nested(scope, raw, parts, size, opener, path)
+        elif is_dbbench_file(parts):
+            self._add_dbbench(scope, raw, parts, size, mtime, opener)
         else:
+            self.stray_sysbench_files += base.startswith("sb.")
             self._skip(scope, parts)
 
     def _check_name(self, scope: _Scope, raw: str) -> list[str]:
@@ -485,6 +519,14 @@ class _Reader:
         if folder in self.manifests:
             raise self.error(scope, raw, f"is a second {MANIFEST_NAME} for folder {_show(folder)}")
         self.manifests[folder] = self._read_kept(scope, raw, size, opener)
+
+    def _add_dbbench(self, scope: _Scope, raw: str, parts: list[str], size: int, mtime: float, opener: _Opener) -> None:
+        path = "/".join((*scope.prefix, *parts))
+        if path in self.dbbench:
+            first, second = (_origin_text(origin) for origin in (self.dbbench_origin[path], scope.origin))
+            raise BundleError(f"{self.name}: {_show(path)} appears twice ({first} and {second}); include it once")
+        self.dbbench[path] = DbBenchFile(path=path, data=self._read_kept(scope, raw, size, opener), mtime=mtime)
+        self.dbbench_origin[path] = scope.origin
 
     def _read_kept(self, scope: _Scope, raw: str, size: int, opener: _Opener) -> bytes:
         limit = self.limits.max_member_bytes
@@ -809,6 +851,15 @@ def _mode_kind(mode: int) -> str:
 def _run_index(parts: list[str]) -> int | None:
     # The outermost match wins: a run-like folder inside a run dir is just a sub-folder of it.
     return next((at for at, part in enumerate(parts) if RUN_DIR_RE.fullmatch(part)), None)
+
+
+def is_dbbench_file(parts: list[str]) -> bool:
+    """A db_bench result: ``report.tsv`` in a ``bm.*/<build>/`` folder, or a merged summary anywhere."""
+    if not parts:
+        return False
+    if parts[-1] == DBBENCH_REPORT_NAME:
+        return len(parts) >= 3 and parts[-3].startswith("bm.")
+    return DBBENCH_SUMMARY_RE.fullmatch(parts[-1]) is not None
 
 
 def _origin_text(origin: str) -> str:

@@ -3,7 +3,9 @@
 ``store_bundle`` keeps the uploaded bytes (deduplicated by content hash);
 ``import_bundle`` turns a stored bundle into runs and results in one
 transaction: an error part-way leaves no run, no result. ``parse_bundle`` is the
-pure part (archive → parsed runs) and touches no database.
+pure part (archive → parsed runs) and touches no database: sysbench run
+directories go through ``parse_run``, RocksDB db_bench files through
+``parse_dbbench_bundle``; both give ParsedRuns, stored the same way.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import io
 import logging
 import os
 import tarfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,8 +27,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count
 from django.utils import timezone
 
-from runs import sysbench
-from runs.bundle import BundleContents, BundleError, Limits, RunDir, read_bundle
+from runs import dbbench, sysbench
+from runs.bundle import BundleContents, BundleError, DbBenchFile, Limits, RunDir, read_bundle
 from runs.manifest import MANIFEST_NAME, Manifest, ManifestError, RunMeta, parse_manifest
 from runs.models import (
     METRIC_FIELDS,
@@ -103,6 +105,7 @@ class ParsedRun:
     files: list[tuple[str, str, str]]  # (name, kind, text)
     warnings: list[str] = field(default_factory=list)
     ignored_files: int = 0
+    suite: str = Suite.SYSBENCH
 
     @property
     def tests(self) -> int:
@@ -326,6 +329,13 @@ def parse_bundle(data: bytes, *, name: str, overrides: Mapping[str, Any] | None 
         runs.append(parsed)
         warnings.extend(parsed.warnings)
     ignored = contents.ignored_count + sum(r.ignored_files for r in runs)
+    if contents.dbbench:
+        dbbench_runs, dbbench_warnings, not_read = parse_dbbench_bundle(
+            contents.dbbench, manifests, override_meta, bundle_name=name, required=not runs
+        )
+        runs.extend(dbbench_runs)
+        warnings.extend(dbbench_warnings)
+        ignored += not_read
     root = manifests.get("")
     info = root.server_info.model_dump(exclude_none=True) if root is not None and root.server_info else {}
     return ParsedBundle(
@@ -347,6 +357,97 @@ def _meta_for(run_dir: RunDir, manifests: Mapping[str, Manifest]) -> RunMeta:
         if manifest is not None:
             merged.update(manifest.for_run(run_dir.name).model_dump(exclude_none=True))
     return RunMeta(**merged)
+
+
+# --------------------------------------------------------------------------- db_bench
+
+
+def parse_dbbench_bundle(
+    files: Sequence[DbBenchFile],
+    manifests: Mapping[str, Manifest],
+    overrides: RunMeta,
+    *,
+    bundle_name: str,
+    required: bool,
+) -> tuple[list[ParsedRun], list[str], int]:
+    """db_bench files → (parsed runs, warnings, files not read). Raises dbbench.ParseError.
+
+    A file named like a summary but without a db_bench header is someone's notes: it
+    is skipped with a warning, unless it is all the bundle has (``required``).
+    """
+    paths = {file.path for file in files}
+    runs: list[ParsedRun] = []
+    warnings: list[str] = []
+    not_read = 0
+    for file in files:
+        where = f"{bundle_name}:{file.path}"
+        if file.path + ".sdev" in paths:
+            # The .sdev copy holds the same rows plus the mean/stddev of the repeats: read only that one.
+            not_read += 1
+            continue
+        try:
+            found, file_warnings = dbbench.parse_result_file(file.data, path=file.path, name=where)
+        except dbbench.NotDbBench as exc:
+            not_read += 1
+            warnings.append(f"{exc}; not read")
+            continue
+        warnings.extend(file_warnings)
+        for run in found:
+            meta = _dbbench_meta(file.path, run.name, manifests)
+            meta = RunMeta(**{**meta.model_dump(exclude_none=True), **overrides.model_dump(exclude_none=True)})
+            runs.append(_dbbench_parsed_run(run, meta, where))
+            warnings.extend(runs[-1].warnings)
+    if required and not runs:
+        names = ", ".join(sorted(paths)[:5])
+        raise dbbench.ParseError(f"{bundle_name}: no db_bench results (a header line starting ops_sec) in {names}")
+    return runs, warnings, not_read
+
+
+def _dbbench_meta(path: str, run_name: str, manifests: Mapping[str, Manifest]) -> RunMeta:
+    """Manifests from the root down to the file's folder; the nearest one wins key by key."""
+    merged: dict[str, Any] = {}
+    folders = path.split("/")[:-1]
+    for depth in range(len(folders) + 1):
+        manifest = manifests.get("/".join(folders[:depth]))
+        if manifest is not None:
+            merged.update(manifest.for_run(run_name).model_dump(exclude_none=True))
+    return RunMeta(**merged)
+
+
+def _dbbench_parsed_run(run: dbbench.DbBenchRun, meta: RunMeta, where: str) -> ParsedRun:
+    warnings: list[str] = []
+    server = meta.server or dbbench.server_from_path(run.source)
+    if server is None:
+        server = "unknown server"
+        warnings.append(f"{where}: no server named (manifest, upload form or a folder); using {server!r}")
+    if run.workload is None and not meta.workload:
+        warnings.append(f"{where}: the path names no workload (byrx, iobuf, iodir); using {run.workload_name!r}")
+    return ParsedRun(
+        name=run.name,
+        path=run.source,
+        content_sha256=run.content_sha256,
+        meta=meta,
+        dbms=meta.dbms or dbbench.DBMS,
+        version=meta.version or run.version,
+        build=meta.build or run.build,
+        flavour=meta.flavour if meta.flavour is not None else run.flavour,
+        config=meta.config or run.config,
+        config_text="",
+        pk=1,
+        server=server,
+        cpus=None,
+        workload=meta.workload or run.workload_name,
+        workload_params=run.workload_params,
+        started_at=run.started_at,
+        load_seconds=None,
+        load_inserts_per_s=None,
+        sysbench_version="",
+        commands={},
+        results=run.result_rows(),
+        files=[],
+        warnings=warnings,
+        suite=Suite.DBBENCH,
+    )
 
 
 # --------------------------------------------------------------------------- storing
@@ -507,7 +608,7 @@ def import_bundle(bundle_id: int, *, progress: Callable[[str], None] | None = No
             }
             bundle.save(update_fields=["status", "error", "imported_at", "stats"])
             return report
-    except (BundleError, ManifestError, sysbench.ParseError, ImportFailed) as exc:
+    except (BundleError, ManifestError, sysbench.ParseError, dbbench.ParseError, ImportFailed) as exc:
         _mark_failed(bundle_id, str(exc))
         raise ImportFailed(str(exc)) from exc
 
@@ -572,7 +673,12 @@ def _store(
             "content_sha256", flat=True
         )
     )
-    microbenchmarks = _microbenchmarks({(row["test"], row["range_size"]) for r in parsed.runs for row in r.results})
+    microbenchmarks = {
+        suite: _microbenchmarks(
+            {(row["test"], row["range_size"]) for r in parsed.runs if r.suite == suite for row in r.results}, suite
+        )
+        for suite in {r.suite for r in parsed.runs}
+    }
     for parsed_run in parsed.runs:
         if parsed_run.content_sha256 in existing:
             report.runs.append(
@@ -585,7 +691,8 @@ def _store(
         rows = []
         for row in parsed_run.results:
             values = {k: v for k, v in row.items() if k not in ("test", "range_size")}
-            rows.append(Result(run=run, microbenchmark_id=microbenchmarks[(row["test"], row["range_size"])], **values))
+            key = (row["test"], row["range_size"])
+            rows.append(Result(run=run, microbenchmark_id=microbenchmarks[parsed_run.suite][key], **values))
         Result.objects.bulk_create(rows, batch_size=2000)
         RunFile.objects.bulk_create(
             [RunFile(run=run, name=n, kind=kind, text=text) for (n, kind, text) in parsed_run.files]
@@ -605,21 +712,33 @@ def _store(
     return report
 
 
-def _microbenchmarks(keys: set[tuple[str, int]]) -> dict[tuple[str, int], int]:
+def _microbenchmarks(
+    keys: set[tuple[str, int | None]], suite: str = Suite.SYSBENCH
+) -> dict[tuple[str, int | None], int]:
     """Ids of the microbenchmarks, creating the missing ones in one statement."""
+    excluded = dbbench.is_excluded if suite == Suite.DBBENCH else sysbench.is_warmup
+    tests = {test for test, _ in keys}
+
+    def existing() -> dict[tuple[str, int | None], int]:
+        found: dict[tuple[str, int | None], int] = {}
+        rows = Microbenchmark.objects.filter(suite=suite, test__in=tests).order_by("pk")
+        for m in rows.only("id", "test", "range_size"):
+            if (m.test, m.range_size) in keys:
+                found.setdefault((m.test, m.range_size), m.pk)
+        return found
+
+    # A unique constraint never sees two NULL range sizes as equal, so ignore_conflicts cannot stop a
+    # second db_bench row: those are created only when missing.
+    known = existing() if any(range_size is None for _, range_size in keys) else {}
     Microbenchmark.objects.bulk_create(
         [
-            Microbenchmark(suite=Suite.SYSBENCH, test=test, range_size=range_size, is_warmup=sysbench.is_warmup(test))
+            Microbenchmark(suite=suite, test=test, range_size=range_size, is_warmup=excluded(test))
             for test, range_size in keys
+            if (test, range_size) not in known
         ],
         ignore_conflicts=True,
     )
-    tests = {test for test, _ in keys}
-    return {
-        (m.test, m.range_size): m.pk
-        for m in Microbenchmark.objects.filter(suite=Suite.SYSBENCH, test__in=tests).only("id", "test", "range_size")
-        if (m.test, m.range_size) in keys
-    }
+    return existing()
 
 
 def _create_run(bundle: Bundle, parsed: ParsedRun, info: Mapping[str, Any]) -> Run:
@@ -643,7 +762,7 @@ def _create_run(bundle: Bundle, parsed: ParsedRun, info: Mapping[str, Any]) -> R
         server_defaults["cpus"] = info["cpus"]
     server, _ = Server.objects.get_or_create(name=parsed.server, defaults=server_defaults)
     workload, _ = Workload.objects.get_or_create(
-        suite=Suite.SYSBENCH, name=parsed.workload, defaults={"params": parsed.workload_params}
+        suite=parsed.suite, name=parsed.workload, defaults={"params": parsed.workload_params}
     )
     return Run.objects.create(
         name=parsed.name,

@@ -209,6 +209,12 @@ class Microbenchmark(models.Model):
         ordering = ["suite", "test", "range_size"]
         constraints = [
             models.UniqueConstraint(fields=["suite", "test", "range_size"], name="microbenchmark_unique"),
+            # NULLs never collide in a unique index: tests without a range (db_bench) need their own.
+            models.UniqueConstraint(
+                fields=["suite", "test"],
+                condition=models.Q(range_size__isnull=True),
+                name="microbenchmark_unique_no_range",
+            ),
         ]
 
     def __str__(self) -> str:

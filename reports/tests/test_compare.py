@@ -182,7 +182,7 @@ def test_a_planted_regression_outside_the_noise_is_flagged_red() -> None:
 
 
 def test_a_user_defined_group_set_is_used_by_name(small: Path) -> None:
-    GroupSetDefinition.objects.create(name="mine", rules={"updates": "re:^update-", "scans": ["scan"]})
+    GroupSetDefinition.objects.create(name="mine", rules=[["updates", "re:^update-"], ["scans", ["scan"]]])
     out = _compare("--base", BASE, "--group-set", "mine", "--format", "json")
     payload = json.loads(out)
     assert list(payload["groups"]) == ["updates", "scans"]

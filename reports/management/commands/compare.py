@@ -5,9 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db.models import Q
 
 from reports.compare import ComparisonError, ComparisonSpec, get_comparison, resolve_run
 from reports.exports import FORMATS, export, spec_for_format
+from runs.models import Run, Suite
+from runs.versions import sort_key
 
 
 class Command(BaseCommand):
@@ -15,11 +18,14 @@ class Command(BaseCommand):
         "Compare runs of one server and workload with a base run. RUN is a result-directory name "
         "(x.my5651_rel_o2nofp.z12a_c8r32.pk1) or a run id. tsv/csv print the reference scripts' qps.rel layout "
         "(qps.abs with --absolute), markdown the per-group summary tables of a write-up, json everything; "
-        "--metrics prints the o.met layout of the HW metrics."
+        "--metrics prints the o.met layout of the HW metrics. With --suite db_bench, RUN is a RocksDB version "
+        "(9.8.4), a build (9.8.4.clang) or a build directory (9.8.clang), and --workload may be byrx, iobuf or "
+        "iodir; tsv/csv then print the db_bench scripts' sum.abs0 layout (sum.abs1 with --absolute)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--base", required=True, help="the base run")
+        parser.add_argument("--suite", choices=[Suite.SYSBENCH, Suite.DBBENCH], default=Suite.SYSBENCH)
         parser.add_argument("--runs", nargs="+", default=[], help="runs to compare (default: the base's whole series)")
         parser.add_argument("--server", help="server name, when the run name exists on several servers")
         parser.add_argument("--workload", help="workload name, when the run name exists in several workloads")
@@ -34,10 +40,15 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            base = resolve_run(options["base"], server=options["server"], workload=options["workload"])
-            run_ids = tuple(
-                resolve_run(name, server=base.server.name, workload=base.workload.name).pk for name in options["runs"]
-            )
+            if options["suite"] == Suite.DBBENCH:
+                base = resolve_dbbench_run(options["base"], server=options["server"], workload=options["workload"])
+                run_ids = tuple(resolve_dbbench_run(name, series=base).pk for name in options["runs"])
+            else:
+                base = resolve_run(options["base"], server=options["server"], workload=options["workload"])
+                run_ids = tuple(
+                    resolve_run(name, server=base.server.name, workload=base.workload.name).pk
+                    for name in options["runs"]
+                )
             spec = ComparisonSpec(
                 base_run_id=base.pk,
                 run_ids=run_ids,
@@ -56,3 +67,41 @@ class Command(BaseCommand):
         )
         for warning in comparison.warnings:
             self.stderr.write(f"warning: {warning}")
+
+
+def resolve_dbbench_run(
+    name: str, *, server: str | None = None, workload: str | None = None, series: Run | None = None
+) -> Run:
+    """A db_bench run by version, build (``9.8.4.clang``) or build directory (``9.8.clang``).
+
+    A version selects its run only when one build of the series has it (several
+    runs of that build are repeats, compared as one column); otherwise the error
+    lists the builds to choose from. ``series``: look only beside that run.
+    """
+    runs = Run.objects.filter(workload__suite=Suite.DBBENCH).select_related("server", "workload", "build__version")
+    if series is not None:
+        runs = runs.filter(server_id=series.server_id, workload_id=series.workload_id)
+    if server:
+        runs = runs.filter(server__name=server)
+    if workload:
+        runs = runs.filter(Q(workload__name=workload) | Q(workload__params__workload=workload))
+    matches = list(
+        runs.filter(Q(build__version__text=name) | Q(build__name=name) | Q(name=name)).order_by("started_at", "pk")
+    )
+    if not matches:
+        versions = sorted(set(runs.values_list("build__version__text", flat=True)[:1000]), key=sort_key)
+        hint = f"; versions: {', '.join(versions[:30])}" if versions else "; no db_bench runs match --server/--workload"
+        raise ComparisonError(f"no db_bench run with version, build or build directory {name!r}{hint}")
+    where = {(r.server.name, r.workload.name) for r in matches}
+    if len(where) > 1:
+        choices = "; ".join(f"--server {s!r} --workload {w!r}" for s, w in sorted(where))
+        raise ComparisonError(f"{name!r} exists on several servers/workloads; choose one with {choices}")
+    by_version = [r for r in matches if r.build.version.text == name]
+    builds = sorted({r.build.name for r in by_version})
+    if len(builds) > 1:
+        raise ComparisonError(
+            f"version {name} has {len(builds)} builds here: {', '.join(builds)}; pass one of them as the build"
+        )
+    if by_version:
+        return by_version[0]
+    return next((r for r in matches if r.build.name == name), matches[0])
