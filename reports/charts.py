@@ -145,16 +145,17 @@ def group_line_chart(comparison: Comparison, group: str, *, y_min: float | None 
     """Relative QPS of each microbenchmark of ``group`` across the compared columns, one line each.
 
     - x: the compared columns (the base excluded: it is 1.0 everywhere) in
-      semantic version order, on a category axis whose values are the column
-      keys (unique, what a click handler needs) and whose tick text is
-      ``column_labels`` with the flavour on a second line;
+      semantic version order, on a category axis whose values are
+      ``column_labels`` (unique; the flavour on a second line); ``layout.meta.keys``
+      maps each back to its column key;
     - traces: exactly one per microbenchmark of the group, in group order. The
       reference line at 1.0, the dotted red/green threshold lines and their
       bands are layout shapes, not traces, so the legend lists microbenchmarks only;
     - y: relative QPS to 4 significant digits, ``None`` where missing; an
       infinite ratio is drawn at the top of the axis, marked "∞";
-    - customdata per point: ``[relative QPS text (2 decimals, "∞ …", "(within noise)"), QPS]``;
-      the base QPS is constant per line, so it is written into that trace's hovertemplate.
+    - customdata per point: its QPS; for a line with an infinite or noisy point,
+      ``[relative QPS text ("∞ …", "(within noise)"), QPS]``. The base QPS is
+      constant per line, so it is written into that trace's hovertemplate.
     """
     if group not in comparison.groups:
         raise ValueError(f"unknown group {group!r}; this comparison has {', '.join(comparison.groups)}")
@@ -171,10 +172,13 @@ def group_line_chart(comparison: Comparison, group: str, *, y_min: float | None 
     clip = top
     end = top + 2 * STEP if has_infinity else top  # room for the "∞" mark above a clipped point
 
+    ticks = column_labels(columns, sep="<br>")
+    xs = [ticks[k] for k in keys]
     traces = []
     for i, label in enumerate(members):
         ys: list[float | None] = []
-        custom: list[list[Any] | None] = []
+        texts: list[str | None] = []
+        qps: list[float | None] = []
         marks: list[str | None] = []
         for key in keys:
             rel = comparison.relative[key].get(label)
@@ -182,14 +186,22 @@ def group_line_chart(comparison: Comparison, group: str, *, y_min: float | None 
             y, text, mark = _plotted(rel, clip, noisy)
             ys.append(y)
             marks.append(mark)
-            custom.append(None if y is None else [text, _absolute(comparison.qps[key].get(label))])
+            texts.append(text)
+            qps.append(None if y is None else _absolute(comparison.qps[key].get(label)))
         style = _line_style(i)
         base_text = _number_text(base_qps.get(label))
+        # Payload: a plain line carries only its QPS per point and formats relative QPS from y; the hover
+        # text per point (∞, "within noise") is sent only for the lines that need it.
+        special = any(marks) or any(comparison.noisy.get(k, {}).get(label, False) for k in keys)
+        relative_part = "%{customdata[0]}" if special else "%{y:.2f}"
+        qps_part = "%{customdata[1]:,}" if special else "%{customdata:,}"
         traces.append(
             go.Scatter(
-                x=keys,
+                x=xs,
                 y=ys,
-                customdata=custom,
+                customdata=[None if y is None else [t, q] for y, t, q in zip(ys, texts, qps, strict=True)]
+                if special
+                else qps,
                 name=label,
                 mode="lines+markers+text" if any(marks) else "lines+markers",
                 text=marks if any(marks) else None,
@@ -198,18 +210,19 @@ def group_line_chart(comparison: Comparison, group: str, *, y_min: float | None 
                 marker={"symbol": style["symbol"], "size": 8, "color": style["color"]},
                 connectgaps=False,
                 hovertemplate=(
-                    "<b>%{fullData.name}</b><br>%{x}<br>relative QPS: %{customdata[0]}"
-                    f"<br>QPS: %{{customdata[1]:,}}<br>base QPS: {base_text}<extra></extra>"
+                    f"<b>%{{fullData.name}}</b><br>%{{x}}<br>relative QPS: {relative_part}"
+                    f"<br>QPS: {qps_part}<br>base QPS: {base_text}<extra></extra>"
                 ),
             )
         )
 
-    ticks = column_labels(columns, sep="<br>")
     base_label = column_labels(comparison.columns)[comparison.base]
     # The base goes into the title, not the y-axis title: a long axis title is cut off on a phone.
     layout = _base_layout(title=f"{group} <span style='font-size:12px'>(base {base_label} = 1)</span>", height=500)
     layout.update(
-        xaxis=_category_axis(keys, [ticks[k] for k in keys]),
+        xaxis=_category_axis(xs, xs),
+        # The column key of each x label, for markers (with_markers) and click handlers.
+        meta={"keys": {ticks[k]: k for k in keys}},
         yaxis={
             "title": {"text": "relative QPS"},
             "range": [start, end],
@@ -228,8 +241,8 @@ def heatmap(comparison: Comparison) -> dict[str, Any]:
     """Relative QPS of every microbenchmark (rows, in group order, ungrouped last) × compared column.
 
     - rows (y): microbenchmark labels, top to bottom in group order, with a
-      line between groups; columns (x): column keys in semantic version order,
-      base excluded, tick text from ``column_labels``, ticks on top like a table header;
+      line between groups; columns (x): ``column_labels`` in semantic version
+      order, base excluded, ticks on top like a table header;
     - z: relative QPS to 4 significant digits, ``None`` where missing; an
       infinite ratio is z = zmax with the text "∞";
     - colours: diverging around ``zmid`` = 1 on a domain symmetric about 1; the
@@ -237,10 +250,10 @@ def heatmap(comparison: Comparison) -> dict[str, Any]:
       exactly at them, so a cell's colour agrees with the tables' flags; the
       colour bar (horizontal, below) has ticks at zmin, red, green and zmax;
     - text: the value to 2 decimals ("∞" for infinite), drawn in the cell;
-    - customdata[row][col] = ``[microbenchmark_id, column_key, QPS, base QPS]``:
-      ``microbenchmark_id`` is ``comparison.microbenchmark_ids[label]`` (int or
-      None), ``column_key`` a key of ``comparison.columns``. A click handler
-      reads ``event.points[0].customdata`` to navigate to that drilldown.
+    - customdata[row][col] = the cell's absolute QPS; ``layout.meta`` maps each
+      x label to its column key (``keys``) and each row to its microbenchmark id
+      (``microbenchmarks``): a click handler reads ``event.points[0].x``/``.y``
+      and looks them up there, so no cell carries them.
     """
     columns = _compared_columns(comparison)
     keys = [c.key for c in columns]
@@ -248,7 +261,6 @@ def heatmap(comparison: Comparison) -> dict[str, Any]:
     in_groups = set(grouped)
     rows = grouped + [label for label in comparison.labels if label not in in_groups]
     red, green = comparison.spec.red, comparison.spec.green
-    base_qps = comparison.qps.get(comparison.base, {})
 
     finite = [
         v
@@ -263,13 +275,11 @@ def heatmap(comparison: Comparison) -> dict[str, Any]:
 
     z: list[list[float | None]] = []
     text: list[list[str]] = []
-    custom: list[list[list[Any]]] = []
+    custom: list[list[float | None]] = []
     for label in rows:
-        mb_id = comparison.microbenchmark_ids.get(label)
-        base_value = _absolute(base_qps.get(label))
         z_row: list[float | None] = []
         text_row: list[str] = []
-        custom_row: list[list[Any]] = []
+        custom_row: list[float | None] = []
         for key in keys:
             rel = comparison.relative[key].get(label)
             if rel is None or math.isnan(rel):
@@ -281,30 +291,34 @@ def heatmap(comparison: Comparison) -> dict[str, Any]:
             else:
                 z_row.append(_sig(rel))
                 text_row.append(f"{rel:.2f}")
-            custom_row.append([mb_id, key, _absolute(comparison.qps[key].get(label)), base_value])
+            custom_row.append(_absolute(comparison.qps[key].get(label)))
         z.append(z_row)
         text.append(text_row)
         custom.append(custom_row)
+    # Payload: the 2-decimal text is only sent when some cell is infinite; otherwise the cell formats z.
+    any_infinite = any(INFINITY_TEXT in row for row in text)
 
     ticks = column_labels(columns, sep="<br>")
+    xs = [ticks[k] for k in keys]
     trace = go.Heatmap(
-        x=keys,
+        x=xs,
         y=rows,
         z=z,
         zmin=z_min,
         zmax=z_max,
         zmid=1.0,
         colorscale=_threshold_colorscale(z_min, z_max, red, green),
-        text=text,
-        texttemplate="%{text}",
+        text=text if any_infinite else None,
+        texttemplate="%{text}" if any_infinite else "%{z:.2f}",
         textfont={"size": 10},
         customdata=custom,
         xgap=1,
         ygap=1,
         hoverongaps=False,
         hovertemplate=(
-            "<b>%{y}</b><br>%{x}<br>relative QPS: %{text}<br>QPS: %{customdata[2]:,}"
-            "<br>base QPS: %{customdata[3]:,}<extra></extra>"
+            "<b>%{y}</b><br>%{x}<br>relative QPS: "
+            + ("%{text}" if any_infinite else "%{z:.2f}")
+            + "<br>QPS: %{customdata:,}<extra></extra>"
         ),
         colorbar={
             "title": {"text": "relative QPS", "side": "top"},
@@ -341,7 +355,13 @@ def heatmap(comparison: Comparison) -> dict[str, Any]:
     layout = _base_layout(title="", height=150 + 20 * len(rows))
     layout.update(
         margin={"l": 8, "r": 8, "t": 8, "b": 70},
-        xaxis={**_category_axis(keys, [ticks[k] for k in keys]), "side": "top"},
+        xaxis={**_category_axis(xs, xs), "side": "top"},
+        # What a click needs, once per figure instead of once per cell: the column key of each x label
+        # and the microbenchmark id of each row.
+        meta={
+            "keys": {ticks[k]: k for k in keys},
+            "microbenchmarks": {r: comparison.microbenchmark_ids.get(r) for r in rows},
+        },
         yaxis={"type": "category", "autorange": "reversed", "automargin": True, "showgrid": False},
         shapes=boundaries,
         showlegend=False,
@@ -701,9 +721,11 @@ def with_markers(figure: dict[str, Any], markers: Sequence[Marker]) -> dict[str,
     layout = dict(figure.get("layout", {}))
     shapes = list(layout.get("shapes", []))
     annotations = list(layout.get("annotations", []))
+    x_of = {key: x for x, key in layout.get("meta", {}).get("keys", {}).items()}
     for marker in markers:
         colour = RED if marker["kind"] == "regression" else GREEN
-        for x, what in ((marker["arrived"], "arrived"), (marker["fixed"], "fixed")):
+        for key, what in ((marker["arrived"], "arrived"), (marker["fixed"], "fixed")):
+            x = x_of.get(key, key) if key is not None else None
             if x is None:
                 continue
             line_colour = colour if what == "arrived" else GREEN
@@ -744,8 +766,9 @@ def with_heatmap_badges(figure: dict[str, Any], badges: Sequence[tuple[str, str,
     """
     if not badges:
         return figure
+    x_of = {key: x for x, key in figure.get("layout", {}).get("meta", {}).get("keys", {}).items()}
     trace = go.Scatter(
-        x=[b[0] for b in badges],
+        x=[x_of.get(b[0], b[0]) for b in badges],
         y=[b[1] for b in badges],
         mode="markers",
         marker={"symbol": "diamond", "size": 9, "color": "#ffbf47", "line": {"color": "#1d2330", "width": 1}},

@@ -22,12 +22,13 @@ from django.db.models import Count, Max
 
 from reports import groups as groupsets
 from reports import stats
+from reports.diff import workload_mismatch
 from runs.models import Result, Run
 
 HW_METRICS = ("cpu_o", "cs_o", "r_o", "rkb_o", "wkb_o", "o_s")
 CACHE_SECONDS = 24 * 3600
 # Bump when the payload's shape changes, so old cached payloads are never read.
-PAYLOAD_VERSION = 3
+PAYLOAD_VERSION = 4
 
 
 class ComparisonError(ValueError):
@@ -211,12 +212,15 @@ def _mean(values: list[float]) -> float | None:
 
 
 def build_comparison(spec: ComparisonSpec) -> Comparison:
-    base_run = Run.objects.select_related("server", "workload").filter(pk=spec.base_run_id).first()
+    base_run = Run.objects.select_related("server", "workload", "build__version").filter(pk=spec.base_run_id).first()
     if base_run is None:
         raise ComparisonError(f"no run with id {spec.base_run_id}")
     runs_qs = Run.objects.filter(server_id=base_run.server_id, workload_id=base_run.workload_id)
     if spec.run_ids:
         runs_qs = runs_qs.filter(pk__in={*spec.run_ids, base_run.pk})
+    else:
+        # The default series is the base's DBMS; other DBMSs on the same server are picked explicitly.
+        runs_qs = runs_qs.filter(build__version__dbms_id=base_run.build.version.dbms_id)
     runs = list(
         runs_qs.select_related("build__version__dbms", "config").order_by(
             "build__version__sort_key", "build__name", "config__name", "started_at", "pk"
@@ -333,7 +337,7 @@ def build_comparison(spec: ComparisonSpec) -> Comparison:
     summaries: dict[str, dict[str, stats.GroupSummary]] = {
         g: {key: result.summaries[(g, key)] for key in result.runs} for g in result.groups
     }
-    warnings = _workload_warnings(runs)
+    warnings = _workload_warnings(runs) + workload_mismatch(runs)
     return Comparison(
         spec=spec,
         server=base_run.server.name,

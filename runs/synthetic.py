@@ -233,14 +233,24 @@ def iter_run_files(spec: SeriesSpec) -> Iterator[tuple[str, dict[str, str]]]:
             yield name, files
 
 
-def bundle_bytes(spec: SeriesSpec, *, prefix: str = "", mtime: float | None = None) -> bytes:
-    """The whole series as one .tar.gz bundle, byte-identical for the same spec."""
+def bundle_bytes(
+    spec: SeriesSpec, *, prefix: str = "", mtime: float | None = None, extra_files: dict[str, bytes] | None = None
+) -> bytes:
+    """The whole series as one .tar.gz bundle, byte-identical for the same spec.
+
+    ``extra_files`` are added at the bundle's root (a ``benchdash.toml`` manifest, say).
+    """
     stamp = int(mtime if mtime is not None else time.mktime((2025, 9, 1, 0, 0, 0, 0, 0, 0)))
     buffer = io.BytesIO()
     with (
         gzip.GzipFile(fileobj=buffer, mode="wb", compresslevel=6, mtime=0) as gz,
         tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar,
     ):
+        for file_name, data in (extra_files or {}).items():
+            info = tarfile.TarInfo(f"{prefix}{file_name}")
+            info.size = len(data)
+            info.mtime = stamp
+            tar.addfile(info, io.BytesIO(data))
         for n, (name, files) in enumerate(iter_run_files(spec)):
             for file_name, text in files.items():
                 data = text.encode()

@@ -69,11 +69,13 @@ def test_the_reference_line_and_both_thresholds_are_drawn_as_shapes(comparison: 
 def test_the_x_axis_is_the_compared_columns_in_semantic_version_order(comparison: Comparison) -> None:
     comparison.columns.reverse()  # the chart must not rely on the order it is handed
     figure = charts.group_line_chart(comparison, "writes")
+    keys = figure["layout"]["meta"]["keys"]  # x label → column key, sent once instead of on every point
     for trace in figure["data"]:
-        assert trace["x"] == EXPECTED_ORDER
+        assert [keys[x] for x in trace["x"]] == EXPECTED_ORDER
     xaxis = figure["layout"]["xaxis"]
     assert xaxis["type"] == "category"
-    assert xaxis["categoryarray"] == EXPECTED_ORDER == xaxis["tickvals"]
+    assert [keys[x] for x in xaxis["categoryarray"]] == EXPECTED_ORDER
+    assert xaxis["tickvals"] == xaxis["categoryarray"]
 
 
 def test_tick_text_names_the_version_and_adds_the_flavour_only_where_versions_repeat(comparison: Comparison) -> None:
@@ -93,9 +95,11 @@ def test_tick_text_names_the_version_and_adds_the_flavour_only_where_versions_re
 def test_y_values_are_the_relative_qps_to_four_significant_digits(comparison: Comparison) -> None:
     checked = 0
     for group in comparison.groups:
-        for trace in charts.group_line_chart(comparison, group)["data"]:
-            for key, y in zip(trace["x"], trace["y"], strict=True):
-                exact = comparison.relative[key][trace["name"]]
+        figure = charts.group_line_chart(comparison, group)
+        keys = figure["layout"]["meta"]["keys"]
+        for trace in figure["data"]:
+            for x, y in zip(trace["x"], trace["y"], strict=True):
+                exact = comparison.relative[keys[x]][trace["name"]]
                 assert exact is not None and y == pytest.approx(exact, rel=5e-4, abs=5e-5)
                 assert float(f"{y:.4g}") == y  # rounded, to keep the payload small
                 checked += 1
@@ -107,14 +111,14 @@ def test_hover_shows_run_microbenchmark_relative_absolute_and_base_qps(compariso
     label = trace["name"]
     assert label == "point-query_range=100"
     template = trace["hovertemplate"]
-    for part in ("%{fullData.name}", "%{x}", "relative QPS: %{customdata[0]}", "QPS: %{customdata[1]:,}"):
+    # A plain line (no ∞, no noisy point) formats relative QPS from y and carries only QPS per point.
+    for part in ("%{fullData.name}", "%{x}", "relative QPS: %{y:.2f}", "QPS: %{customdata:,}"):
         assert part in template
     base_qps = comparison.qps[comparison.base][label]
     assert base_qps is not None and f"base QPS: {round(base_qps):,}" in template
     key = EXPECTED_ORDER[2]
-    relative_text, qps = trace["customdata"][2]
-    assert relative_text == f"{comparison.relative[key][label]:.2f}"
-    assert qps == round(comparison.qps[key][label] or 0)
+    assert trace["customdata"][2] == round(comparison.qps[key][label] or 0)
+    assert trace["y"][2] == pytest.approx(comparison.relative[key][label], abs=5e-5)
 
 
 def test_a_missing_result_is_a_gap_never_zero(comparison: Comparison) -> None:
@@ -123,7 +127,7 @@ def test_a_missing_result_is_a_gap_never_zero(comparison: Comparison) -> None:
     comparison.relative[key][label] = None
     trace = charts.group_line_chart(comparison, "writes")["data"][0]
     assert trace["name"] == label
-    assert trace["y"][3] is None and trace["customdata"][3] is None
+    assert trace["y"][3] is None and trace["customdata"][3] is None  # a gap, whichever customdata form
     assert trace["connectgaps"] is False
     assert all(y is not None and y > 0 for i, y in enumerate(trace["y"]) if i != 3)
 
@@ -181,14 +185,17 @@ def test_the_legend_sits_below_the_plot(comparison: Comparison) -> None:
 
 def test_the_heatmap_is_every_microbenchmark_by_every_compared_column(comparison: Comparison) -> None:
     comparison.columns.reverse()
-    trace = charts.heatmap(comparison)["data"][0]
+    figure = charts.heatmap(comparison)
+    trace = figure["data"][0]
+    keys = figure["layout"]["meta"]["keys"]
     assert trace["type"] == "heatmap"
     assert len(trace["z"]) == len(comparison.labels) == 34  # 32 grouped + 2 stray .pre tests, ungrouped
     assert {len(row) for row in trace["z"]} == {len(comparison.others)} == {8}
-    assert trace["x"] == EXPECTED_ORDER
+    assert [keys[x] for x in trace["x"]] == EXPECTED_ORDER
     assert sorted(trace["y"]) == sorted(comparison.labels)
     for i, label in enumerate(trace["y"]):
-        for j, key in enumerate(trace["x"]):
+        for j, x in enumerate(trace["x"]):
+            key = keys[x]
             assert trace["z"][i][j] == pytest.approx(comparison.relative[key][label], rel=5e-4, abs=5e-5)
 
 
@@ -216,14 +223,16 @@ def test_the_heatmap_colour_scale_is_centred_on_one_with_the_thresholds_as_ticks
 
 
 def test_heatmap_cells_show_two_decimals_and_carry_the_ids_a_click_handler_needs(comparison: Comparison) -> None:
-    trace = charts.heatmap(comparison)["data"][0]
-    label, key = trace["y"][0], trace["x"][0]
-    assert trace["text"][0][0] == f"{comparison.relative[key][label]:.2f}"
-    microbenchmark_id, column_key, qps, base_qps = trace["customdata"][0][0]
-    assert microbenchmark_id == comparison.microbenchmark_ids[label]
-    assert column_key == key
-    assert qps == round(comparison.qps[key][label] or 0)
-    assert base_qps == round(comparison.qps[comparison.base][label] or 0)
+    figure = charts.heatmap(comparison)
+    trace, meta = figure["data"][0], figure["layout"]["meta"]
+    label, x = trace["y"][0], trace["x"][0]
+    key = meta["keys"][x]
+    # No infinite cell: each cell formats its own z to 2 decimals, no text array is sent.
+    assert trace["texttemplate"] == "%{z:.2f}" and trace.get("text") is None
+    assert trace["z"][0][0] == pytest.approx(comparison.relative[key][label], abs=5e-5)
+    # What a click needs comes from the figure's meta: the row's microbenchmark and the column's key.
+    assert meta["microbenchmarks"][label] == comparison.microbenchmark_ids[label]
+    assert trace["customdata"][0][0] == round(comparison.qps[key][label] or 0)
 
 
 def test_heatmap_missing_cells_are_empty_and_infinite_ones_say_so(comparison: Comparison) -> None:

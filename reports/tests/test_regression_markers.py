@@ -44,7 +44,10 @@ def test_a_bug_on_the_point_query_regression_shows_on_the_chart_and_in_the_table
     point_chart = next(f for f in figures.values() if "point queries" in json.dumps(f["layout"].get("title", "")))
     texts = [a["text"] for a in point_chart["layout"]["annotations"]]
     assert "MySQL bug #102037 (arrived)" in texts
-    marker = next(s for s in point_chart["layout"]["shapes"] if s.get("x0") == "x.my8043_rel_o2nofp.z12a_c8r32.pk1")
+    x_of = {key: x for x, key in point_chart["layout"]["meta"]["keys"].items()}
+    marker = next(
+        s for s in point_chart["layout"]["shapes"] if s.get("x0") == x_of["x.my8043_rel_o2nofp.z12a_c8r32.pk1"]
+    )
     assert marker["type"] == "line"
     others = [f for f in figures.values() if f is not point_chart]
     assert all("MySQL bug #102037 (arrived)" not in json.dumps(f["layout"]) for f in others)
@@ -60,8 +63,9 @@ def test_a_bug_on_one_microbenchmark_shows_in_its_row_and_on_the_heatmap(base: R
     heatmap = client.get("/compare/heatmap", {"base": base.pk}).content.decode()
     figure = json.loads(re.search(r'id="heatmap-figure" type="application/json">(.*?)</script>', heatmap, re.S)[1])
     badges = figure["data"][-1]
+    keys = figure["layout"]["meta"]["keys"]
     assert badges["type"] == "scatter"
-    assert list(zip(badges["x"], badges["y"], strict=True)) == [
+    assert [(keys[x], y) for x, y in zip(badges["x"], badges["y"], strict=True)] == [
         ("x.my8043_rel_o2nofp.z12a_c8r32.pk1", "point-query.pre_range=100")
     ]
     assert "MDEV-33894" in badges["text"][0]

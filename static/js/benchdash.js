@@ -19,8 +19,11 @@
         // Heatmap: a click on a cell opens that microbenchmark's drill-down at that column.
         el.on("plotly_click", function (event) {
           var point = event.points && event.points[0];
-          if (!point || !point.customdata) return;
-          var url = el.dataset.cellUrl.replace("MB_ID", point.customdata[0]) + "&column=" + encodeURIComponent(point.customdata[1]);
+          var meta = el.layout && el.layout.meta;
+          if (!point || !meta) return;
+          var microbenchmark = meta.microbenchmarks[point.y];
+          if (microbenchmark === undefined || microbenchmark === null) return;
+          var url = el.dataset.cellUrl.replace("MB_ID", microbenchmark) + "&column=" + encodeURIComponent(meta.keys[point.x]);
           window.location.assign(url);
         });
       }
