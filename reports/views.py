@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Callable
 from html import escape
@@ -12,6 +13,7 @@ from django.db import DatabaseError, IntegrityError, connection
 from django.db.models import Count, Max, Min
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import slugify
@@ -22,7 +24,7 @@ from reports import groups as groupsets
 from reports.compare import CACHE_SECONDS, Comparison, ComparisonError, ComparisonSpec, get_comparison
 from reports.exports import CONTENT_TYPES, export, filename, spec_for_format
 from reports.forms import CompareForm, ExportForm, SaveReportForm
-from reports.models import GroupSetDefinition, Report
+from reports.models import GroupSetDefinition, Regression, Report
 from reports.regressions import chart_markers, comparison_markers
 from reports.stats import flag as stats_flag
 from reports.templatetags.benchdash import rel
@@ -120,17 +122,47 @@ def compare(request: HttpRequest) -> HttpResponse:
         except ComparisonError as exc:
             context["error"] = str(exc)
         else:
-            markers = comparison_markers(comparison)
-            context.update(comparison_context(comparison, request.GET, markers))
-            context["group_charts"] = [
-                {
-                    **chart,
-                    "figure": charts.with_markers(chart["figure"], _group_markers(comparison, chart["group"], markers)),
-                }
-                for chart in group_charts(comparison, form.cleaned_data.get("y_min"))
-            ]
-    template = "reports/compare.html#comparison" if request.htmx else "reports/compare.html"
-    return render(request, template, context)
+            context["comparison"] = comparison
+            context["fragment_html"] = _comparison_fragment(request, comparison, form.cleaned_data.get("y_min"))
+    if request.htmx:
+        return HttpResponse(context.get("fragment_html") or render_to_string(_FRAGMENT, context, request))
+    return render(request, "reports/compare.html", context)
+
+
+_FRAGMENT = "reports/compare.html#comparison"
+
+
+def _comparison_fragment(request: HttpRequest, comparison: Comparison, y_min: float | None) -> SafeString:
+    """The rendered tables and charts, cached with the comparison.
+
+    The key holds the comparison's (which changes when a run of the series
+    arrives), the query string, and a stamp of the series' regressions and bug
+    links, so a triage or a new bug link shows at once. A cached page then costs
+    a few small queries instead of rendering 2,500 cells and five figures.
+    """
+    stamp = Regression.objects.filter(server_id=comparison.server_id, workload_id=comparison.workload_id).aggregate(
+        n=Count("id"), updated=Max("updated_at"), event=Max("events__id")
+    )
+    query = request.GET.copy()
+    query.pop("report", None)
+    raw = f"{comparison.cache_key}|{sorted(query.lists())}|{stamp['n']}|{stamp['updated']}|{stamp['event']}"
+    key = f"cmp-html:{hashlib.sha256(raw.encode()).hexdigest()}"
+    html = cache.get(key) if comparison.cache_key else None
+    if html is None:
+        markers = comparison_markers(comparison)
+        context: dict[str, Any] = {"comparison": comparison}
+        context.update(comparison_context(comparison, request.GET, markers))
+        context["group_charts"] = [
+            {
+                **chart,
+                "figure": charts.with_markers(chart["figure"], _group_markers(comparison, chart["group"], markers)),
+            }
+            for chart in group_charts(comparison, y_min)
+        ]
+        html = render_to_string(_FRAGMENT, context, request)
+        if comparison.cache_key:
+            cache.set(key, html, CACHE_SECONDS)
+    return mark_safe(html)  # rendered by our template, which escapes what it prints
 
 
 def _cell(value: float | None, flag: str = "", noisy: bool = False, qps: float | None = None) -> str:
