@@ -22,11 +22,13 @@ from django.views.decorators.http import require_POST
 from reports import charts
 from reports import groups as groupsets
 from reports.compare import CACHE_SECONDS, Comparison, ComparisonError, ComparisonSpec, get_comparison
+from reports.explain import explain
 from reports.exports import CONTENT_TYPES, export, filename, spec_for_format
 from reports.forms import CompareForm, ExportForm, SaveReportForm
 from reports.models import GroupSetDefinition, Regression, Report
 from reports.regressions import chart_markers, comparison_markers
 from reports.stats import flag as stats_flag
+from reports.stats import metric_ratio
 from reports.templatetags.benchdash import rel
 from runs.models import Microbenchmark, Result, Run
 
@@ -363,6 +365,12 @@ def drilldown(request: HttpRequest, microbenchmark_id: int) -> HttpResponse:
         points.append(point)
         rows.append({"point": point, "column": column, "flag": comparison.flags.get(column.key, {}).get(label, "")})
     figures = charts.drilldown_charts(points, microbenchmark=label, percentile=percentile)
+    # "Why did it change?": the HW metrics and config differences of one build, the clicked one or the newest.
+    explained = request.GET.get("column", "")
+    if explained not in {c.key for c in comparison.others}:
+        explained = comparison.others[-1].key if comparison.others else ""
+    explanation = explain(comparison, explained, label) if explained else None
+    extra_rows = _extra_metric_rows(comparison, microbenchmark, column_of_run)
     context = {
         "microbenchmark": microbenchmark,
         "label": label,
@@ -373,6 +381,8 @@ def drilldown(request: HttpRequest, microbenchmark_id: int) -> HttpResponse:
         "rows": rows,
         "percentile": percentile,
         "highlight": request.GET.get("column", ""),
+        "explanation": explanation,
+        "extra_rows": extra_rows,
         "figures": [
             {"id": f"drill-{name}", "figure": figure, "config": charts.plot_config(f"{label}-{name}")}
             for name, figure in figures.items()
@@ -380,6 +390,38 @@ def drilldown(request: HttpRequest, microbenchmark_id: int) -> HttpResponse:
         "compare_query": request.GET.urlencode(),
     }
     return render(request, "reports/drilldown.html", context)
+
+
+# Suite-specific metrics worth a ratio on the drill-down (db_bench's report.tsv columns, by name).
+EXTRA_METRICS = ("w_amp", "usec_op", "p99", "p99.9", "stall%", "u_cpu", "s_cpu", "rss", "c_wgb", "mb_sec")
+
+
+def _extra_metric_rows(
+    comparison: Comparison, microbenchmark: Microbenchmark, column_of_run: dict[int, str]
+) -> list[dict[str, Any]]:
+    """Per column, the suite's own metrics (Result.extra) and their ratio to the base: one query."""
+    if microbenchmark.suite == "sysbench":
+        return []
+    values: dict[str, dict[str, list[float]]] = {}
+    for run_id, extra in Result.objects.filter(
+        run_id__in=column_of_run, microbenchmark=microbenchmark, dop=comparison.dop
+    ).values_list("run_id", "extra"):
+        for name in EXTRA_METRICS:
+            value = (extra or {}).get(name)
+            if isinstance(value, int | float):
+                values.setdefault(column_of_run[run_id], {}).setdefault(name, []).append(float(value))
+    names = [n for n in EXTRA_METRICS if any(n in v for v in values.values())]
+    base = {n: _mean_of(list(values.get(comparison.base, {}).get(n, []))) for n in names}
+    rows = []
+    for column in comparison.columns:
+        own = {n: _mean_of(list(values.get(column.key, {}).get(n, []))) for n in names}
+        rows.append(
+            {
+                "label": comparison.version_label(column.key),
+                "cells": [(own[n], metric_ratio(own[n], base[n])) for n in names],
+            }
+        )
+    return [{"names": names, "rows": rows}] if names else []
 
 
 def _mean_of(values: list[float | None]) -> float | None:
