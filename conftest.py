@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -44,3 +46,36 @@ def _fresh_cache() -> None:
 def services_required() -> bool:
     """CI sets BENCHDASH_REQUIRE_SERVICES: a missing service is then a failure, never a skip."""
     return os.environ.get("BENCHDASH_REQUIRE_SERVICES") == "1"
+
+
+@pytest.fixture
+def user_with_role(django_user_model: Any) -> Callable[..., Any]:
+    """Make a user in one of the role groups (viewer, uploader, triager, admin): ``user_with_role("uploader")``.
+
+    The groups come from a data migration, and a transactional test's flush empties them; they are put back
+    from the migration's own table, so every test sees the roles as ``migrate`` creates them.
+    """
+
+    def make(role: str, username: str | None = None) -> Any:
+        from django.contrib.auth.models import Group
+
+        group = Group.objects.filter(name=role).first() or _role_group_from_migration(role)
+        user = django_user_model.objects.create_user(username or role, password=None)
+        user.groups.add(group)
+        return user
+
+    return make
+
+
+def _role_group_from_migration(role: str) -> Any:
+    from django.contrib.auth.models import Group, Permission
+
+    migration = importlib.import_module("runs.migrations.0005_role_groups")
+    group = Group.objects.create(name=role)
+    if role == "admin":
+        group.permissions.add(*Permission.objects.filter(content_type__app_label__in=migration.ADMIN_APPS))
+    else:
+        for full in migration.ROLES[role]:
+            app_label, codename = full.split(".")
+            group.permissions.add(Permission.objects.get(content_type__app_label=app_label, codename=codename))
+    return group

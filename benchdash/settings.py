@@ -9,6 +9,7 @@ turns the safety checks on: no DEBUG, a real SECRET_KEY and ALLOWED_HOSTS.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import environ
@@ -58,6 +59,8 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "django_celery_beat",
+    # Only for its static files: the API docs page then loads Swagger UI from us, not from a CDN.
+    "ninja",
     "runs",
     "reports",
     "runner",
@@ -68,10 +71,13 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "runs.middleware.RejectNulMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "runs.middleware.PrivateUnlessPublicMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "runs.middleware.ContentSecurityPolicyMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
 ]
 
@@ -138,7 +144,12 @@ STORAGES = {
 WHITENOISE_USE_FINDERS = not PRODUCTION
 WHITENOISE_AUTOREFRESH = not PRODUCTION
 
-LOGIN_URL = "admin:login"
+LOGIN_URL = "account:login"
+LOGIN_REDIRECT_URL = "reports:home"
+LOGOUT_REDIRECT_URL = "reports:home"
+# Anyone may read the dashboards (the demo, a team's internal site); off, every page needs a login.
+# Changing data always needs a role (runs.permissions). Private unless said otherwise in production.
+BENCHDASH_PUBLIC_BROWSING = env.bool("BENCHDASH_PUBLIC_BROWSING", default=not PRODUCTION)
 
 # Uploads: bundles are read in memory, never extracted; these bound what one bundle may cost.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
@@ -177,8 +188,18 @@ CELERY_BEAT_SCHEDULE = {
 }
 CELERY_TIMEZONE = TIME_ZONE
 
-if REDIS_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+
+def _next_redis_db(url: str) -> str:
+    """The same Redis server, the next database number: clearing the cache must never flush the broker's queues."""
+    match = re.match(r"^(?P<head>rediss?://[^/]+)(?:/(?P<db>\d+))?(?P<tail>.*)$", url)
+    if match is None:
+        raise ImproperlyConfigured(f"REDIS_URL is not a redis:// URL: {url!r}")
+    return f"{match['head']}/{(int(match['db'] or 0) + 1) % 16}{match['tail']}"
+
+
+REDIS_CACHE_URL = env.str("REDIS_CACHE_URL", default=_next_redis_db(REDIS_URL) if REDIS_URL else "")
+if REDIS_CACHE_URL:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_CACHE_URL}}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
@@ -187,10 +208,26 @@ DEMO_CORPUS_DIR = Path(env.str("BENCHDASH_CORPUS_DIR", default=str(BASE_DIR.pare
 
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
+# Links to bug trackers must not carry our URLs (server names, run ids) in their Referer.
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+# Scripts only from our own static files (htmx, plotly.js, ours); data goes in <script type="application/json">
+# blocks, which are never executed. Styles allow 'unsafe-inline': plotly.js writes style attributes while it
+# draws and htmx injects its indicator styles, and both break without it (checked in Chromium,
+# tests/browser/test_csp.py); inline styles cannot run code.
+BENCHDASH_CSP = env.str(
+    "BENCHDASH_CSP",
+    default=(
+        "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; "
+        "font-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; "
+        "frame-ancestors 'none'"
+    ),
+)
 if PRODUCTION:
     SESSION_COOKIE_SECURE = env.bool("SECURE_COOKIES", default=True)
     CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
-    SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0)
+    # Browsers only honour HSTS from an https response, and SecurityMiddleware only sends it on one.
+    SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=365 * 24 * 3600)
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 

@@ -7,8 +7,20 @@ from ninja import NinjaAPI
 from reports.api import router as compare_router
 from reports.regressions_api import regressions_router
 from runs.api import router as bundles_router
+from runs.permissions import API_READ_AUTH
 
-api = NinjaAPI(title="benchdash API", version="1", urls_namespace="api")
+# Reads are open while browsing is public; every write endpoint names the role it needs (runs.permissions).
+api = NinjaAPI(
+    title="benchdash API",
+    version="1",
+    urls_namespace="api",
+    auth=API_READ_AUTH,
+    description=(
+        "Reads need no credentials while the site's browsing is public (BENCHDASH_PUBLIC_BROWSING), else a token "
+        "or a session. Writes need a role: send `Authorization: Bearer <token>` (create one at /account/tokens/) "
+        "or use a logged-in session with its CSRF token."
+    ),
+)
 api.add_router("/", bundles_router)
 api.add_router("/", compare_router)
 api.add_router("/", regressions_router)
@@ -16,6 +28,7 @@ api.add_router("/", regressions_router)
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", api.urls),
+    path("account/", include("runs.account_urls")),
     path("", include("runs.urls")),
     path("", include("reports.urls")),
     path("", include("runner.urls")),

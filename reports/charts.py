@@ -778,3 +778,136 @@ def with_heatmap_badges(figure: dict[str, Any], badges: Sequence[tuple[str, str,
         showlegend=False,
     )
     return {**figure, "data": [*figure.get("data", []), _to_dict(go.Figure(data=[trace]))["data"][0]]}
+
+
+# --------------------------------------------------------------------------- Insert Benchmark
+
+SLA_GREY = "#9aa3b2"
+
+
+class IbenchStepPoint(TypedDict):
+    """One column (build) of one Insert Benchmark step, for ``ibench_step_chart``."""
+
+    key: str
+    version_label: str
+    value: float | None  # the step's throughput: inserts/s, indexed rows/s or queries/s
+    relative: float | None  # None for the base
+    flag: str  # red, green, grey, missing, or "base"
+    sla_missed: bool
+
+
+def ibench_step_chart(step: str, unit: str, points: Sequence[IbenchStepPoint]) -> dict[str, Any]:
+    """One step across versions: a bar per column of its throughput, coloured like the tables' flags.
+
+    The base's bar is the reference colour; a column whose background inserts
+    missed the SLA is grey whatever its change, and says so in its label and hover.
+    """
+    keys = [p["key"] for p in points]
+    colours = {"red": RED, "green": GREEN, "base": REFERENCE}
+    texts = []
+    for p in points:
+        rel = p["relative"]
+        text = "base" if p["flag"] == "base" else ("missing" if rel is None else _plotted(rel, 0.0, False)[1])
+        texts.append(text + (" · SLA missed" if p["sla_missed"] else ""))
+    bar = go.Bar(
+        x=keys,
+        y=[_absolute(p["value"]) for p in points],
+        marker={"color": [SLA_GREY if p["sla_missed"] else colours.get(p["flag"], "#9db4e3") for p in points]},
+        text=texts,
+        textposition="outside",
+        cliponaxis=False,
+        hovertemplate=f"%{{x}}<br>{unit}: %{{y:,}}<br>relative: %{{text}}<extra></extra>",
+        showlegend=False,
+    )
+    layout = _base_layout(title=f"{step} <span style='font-size:12px'>({unit})</span>", height=320)
+    layout.update(
+        xaxis=_category_axis(keys, [p["version_label"] for p in points]),
+        yaxis={"title": {"text": unit}, "rangemode": "tozero", "gridcolor": GRID, "automargin": True},
+    )
+    return _to_dict(go.Figure(data=[bar], layout=layout))
+
+
+def ibench_rate_over_time(
+    step: str,
+    what: str,
+    series: dict[str, dict[str, Any]],
+    labels: dict[str, str],
+    *,
+    target: float | None = None,
+) -> dict[str, Any]:
+    """The step's insert (``what="ips"``) or query (``"qps"``) rate over time, one line per column.
+
+    x is seconds since the step started (points are ``seconds_per_point``
+    apart); a dotted line marks the SLA's insert rate when ``target`` is given.
+    """
+    traces = []
+    for i, (key, data) in enumerate(series.items()):
+        values = data.get(what) or []
+        spacing = float(data.get("seconds_per_point") or 1.0)
+        style = _line_style(i)
+        traces.append(
+            go.Scatter(
+                x=[round((n + 1) * spacing, 3) for n in range(len(values))],
+                y=values,
+                name=labels.get(key, key),
+                mode="lines",
+                line={"color": style["color"], "dash": style["dash"], "width": 1.5},
+                hovertemplate="%{fullData.name}<br>%{x:,} s: %{y:,}/s<extra></extra>",
+            )
+        )
+    name = "inserts/s" if what == "ips" else "queries/s"
+    layout = _base_layout(title=f"{step}: {name} over time", height=360)
+    layout.update(
+        xaxis={"title": {"text": "seconds"}, "gridcolor": GRID, "automargin": True, "rangemode": "tozero"},
+        yaxis={"title": {"text": name}, "rangemode": "tozero", "gridcolor": GRID, "automargin": True},
+    )
+    if target is not None:
+        layout["shapes"] = [{**_dotted(target, RED), "yref": "y"}]
+        layout["annotations"] = [
+            {
+                "xref": "paper",
+                "x": 1,
+                "xanchor": "right",
+                "yref": "y",
+                "y": target,
+                "yanchor": "bottom",
+                "text": f"SLA {target:,.0f}/s",
+                "showarrow": False,
+                "font": {"size": 10, "color": RED},
+            }
+        ]
+    return _to_dict(go.Figure(data=traces, layout=layout))
+
+
+def ibench_rt_histogram(
+    step: str, kind: str, histograms: dict[str, dict[str, Any]], labels: dict[str, str]
+) -> dict[str, Any]:
+    """Response times of one operation (``kind``: insert, query, delete) in a step: per bucket, the share of all
+    operations of each column (runs last different times, so shares compare, counts do not); counts in the hover."""
+    traces = []
+    buckets: list[str] = []
+    for i, (key, hist) in enumerate(histograms.items()):
+        found = hist.get(kind)
+        if not isinstance(found, dict):
+            continue
+        buckets = list(hist.get("buckets") or buckets)
+        counts = [int(c) for c in found.get("counts", [])]
+        total = sum(counts)
+        max_s = found.get("max_s")
+        traces.append(
+            go.Bar(
+                x=buckets,
+                y=[round(100.0 * c / total, 3) if total else None for c in counts],
+                customdata=counts,
+                name=labels.get(key, key) + (f" (max {max_s:.3f} s)" if isinstance(max_s, int | float) else ""),
+                marker={"color": PALETTE[i % len(PALETTE)]},
+                hovertemplate="%{fullData.name}<br>≤ %{x}: %{y}% (%{customdata:,})<extra></extra>",
+            )
+        )
+    layout = _base_layout(title=f"{step}: {kind} response time", height=340)
+    layout.update(
+        barmode="group",
+        xaxis=_category_axis(buckets, buckets),
+        yaxis={"title": {"text": "% of operations"}, "rangemode": "tozero", "gridcolor": GRID, "automargin": True},
+    )
+    return _to_dict(go.Figure(data=traces, layout=layout))

@@ -23,12 +23,13 @@ from django.db.models import Count, Max
 from reports import groups as groupsets
 from reports import stats
 from reports.diff import workload_mismatch
-from runs.models import Result, Run
+from runs import ibench
+from runs.models import Result, Run, Suite
 
 HW_METRICS = ("cpu_o", "cs_o", "r_o", "rkb_o", "wkb_o", "o_s")
 CACHE_SECONDS = 24 * 3600
 # Bump when the payload's shape changes, so old cached payloads are never read.
-PAYLOAD_VERSION = 4
+PAYLOAD_VERSION = 5
 
 
 class ComparisonError(ValueError):
@@ -99,6 +100,8 @@ class Comparison:
     pk_mode: int = 1
     warnings: list[str] = field(default_factory=list)
     cache_key: str = ""  # set by get_comparison: derived artefacts (charts) are cached under it too
+    # Insert Benchmark: (column, step) whose background inserts missed the SLA (SPEC §5); never flagged red/green.
+    sla_missed: set[tuple[str, str]] = field(default_factory=set)
 
     @property
     def others(self) -> list[Column]:
@@ -139,6 +142,7 @@ class Comparison:
                 "metrics": self.metrics,
                 "metric_ratios": self.metric_ratios,
                 "warnings": self.warnings,
+                "sla_missed": [list(cell) for cell in sorted(self.sla_missed)],
             }
         )
 
@@ -202,6 +206,8 @@ def choose_group_set(labels: Sequence[str]) -> groupsets.GroupSet:
     """
     if groupsets.is_dbbench_series(labels):
         return groupsets.DBBENCH
+    if groupsets.is_ibench_series(labels):
+        return groupsets.IBENCH
     pre = [label for label in labels if groupsets.is_pre(label)]
     point_pre = sum(1 for label in pre if "point" in label)
     return groupsets.CLASSIC_42 if point_pre >= 3 and len(pre) - point_pre >= 3 else groupsets.CURRENT_32
@@ -322,6 +328,18 @@ def build_comparison(spec: ComparisonSpec) -> Comparison:
             noisy[key][label] = inside and flag in ("red", "green")
             flags[key][label] = "grey" if noisy[key][label] else flag
 
+    # Insert Benchmark (SPEC §5): a query step whose background inserts missed their target rate (in the run or in
+    # its base) ran another write load, so its relative QPS is no regression signal: flagged grey, never red/green.
+    sla_missed: set[tuple[str, str]] = set()
+    if base_run.workload.suite == Suite.IBENCH:
+        from reports.ibench import sla_missed_cells  # reports.ibench builds on this module
+
+        sla_missed = sla_missed_cells(column_of_run, dop)
+        for key in result.runs:
+            for label in result.labels:
+                if (key, label) in sla_missed or (base_key, label) in sla_missed:
+                    flags[key][label] = "grey"
+
     metric_ratios = {
         key: {
             label: {
@@ -365,12 +383,16 @@ def build_comparison(spec: ComparisonSpec) -> Comparison:
         result=result,
         pk_mode=base_run.pk_mode,
         warnings=warnings,
+        sla_missed=sla_missed,
     )
 
 
 def _label_order(label: str) -> tuple[int, str]:
     from reports.reference import REFERENCE_BLOCKS, ls_sort_key, reference_block
 
+    if ibench.is_step(label):
+        # Insert Benchmark steps keep the order they run in: l.i0, l.x, l.i1, l.i2, qr100, qp100, …
+        return (-1, "{:02d}{:08d}{:02d}{:04d}".format(*ibench.step_sort_key(label)[:4]))
     block = reference_block(label)
     return (REFERENCE_BLOCKS.index(block) if block in REFERENCE_BLOCKS else 3, "".join(ls_sort_key(label)))
 

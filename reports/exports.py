@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from reports import reference
+from reports import ibench, reference
 from reports.compare import Comparison, ComparisonSpec
 from runs import dbbench
 from runs.models import Suite, Workload
@@ -30,11 +30,18 @@ def spec_for_format(spec: ComparisonSpec, fmt: str, *, metrics: bool = False) ->
     return spec
 
 
-def export(comparison: Comparison, fmt: str, *, absolute: bool = False, metrics: bool = False) -> str:
+def export(
+    comparison: Comparison, fmt: str, *, absolute: bool = False, metrics: bool = False, step: str | None = None
+) -> str:
+    """``step`` picks one Insert Benchmark step's table (every step otherwise); other suites ignore it."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")
     base = comparison.base
     keys = [base, *(c.key for c in comparison.others)]
+    if (fmt in ("tsv", "csv") or metrics) and ibench.is_ibench(comparison):
+        # The Insert Benchmark scripts' per-step tables, every metric column: rel.<step> or, absolute, mrg.<step>.
+        separator = "," if fmt == "csv" else "\t"
+        return ibench.step_tables(comparison, absolute=absolute, step=step, separator=separator)
     if metrics:
         return _metrics(comparison, keys)
     if fmt == "json":

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from runs import dbbench
+from runs import dbbench, ibench
 from runs.sysbench import is_warmup
 
 _LABEL_RANGE_RE = re.compile(r"_range=\d+$")
@@ -207,5 +207,27 @@ def is_dbbench_series(names: Iterable[str]) -> bool:
 
 
 DBBENCH = GroupSet("db_bench", (LOAD, READ_ONLY, READ_WHILE_WRITING, WRITE), dbbench_group)
-# Every built-in set, for finding one by name: sysbench's two and db_bench's.
-SUITE_GROUP_SETS = (*STANDARD_GROUP_SETS, DBBENCH)
+
+
+# --------------------------------------------------------------------------- Insert Benchmark
+
+IBENCH_LOAD, IBENCH_WRITES, IBENCH_QUERIES = "load", "writes", "queries"
+_IBENCH_GROUPS = {"load": IBENCH_LOAD, "write": IBENCH_WRITES, "query": IBENCH_QUERIES}
+
+
+def ibench_group(name: str) -> str | None:
+    """The Insert Benchmark group of a step: load (l.i0, l.x), writes (l.i1, l.i2), queries (qr*, qp*, q100.1 …)."""
+    if not ibench.is_step(name):
+        return None
+    return _IBENCH_GROUPS[ibench.step_kind(name)]
+
+
+def is_ibench_series(names: Iterable[str]) -> bool:
+    """Whether the tests are Insert Benchmark steps: every one is named like a step (l.i0, qr100, q100.1)."""
+    names = list(names)
+    return bool(names) and all(ibench.is_step(name) for name in names)
+
+
+IBENCH = GroupSet("ibench", (IBENCH_LOAD, IBENCH_WRITES, IBENCH_QUERIES), ibench_group)
+# Every built-in set, for finding one by name: sysbench's two, db_bench's and the Insert Benchmark's.
+SUITE_GROUP_SETS = (*STANDARD_GROUP_SETS, DBBENCH, IBENCH)

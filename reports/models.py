@@ -223,3 +223,30 @@ class TriageEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.regression_id}: {self.from_state} → {self.to_state}"
+
+
+class SeriesSummary(models.Model):
+    """What the home page shows of a series (server + workload + DBMS): its default base, newest run, red flags.
+
+    Written by ``runs.tasks.refresh_series_task`` when runs arrive, so the home
+    page reads one row per series instead of computing comparisons.
+    """
+
+    server = models.ForeignKey("runs.Server", on_delete=models.CASCADE, related_name="+")
+    workload = models.ForeignKey("runs.Workload", on_delete=models.CASCADE, related_name="+")
+    dbms = models.ForeignKey("runs.Dbms", on_delete=models.CASCADE, related_name="+")
+    base_run = models.ForeignKey("runs.Run", on_delete=models.CASCADE, related_name="+")
+    latest_run = models.ForeignKey("runs.Run", on_delete=models.CASCADE, related_name="+")
+    runs = models.PositiveIntegerField(default=0)
+    # The newest version's red flags against the base: [[label, relative QPS], …], worst first.
+    red_flags = models.JSONField(default=list, blank=True)
+    computed_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["server__name", "workload__name", "dbms__name"]
+        constraints = [
+            models.UniqueConstraint(fields=["server", "workload", "dbms"], name="series_summary_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.server} {self.workload} {self.dbms}"

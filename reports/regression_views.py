@@ -6,7 +6,6 @@ from typing import Any
 
 from django import forms
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest, HttpResponse
@@ -20,6 +19,7 @@ from reports.bugs import ACCEPTED
 from reports.models import Regression, TriageEvent
 from reports.regressions import link_bug_to_many, triage
 from runs.models import Dbms, Server
+from runs.permissions import TRIAGE, permission_required
 
 State = Regression.State
 PAGE_SIZE = 100
@@ -131,11 +131,30 @@ def regression_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "accepted": ACCEPTED,
         "rule": changepoints.__doc__,
         "next": request.get_full_path(),
+        "explanation": _explanation(regression),
     }
     return render(request, "reports/regressions/detail.html", context)
 
 
-@login_required
+def _explanation(regression: Regression) -> dict[str, Any] | None:
+    """The HW metrics and config differences at the version where a microbenchmark regression arrived."""
+    from reports.compare import ComparisonError, ComparisonSpec, get_comparison
+    from reports.explain import explain
+
+    if regression.microbenchmark is None or regression.base_run_id is None:
+        return None
+    try:
+        comparison = get_comparison(ComparisonSpec(base_run_id=regression.base_run_id))
+    except ComparisonError:
+        return None
+    column = next((c.key for c in comparison.others if c.version == regression.arrived_in.text), None)
+    label = regression.microbenchmark.label
+    if column is None or label not in comparison.labels:
+        return None
+    return explain(comparison, column, label)
+
+
+@permission_required(TRIAGE)
 @require_POST
 def regression_bulk(request: HttpRequest) -> HttpResponse:
     form = BulkForm(request.POST)

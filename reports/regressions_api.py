@@ -1,7 +1,8 @@
 """HTTP API for regressions and bugs (``regressions_router``): list, create, triage, link bugs, detect.
 
-Reading is open like the pages; every change needs a logged-in session
-(django-ninja's ``django_auth``, CSRF-checked) and is written to the triage log.
+Reading is open like the pages; every change needs the triager role, through an
+API token (``Authorization: Bearer``) or a logged-in session (CSRF-checked), and is
+written to the triage log.
 All changes go through ``reports.regressions``, the same functions the pages and
 the command use.
 """
@@ -15,13 +16,13 @@ from django.db.models import Q, QuerySet
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 from ninja import Query, Router, Schema, Status
-from ninja.security import django_auth
 
 from reports import bugs as bugrefs
 from reports.models import Bug, Regression, TriageEvent
 from reports.regressions import link_bug, triage, unlink_bug
 from reports.tasks import detect_regressions_task
 from runs.models import Dbms, Microbenchmark, Server, Version, Workload
+from runs.permissions import TRIAGE, api_auth
 
 regressions_router = Router(tags=["regressions"])
 
@@ -152,7 +153,7 @@ class DetectOut(Schema):
 
 
 def _user(request: HttpRequest) -> Any:
-    # Every endpoint that changes something has auth=django_auth, which has put a logged-in user here.
+    # Every endpoint that changes something has auth=api_auth(TRIAGE), which has put a logged-in user here.
     return request.user
 
 
@@ -273,7 +274,7 @@ def _microbenchmark(label: str) -> Microbenchmark | None:
 
 
 @regressions_router.post(
-    "/regressions", auth=django_auth, response={201: RegressionDetailOut, 400: ErrorOut, 409: ErrorOut}
+    "/regressions", auth=api_auth(TRIAGE), response={201: RegressionDetailOut, 400: ErrorOut, 409: ErrorOut}
 )
 def create_regression(request: HttpRequest, payload: RegressionIn) -> Any:
     """Record a regression by hand (one known from a write-up or a bug report); detection may update its size later."""
@@ -335,7 +336,7 @@ def create_regression(request: HttpRequest, payload: RegressionIn) -> Any:
 
 
 @regressions_router.patch(
-    "/regressions/{int:regression_id}", auth=django_auth, response={200: RegressionDetailOut, 400: ErrorOut}
+    "/regressions/{int:regression_id}", auth=api_auth(TRIAGE), response={200: RegressionDetailOut, 400: ErrorOut}
 )
 def update_regression(request: HttpRequest, regression_id: int, payload: RegressionPatch) -> Any:
     """Change the state (logged with the note) or correct ``fixed_in``."""
@@ -359,7 +360,7 @@ def update_regression(request: HttpRequest, regression_id: int, payload: Regress
     return Status(200, _detail(request, regression.pk))
 
 
-@regressions_router.post("/regressions/triage", auth=django_auth, response={200: TriageOut, 400: ErrorOut})
+@regressions_router.post("/regressions/triage", auth=api_auth(TRIAGE), response={200: TriageOut, 400: ErrorOut})
 def triage_regressions(request: HttpRequest, payload: TriageIn) -> Any:
     """Move many regressions to one state at once, one triage event each."""
     try:
@@ -369,7 +370,7 @@ def triage_regressions(request: HttpRequest, payload: TriageIn) -> Any:
 
 
 @regressions_router.post(
-    "/regressions/{int:regression_id}/bugs", auth=django_auth, response={200: LinkOut, 400: ErrorOut}
+    "/regressions/{int:regression_id}/bugs", auth=api_auth(TRIAGE), response={200: LinkOut, 400: ErrorOut}
 )
 def link_regression_bug(request: HttpRequest, regression_id: int, payload: LinkIn) -> Any:
     """Link a bug by key or URL; ``carry`` links it to the same regression on other servers too."""
@@ -382,7 +383,7 @@ def link_regression_bug(request: HttpRequest, regression_id: int, payload: LinkI
 
 
 @regressions_router.delete(
-    "/regressions/{int:regression_id}/bugs/{int:bug_id}", auth=django_auth, response={204: None, 404: ErrorOut}
+    "/regressions/{int:regression_id}/bugs/{int:bug_id}", auth=api_auth(TRIAGE), response={204: None, 404: ErrorOut}
 )
 def unlink_regression_bug(request: HttpRequest, regression_id: int, bug_id: int) -> Any:
     regression = get_object_or_404(Regression, pk=regression_id)
@@ -401,7 +402,7 @@ def list_bugs(request: HttpRequest) -> Any:
     ]
 
 
-@regressions_router.post("/regressions/detect", auth=django_auth, response={202: DetectOut, 400: ErrorOut})
+@regressions_router.post("/regressions/detect", auth=api_auth(TRIAGE), response={202: DetectOut, 400: ErrorOut})
 def detect(request: HttpRequest, payload: DetectIn) -> Any:
     """Queue detection for a server + workload (runs at once when Celery is eager); returns the task's result if any."""
     server = Server.objects.filter(name=payload.server).first()

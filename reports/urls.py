@@ -10,6 +10,7 @@ app_name = "reports"
 urlpatterns = [
     path("", views.home, name="home"),
     path("healthz", views.healthz, name="healthz"),
+    path("search/", views.search, name="search"),
     path("compare/", views.compare, name="compare"),
     path("compare/export", views.compare_export, name="compare_export"),
     path("compare/heatmap", views.compare_heatmap, name="heatmap"),
@@ -31,4 +32,11 @@ from reports import diff_views  # noqa: E402
 urlpatterns += [
     path("diff/", diff_views.run_diff, name="run_diff"),
     path("servers/<int:pk>/", diff_views.server_detail, name="server"),
+]
+
+# Insert Benchmark: steps, SLA, per-second rates. Imported here so the block is appended whole to a shared file.
+from reports import ibench_views  # noqa: E402
+
+urlpatterns += [
+    path("ibench/", ibench_views.ibench_page, name="ibench"),
 ]

@@ -10,8 +10,9 @@ from typing import Any
 
 from django.core.cache import cache
 from django.db import DatabaseError, IntegrityError, connection
-from django.db.models import Count, Max, Min
+from django.db.models import Count, Max, Min, Q
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
+from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -25,7 +26,7 @@ from reports.compare import CACHE_SECONDS, Comparison, ComparisonError, Comparis
 from reports.explain import explain
 from reports.exports import CONTENT_TYPES, export, filename, spec_for_format
 from reports.forms import CompareForm, ExportForm, SaveReportForm
-from reports.models import GroupSetDefinition, Regression, Report
+from reports.models import GroupSetDefinition, Regression, Report, SeriesSummary
 from reports.regressions import chart_markers, comparison_markers
 from reports.stats import flag as stats_flag
 from reports.stats import metric_ratio
@@ -34,21 +35,60 @@ from runs.models import Microbenchmark, Result, Run
 
 
 def home(request: HttpRequest) -> HttpResponse:
+    """Servers and workloads, each DBMS series with its newest run and that run's red flags; a search box."""
     series = list(
-        Run.objects.values("server__id", "server__name", "workload__id", "workload__name", "build__version__dbms__name")
+        Run.objects.values(
+            "server__id",
+            "server__name",
+            "workload__id",
+            "workload__name",
+            "build__version__dbms__id",
+            "build__version__dbms__name",
+        )
         .annotate(runs=Count("id"), latest=Max("created_at"), first_run=Min("id"))
         .order_by("server__name", "workload__name", "build__version__dbms__name")
     )
-    # The default base of a series is its oldest version: one query for all series.
-    oldest = {}
-    for run in Run.objects.order_by(
-        "server_id", "workload_id", "build__version__dbms__name", "build__version__sort_key", "pk"
-    ).values("pk", "server_id", "workload_id", "build__version__dbms__name"):
-        oldest.setdefault((run["server_id"], run["workload_id"], run["build__version__dbms__name"]), run["pk"])
+    summaries = {
+        (s.server_id, s.workload_id, s.dbms_id): s
+        for s in SeriesSummary.objects.select_related("latest_run__build__version", "base_run__build__version")
+    }
     for s in series:
-        s["base"] = oldest[(s["server__id"], s["workload__id"], s["build__version__dbms__name"])]
+        summary = summaries.get((s["server__id"], s["workload__id"], s["build__version__dbms__id"]))
+        s["summary"] = summary
+        s["base"] = summary.base_run_id if summary else s["first_run"]
     reports = Report.objects.select_related("base_run")[:20]
     return render(request, "reports/home.html", {"series": series, "reports": reports})
+
+
+def search(request: HttpRequest) -> HttpResponse:
+    """Runs by DBMS, version or name, and microbenchmarks by name with the series they ran in."""
+    q = request.GET.get("q", "").strip()
+    runs: list[Run] = []
+    microbenchmarks: list[dict[str, Any]] = []
+    if q:
+        runs = list(
+            Run.objects.filter(
+                Q(name__icontains=q) | Q(build__version__text__icontains=q) | Q(build__version__dbms__name__icontains=q)
+            )
+            .select_related("build__version__dbms", "server", "workload")
+            .order_by("server__name", "build__version__sort_key")[:100]
+        )
+        found = list(Microbenchmark.objects.filter(test__icontains=q).order_by("suite", "test", "range_size")[:50])
+        # Where each one ran: the series' summaries give the base to compare against (one query).
+        bases: dict[tuple[int, int], list[SeriesSummary]] = {}
+        for summary in SeriesSummary.objects.select_related("server", "workload", "dbms"):
+            bases.setdefault((summary.server_id, summary.workload_id), []).append(summary)
+        ran = set(
+            Result.objects.filter(microbenchmark__in=found)
+            .values_list("microbenchmark_id", "run__server_id", "run__workload_id")
+            .distinct()
+        )
+        for mb in found:
+            places = [
+                summary for m, server, workload in ran if m == mb.pk for summary in bases.get((server, workload), [])
+            ]
+            microbenchmarks.append({"mb": mb, "series": sorted(places, key=str)})
+    return render(request, "reports/search.html", {"q": q, "runs": runs, "microbenchmarks": microbenchmarks})
 
 
 def healthz(request: HttpRequest) -> HttpResponse:
@@ -65,7 +105,8 @@ def _series_runs(base: Run) -> list[Run]:
     return list(
         Run.objects.filter(server_id=base.server_id, workload_id=base.workload_id)
         .select_related("build__version__dbms")
-        .order_by("build__version__sort_key", "name", "pk")
+        .only("pk", "name", "build__version__text", "build__version__sort_key", "build__version__dbms__name")
+        .order_by("build__version__dbms__name", "build__version__sort_key", "name", "pk")
     )
 
 
@@ -74,7 +115,6 @@ def _form(data: QueryDict, form_class: type[CompareForm] = CompareForm) -> tuple
     base_id = data.get("base", "")
     base = Run.objects.select_related("server", "workload").filter(pk=base_id).first() if base_id.isdigit() else None
     series = _series_runs(base) if base else []
-    form.fields["base"].widget.choices = [(r.pk, _run_choice(r)) for r in series]
     form.fields["runs"].choices = [(r.pk, _run_choice(r)) for r in series]
     form.fields["group_set"].widget.choices = [("auto", "auto")] + [
         (name, name)
@@ -86,6 +126,28 @@ def _form(data: QueryDict, form_class: type[CompareForm] = CompareForm) -> tuple
 
 def _run_choice(run: Run) -> str:
     return f"{run.build.version.dbms} {run.build.version.text} · {run.name}"
+
+
+def _base_options(series: list[Run], base: Run) -> SafeString:
+    """The base selector's options, grouped by DBMS.
+
+    Built here: a series can hold hundreds of runs, and a Select widget renders
+    each option through a template (~0.2 ms apiece).
+    """
+    parts: list[str] = []
+    dbms = None
+    for run in series:
+        name = run.build.version.dbms.name
+        if name != dbms:
+            if dbms is not None:
+                parts.append("</optgroup>")
+            parts.append(f'<optgroup label="{escape(name)}">')
+            dbms = name
+        selected = " selected" if run.pk == base.pk else ""
+        parts.append(f'<option value="{run.pk}"{selected}>{escape(_run_choice(run))}</option>')
+    if dbms is not None:
+        parts.append("</optgroup>")
+    return mark_safe("".join(parts))  # every text part escaped above
 
 
 def _spec(form: CompareForm, base: Run) -> ComparisonSpec:
@@ -110,6 +172,7 @@ def compare(request: HttpRequest) -> HttpResponse:
         "series": series,
         # Plain tuples: rendering 60 checkbox widgets through the form machinery costs ~50 ms.
         "run_choices": [(r.pk, _run_choice(r), str(r.pk) in chosen) for r in series],
+        "base_options": _base_options(series, base) if base else "",
     }
     if base is None:
         if request.GET.get("base"):
@@ -132,6 +195,7 @@ def compare(request: HttpRequest) -> HttpResponse:
 
 
 _FRAGMENT = "reports/compare.html#comparison"
+_CSRF_PLACEHOLDER = "benchdash-csrf-placeholder"
 
 
 def _comparison_fragment(request: HttpRequest, comparison: Comparison, y_min: float | None) -> SafeString:
@@ -161,10 +225,13 @@ def _comparison_fragment(request: HttpRequest, comparison: Comparison, y_min: fl
             }
             for chart in group_charts(comparison, y_min)
         ]
+        # The fragment is shared by every visitor: render the save form's CSRF token as a placeholder and put
+        # this visitor's own token in below, on every response.
+        context["csrf_token"] = _CSRF_PLACEHOLDER
         html = render_to_string(_FRAGMENT, context, request)
         if comparison.cache_key:
             cache.set(key, html, CACHE_SECONDS)
-    return mark_safe(html)  # rendered by our template, which escapes what it prints
+    return mark_safe(html.replace(_CSRF_PLACEHOLDER, get_token(request)))  # our template escaped what it printed
 
 
 def _cell(value: float | None, flag: str = "", noisy: bool = False, qps: float | None = None) -> str:

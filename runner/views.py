@@ -1,6 +1,7 @@
 """Pages to trigger benchmark runs: targets, starting and following a run, schedules.
 
-All of them need a login: they reveal where the database servers are and start load on them.
+All of them need a login: they reveal where the database servers are and start load on them. Changes need
+a role (runs.permissions): starting and cancelling runs the uploader's, targets and schedules the admin's.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from runner.forms import ProposeBuildForm, ScheduleForm, StartRunForm, TargetFor
 from runner.models import BenchmarkOutput, BenchmarkRun, Schedule, Target
 from runner.server_version import VersionError, ask_server_version, propose_build_label
 from runs.models import Run
+from runs.permissions import MANAGE_SCHEDULES, MANAGE_TARGETS, RUN_BENCHMARKS, permission_required
 
 
 class HtmxHttpRequest(HttpRequest):
@@ -35,13 +37,13 @@ def target_list(request: HttpRequest) -> HttpResponse:
     return render(request, "runner/target_list.html", {"targets": targets})
 
 
-@login_required
+@permission_required(MANAGE_TARGETS)
 @require_http_methods(["GET", "POST"])
 def target_create(request: HttpRequest) -> HttpResponse:
     return _target_form(request, Target())
 
 
-@login_required
+@permission_required(MANAGE_TARGETS)
 @require_http_methods(["GET", "POST"])
 def target_edit(request: HttpRequest, pk: int) -> HttpResponse:
     return _target_form(request, get_object_or_404(Target, pk=pk))
@@ -65,7 +67,7 @@ def _target_form(request: HttpRequest, target: Target) -> HttpResponse:
     return render(request, "runner/target_form.html", {"form": form, "target": target})
 
 
-@login_required
+@permission_required(MANAGE_TARGETS)
 @require_POST
 def target_propose_build(request: HttpRequest) -> HttpResponse:
     """HTMX: ask the server typed into the target form for its version and fill in the build label."""
@@ -99,7 +101,7 @@ def target_propose_build(request: HttpRequest) -> HttpResponse:
 # --------------------------------------------------------------------------- runs
 
 
-@login_required
+@permission_required(RUN_BENCHMARKS)
 @require_http_methods(["GET", "POST"])
 def benchmark_start(request: HttpRequest, pk: int) -> HttpResponse:
     target = get_object_or_404(Target, pk=pk)
@@ -149,7 +151,7 @@ def benchmark_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     return render(request, "runner/benchmark_detail.html", context)
 
 
-@login_required
+@permission_required(RUN_BENCHMARKS)
 @require_POST
 def benchmark_cancel(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     get_object_or_404(BenchmarkRun, pk=pk)
@@ -184,7 +186,7 @@ def schedule_list(request: HttpRequest) -> HttpResponse:
     return render(request, "runner/schedule_list.html", {"schedules": schedules})
 
 
-@login_required
+@permission_required(MANAGE_SCHEDULES)
 @require_http_methods(["GET", "POST"])
 def schedule_create(request: HttpRequest) -> HttpResponse:
     form = ScheduleForm(request.POST or None, preset=request.GET.get("preset"))
@@ -209,7 +211,7 @@ def schedule_create(request: HttpRequest) -> HttpResponse:
     return render(request, "runner/schedule_form.html", {"form": form})
 
 
-@login_required
+@permission_required(MANAGE_SCHEDULES)
 @require_POST
 def schedule_toggle(request: HttpRequest, pk: int) -> HttpResponse:
     with transaction.atomic():

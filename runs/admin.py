@@ -1,8 +1,24 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils import timezone
 
-from runs.models import Build, Bundle, Config, Dbms, Microbenchmark, Result, Run, RunFile, Server, Version, Workload
+from runs.models import (
+    ApiToken,
+    Build,
+    Bundle,
+    Config,
+    Dbms,
+    Microbenchmark,
+    Result,
+    Run,
+    RunFile,
+    Server,
+    Version,
+    Workload,
+)
 
 
 @admin.register(Dbms)
@@ -89,3 +105,22 @@ class ResultAdmin(admin.ModelAdmin):
     list_filter = ["run__server", "microbenchmark__test"]
     list_select_related = ["run", "microbenchmark"]
     raw_id_fields = ["run", "microbenchmark"]
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """Admins see who holds which token and revoke a leaked one; the token itself is never stored or shown."""
+
+    list_display = ["name", "user", "prefix", "created_at", "last_used_at", "revoked_at"]
+    list_filter = ["revoked_at"]
+    search_fields = ["name", "user__username", "prefix"]
+    list_select_related = ["user"]
+    readonly_fields = ["user", "prefix", "created_at", "last_used_at", "revoked_at"]
+    actions = ["revoke"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # created by their owner on /account/tokens/, the only place the token can be shown
+
+    @admin.action(description="Revoke the selected tokens")
+    def revoke(self, request: HttpRequest, queryset: QuerySet[ApiToken]) -> None:
+        queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())

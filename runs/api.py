@@ -11,7 +11,8 @@ from ninja import File, Form, Router, Schema, Status
 from ninja.files import UploadedFile
 
 from runs.importer import ImportFailed, submit_bundle
-from runs.models import Bundle, Run
+from runs.models import Bundle, Run, Server
+from runs.permissions import UPLOAD, api_auth
 
 router = Router(tags=["bundles"])
 
@@ -71,7 +72,19 @@ def bundle_out(request: HttpRequest, bundle: Bundle, *, already_imported: bool =
     )
 
 
-@router.post("/bundles/", response={201: BundleOut, 200: BundleOut, 202: BundleOut, 422: BundleOut, 400: ErrorOut})
+@router.post(
+    "/bundles/",
+    auth=api_auth(UPLOAD),
+    response={
+        201: BundleOut,
+        200: BundleOut,
+        202: BundleOut,
+        422: BundleOut,
+        400: ErrorOut,
+        401: ErrorOut,
+        403: ErrorOut,
+    },
+)
 def upload_bundle(
     request: HttpRequest,
     file: File[UploadedFile],
@@ -79,7 +92,11 @@ def upload_bundle(
     workload: Form[str] = "",
 ) -> tuple[int, BundleOut | ErrorOut]:
     """Upload a result bundle. 201: imported now; 200: these bytes were imported before (nothing new);
-    202: queued for a worker (poll the bundle); 422: the bundle is bad (``error`` says why; no run was stored)."""
+    202: queued for a worker (poll the bundle); 422: the bundle is bad (``error`` says why; no run was stored).
+    Needs the uploader role: ``Authorization: Bearer <token>`` (tokens at /account/tokens/) or a logged-in session."""
+    longest = Server._meta.get_field("name").max_length or 200
+    if len(server) > longest or len(workload) > longest or "\x00" in server + workload:
+        return Status(400, ErrorOut(detail=f"server and workload: at most {longest} characters each, no NUL"))
     try:
         data = file.read()
         already = Bundle.objects.filter(status=Bundle.Status.IMPORTED, sha256=hashlib.sha256(data).hexdigest()).exists()

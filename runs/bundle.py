@@ -3,7 +3,9 @@
 A bundle is a tar (plain, gzip, bzip2, xz or zstd compressed) or zip archive, or a
 directory on disk, holding sysbench run directories (``x.<build>.<config>.pk<0|1>``)
 at any depth, and/or RocksDB db_bench results (``report.tsv`` in
-``bm.*/<build>/`` folders, merged ``sum*.txt`` summaries; see ``is_dbbench_file``).
+``bm.*/<build>/`` folders, merged ``sum*.txt`` summaries; see ``is_dbbench_file``),
+and/or Insert Benchmark results (step summaries, merged tables, step directories;
+see ``is_ibench_file``).
 One level of nested archives is opened too, so a user can tar up several result
 tarballs into one upload.
 
@@ -37,6 +39,8 @@ from dataclasses import dataclass, field
 from typing import IO, Protocol, cast
 
 import zstandard
+
+from runs import ibench
 
 RUN_DIR_RE = re.compile(r"x\.[^.]+\..+\.pk[01]")
 # db_bench: a per-build report.tsv, or a merged summary (sum.byrx.txt, sum2.byrx.clang.txt, sum.byrx.txt.sdev,
@@ -121,6 +125,15 @@ class DbBenchFile:
 
 
 @dataclass
+class IbenchFile:
+    """An Insert Benchmark result file: where it is in the bundle (its folders say clients, rows, build), its bytes."""
+
+    path: str
+    data: bytes
+    mtime: float
+
+
+@dataclass
 class BundleContents:
     format: str
     runs: list[RunDir]
@@ -130,6 +143,7 @@ class BundleContents:
     ignored: list[str]
     ignored_count: int
     dbbench: list[DbBenchFile] = field(default_factory=list)
+    ibench: list[IbenchFile] = field(default_factory=list)
 
 
 def _keep_all(basename: str) -> bool:
@@ -245,12 +259,13 @@ class _Reader:
         self.ignored_count = 0
         self.dbbench: dict[str, DbBenchFile] = {}
         self.dbbench_origin: dict[str, str] = {}
+        self.ibench: dict[str, IbenchFile] = {}
         self.stray_sysbench_files = 0
 
     # -- results and errors -------------------------------------------------
 
     def result(self, fmt: str) -> BundleContents:
-        if not self.runs and not self.dbbench:
+        if not self.runs and not self.dbbench and not self.ibench:
             raise BundleError(f"{self.name}: {self._nothing_found()}")
         return BundleContents(
             format=fmt,
@@ -261,6 +276,7 @@ class _Reader:
             ignored=self.ignored,
             ignored_count=self.ignored_count,
             dbbench=[self.dbbench[path] for path in sorted(self.dbbench)],
+            ibench=[self.ibench[path] for path in sorted(self.ibench)],
         )
 
     def _nothing_found(self) -> str:
@@ -269,8 +285,9 @@ class _Reader:
             # sysbench result files outside a run directory: the user meant a sysbench bundle, say what it lacks.
             return sysbench
         return (
-            f"{sysbench}, and no RocksDB db_bench results (report.tsv in res.<workload>/bm.<...>/<build>/, or "
-            "sum*.txt summaries); a bundle must hold one of these"
+            f"{sysbench}, no RocksDB db_bench results (report.tsv in res.<workload>/bm.<...>/<build>/, or "
+            "sum*.txt summaries), and no Insert Benchmark results (o.sum.t.* step summaries, mrg.<step> tables, "
+            "or <rows>.<build>.<config>/<step>/o.res.dop<N>); a bundle must hold one of these"
         )
 
     def error(self, scope: _Scope, member: str, problem: str) -> BundleError:
@@ -460,6 +477,8 @@ class _Reader:
             self._read_nested(scope, raw, parts, size, opener, path)
         elif is_dbbench_file(parts):
             self._add_dbbench(scope, raw, parts, size, mtime, opener)
+        elif is_ibench_file(parts):
+            self._add_ibench(scope, raw, parts, size, mtime, opener)
         else:
             self.stray_sysbench_files += base.startswith("sb.")
             self._skip(scope, parts)
@@ -527,6 +546,12 @@ class _Reader:
             raise BundleError(f"{self.name}: {_show(path)} appears twice ({first} and {second}); include it once")
         self.dbbench[path] = DbBenchFile(path=path, data=self._read_kept(scope, raw, size, opener), mtime=mtime)
         self.dbbench_origin[path] = scope.origin
+
+    def _add_ibench(self, scope: _Scope, raw: str, parts: list[str], size: int, mtime: float, opener: _Opener) -> None:
+        path = "/".join((*scope.prefix, *parts))
+        if path in self.ibench:
+            raise BundleError(f"{self.name}: {_show(path)} appears twice; include it once")
+        self.ibench[path] = IbenchFile(path=path, data=self._read_kept(scope, raw, size, opener), mtime=mtime)
 
     def _read_kept(self, scope: _Scope, raw: str, size: int, opener: _Opener) -> bytes:
         limit = self.limits.max_member_bytes
@@ -860,6 +885,12 @@ def is_dbbench_file(parts: list[str]) -> bool:
     if parts[-1] == DBBENCH_REPORT_NAME:
         return len(parts) >= 3 and parts[-3].startswith("bm.")
     return DBBENCH_SUMMARY_RE.fullmatch(parts[-1]) is not None
+
+
+def is_ibench_file(parts: list[str]) -> bool:
+    """An Insert Benchmark result: an ``o.sum.[tc].*`` summary, an ``mrg.<step>`` table, or an o.res / o.ib file
+    in a step directory. The author's relative tables (``rel.<step>``) are outputs and are not read."""
+    return ibench.file_kind(parts) is not None
 
 
 def _origin_text(origin: str) -> str:

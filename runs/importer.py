@@ -5,7 +5,8 @@
 transaction: an error part-way leaves no run, no result. ``parse_bundle`` is the
 pure part (archive → parsed runs) and touches no database: sysbench run
 directories go through ``parse_run``, RocksDB db_bench files through
-``parse_dbbench_bundle``; both give ParsedRuns, stored the same way.
+``parse_dbbench_bundle``, Insert Benchmark files through ``parse_ibench_bundle``;
+all give ParsedRuns, stored the same way.
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count
 from django.utils import timezone
 
-from runs import dbbench, sysbench
-from runs.bundle import BundleContents, BundleError, DbBenchFile, Limits, RunDir, read_bundle
+from runs import dbbench, ibench, sysbench
+from runs.bundle import BundleContents, BundleError, DbBenchFile, IbenchFile, Limits, RunDir, read_bundle
 from runs.manifest import MANIFEST_NAME, Manifest, ManifestError, RunMeta, parse_manifest
 from runs.models import (
     METRIC_FIELDS,
@@ -46,7 +47,7 @@ from runs.models import (
     Version,
     Workload,
 )
-from runs.naming import parse_run_dir
+from runs.naming import parse_build, parse_run_dir
 
 log = logging.getLogger(__name__)
 
@@ -336,6 +337,13 @@ def parse_bundle(data: bytes, *, name: str, overrides: Mapping[str, Any] | None 
         runs.extend(dbbench_runs)
         warnings.extend(dbbench_warnings)
         ignored += not_read
+    if contents.ibench:
+        ibench_runs, ibench_warnings, not_read = parse_ibench_bundle(
+            contents.ibench, manifests, override_meta, bundle_name=name, required=not runs
+        )
+        runs.extend(ibench_runs)
+        warnings.extend(ibench_warnings)
+        ignored += not_read
     root = manifests.get("")
     info = root.server_info.model_dump(exclude_none=True) if root is not None and root.server_info else {}
     return ParsedBundle(
@@ -447,6 +455,73 @@ def _dbbench_parsed_run(run: dbbench.DbBenchRun, meta: RunMeta, where: str) -> P
         files=[],
         warnings=warnings,
         suite=Suite.DBBENCH,
+    )
+
+
+# --------------------------------------------------------------------------- Insert Benchmark
+
+
+def parse_ibench_bundle(
+    files: Sequence[IbenchFile],
+    manifests: Mapping[str, Manifest],
+    overrides: RunMeta,
+    *,
+    bundle_name: str,
+    required: bool,
+) -> tuple[list[ParsedRun], list[str], int]:
+    """Insert Benchmark files → (parsed runs, warnings, files not read). Raises ibench.ParseError.
+
+    The files of one run may be spread over the bundle (summaries, merged tables,
+    step directories): they are read together, so each run is assembled once.
+    """
+    found, warnings, not_read = ibench.parse_bundle_files((f.path, f.data, f.mtime) for f in files)
+    runs: list[ParsedRun] = []
+    for run in found:
+        where = f"{bundle_name}:{run.sources[0]}"
+        meta = _dbbench_meta(run.sources[0], run.name, manifests)
+        meta = RunMeta(**{**meta.model_dump(exclude_none=True), **overrides.model_dump(exclude_none=True)})
+        runs.append(_ibench_parsed_run(run, meta, where))
+        warnings.extend(runs[-1].warnings)
+    if required and not runs:
+        names = ", ".join(sorted(f.path for f in files)[:5])
+        raise ibench.ParseError(f"{bundle_name}: no Insert Benchmark results (an ips … tag header) in {names}")
+    return runs, warnings, not_read
+
+
+def _ibench_parsed_run(run: ibench.IbenchRun, meta: RunMeta, where: str) -> ParsedRun:
+    results = run.result_rows()  # before the warnings: missing throughputs are reported there
+    warnings = list(run.warnings)
+    server = meta.server or ibench.server_from_path(run.sources[0])
+    if server is None:
+        server = "unknown server"
+        warnings.append(f"{where}: no server named (manifest, upload form or a folder); using {server!r}")
+    dbms, version, flavour, build_warnings = parse_build(run.build)
+    warnings.extend(f"{run.name}: {w}" for w in build_warnings if not meta.dbms)
+    return ParsedRun(
+        name=run.name,
+        path=run.sources[0],
+        content_sha256=run.content_sha256,
+        meta=meta,
+        dbms=meta.dbms or dbms,
+        version=meta.version or version,
+        build=meta.build or run.build,
+        flavour=meta.flavour if meta.flavour is not None else flavour,
+        config=meta.config or run.tag.config,
+        config_text="",
+        pk=1,
+        server=server,
+        cpus=None,
+        workload=meta.workload or run.workload_name,
+        workload_params=run.workload_params,
+        started_at=run.started_at,
+        load_seconds=None,
+        load_inserts_per_s=None,
+        sysbench_version="",
+        commands={},
+        results=results,
+        files=[],
+        warnings=warnings,
+        suite=Suite.IBENCH,
     )
 
 
@@ -608,7 +683,14 @@ def import_bundle(bundle_id: int, *, progress: Callable[[str], None] | None = No
             }
             bundle.save(update_fields=["status", "error", "imported_at", "stats"])
             return report
-    except (BundleError, ManifestError, sysbench.ParseError, dbbench.ParseError, ImportFailed) as exc:
+    except (
+        BundleError,
+        ManifestError,
+        sysbench.ParseError,
+        dbbench.ParseError,
+        ibench.ParseError,
+        ImportFailed,
+    ) as exc:
         _mark_failed(bundle_id, str(exc))
         raise ImportFailed(str(exc)) from exc
 
@@ -716,7 +798,8 @@ def _microbenchmarks(
     keys: set[tuple[str, int | None]], suite: str = Suite.SYSBENCH
 ) -> dict[tuple[str, int | None], int]:
     """Ids of the microbenchmarks, creating the missing ones in one statement."""
-    excluded = dbbench.is_excluded if suite == Suite.DBBENCH else sysbench.is_warmup
+    by_suite: dict[str, Callable[[str], bool]] = {Suite.DBBENCH: dbbench.is_excluded, Suite.IBENCH: ibench.is_excluded}
+    excluded = by_suite.get(suite, sysbench.is_warmup)
     tests = {test for test, _ in keys}
 
     def existing() -> dict[tuple[str, int | None], int]:

@@ -36,27 +36,31 @@ class ManifestError(ValueError):
     pass
 
 
+# The widest values the database stores (runs.models); a longer one is an error here, with the key's name.
+_INT_MAX = 2**31 - 1
+
+
 class RunMeta(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    dbms: str | None = None
-    version: str | None = None
-    build: str | None = None
-    flavour: str | None = None
-    config: str | None = None
-    server: str | None = None
-    workload: str | None = None
+    dbms: str | None = Field(default=None, max_length=64)
+    version: str | None = Field(default=None, max_length=64)
+    build: str | None = Field(default=None, max_length=200)
+    flavour: str | None = Field(default=None, max_length=200)
+    config: str | None = Field(default=None, max_length=200)
+    server: str | None = Field(default=None, max_length=200)
+    workload: str | None = Field(default=None, max_length=200)
     notes: str | None = None
 
 
 class ServerInfo(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    cpus: int | None = Field(default=None, ge=1)
-    ram_gb: int | None = Field(default=None, ge=1)
-    storage: str | None = None
-    os: str | None = None
-    governor: str | None = None
+    cpus: int | None = Field(default=None, ge=1, le=_INT_MAX)
+    ram_gb: int | None = Field(default=None, ge=1, le=_INT_MAX)
+    storage: str | None = Field(default=None, max_length=200)
+    os: str | None = Field(default=None, max_length=200)
+    governor: str | None = Field(default=None, max_length=64)
 
 
 class Manifest(RunMeta):

@@ -15,7 +15,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from runs.sysbench import ParseError
+
 UNKNOWN_DBMS = "Unknown"
+# The widest parts the database stores (runs.models: Run.name, Build.name, Config.name, Version.text).
+MAX_NAME, MAX_BUILD, MAX_CONFIG, MAX_VERSION = 255, 200, 200, 64
+
+
+class RunNameError(ParseError):
+    """A run directory name of the right shape that no run can have: one of its parts is too long to store."""
+
 
 # Longest code first: "fbmy" must win over "my".
 DBMS_CODES: dict[str, str] = {
@@ -97,11 +106,26 @@ def parse_build(build: str) -> tuple[str, str, str, list[str]]:
 
 
 def parse_run_dir(name: str) -> RunName:
-    """Parse ``x.<build>.<config>.pk<P>``; raises ValueError when the name is not of that shape."""
+    """Parse ``x.<build>.<config>.pk<P>``; raises ValueError when the name is not of that shape.
+
+    A name of that shape with a part too long to store raises RunNameError (a ValueError and a sysbench
+    ParseError, so an import reports it like any other bad file).
+    """
     match = RUN_DIR_RE.match(name)
     if not match:
         raise ValueError(f"{name!r} is not a run directory name (x.<build>.<config>.pk<0|1>)")
     dbms, version, flavour, warnings = parse_build(match["build"])
+    for part, value, limit in (
+        ("name", name, MAX_NAME),
+        ("build", match["build"], MAX_BUILD),
+        ("config", match["config"], MAX_CONFIG),
+        ("version", version, MAX_VERSION),
+    ):
+        if len(value) > limit:
+            raise RunNameError(
+                f"run directory {name[:60]!r}…: its {part} is {len(value)} characters long, over the {limit} "
+                "a run can have (rename the directory)"
+            )
     return RunName(
         name=name,
         build=match["build"],

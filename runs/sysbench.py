@@ -3,10 +3,17 @@
 Pure functions over text; no Django. File names drive everything: the test,
 range, pk and concurrency come from ``sb.<kind>.<test>.range<R>.pk<P>[.dop<N>]``,
 never from a fixed list of tests.
+
+Numbers are measurements: every one read must be finite and not negative, and
+counts must fit the database's 64-bit (concurrency and range: 32-bit) columns.
+A NaN, an infinity, a negative rate, a number that does not parse ("1.2.3") or a
+NUL byte (a file damaged on disk) is a ``ParseError`` naming the file and the
+value, never a crash, a silent 0 or a value stored as if it were measured.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -15,6 +22,35 @@ SUITE = "sysbench"
 
 class ParseError(ValueError):
     """A result file that does not hold what its name promises."""
+
+
+# The widest values the result columns hold: BigIntegerField for counts, PositiveIntegerField for the rest.
+MAX_COUNT = 2**63 - 1
+MAX_SMALL = 2**31 - 1
+
+
+def _number(text: str, what: str, file_name: str) -> float:
+    """A measured value: finite and not negative, else a ParseError that says which value of which file."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise ParseError(f"{file_name}: {what} is {text[:40]!r}, not a number") from None
+    if not math.isfinite(value) or value < 0:
+        raise ParseError(f"{file_name}: {what} is {text[:40]!r}; a measurement must be a finite number ≥ 0")
+    return value
+
+
+def _count(text: str, what: str, file_name: str, limit: int = MAX_COUNT) -> int:
+    value = int(text)  # the patterns only let digits through
+    if value > limit:
+        raise ParseError(f"{file_name}: {what} is {text[:40]}, more than any run can have (at most {limit:,})")
+    return value
+
+
+def _no_nul(text: str, file_name: str) -> None:
+    # sysbench and the scripts write text; NUL bytes mean a damaged file (e.g. blocks zero-filled after a crash).
+    if "\x00" in text:
+        raise ParseError(f"{file_name}: contains NUL bytes, so it is damaged (not text as sysbench writes it)")
 
 
 # --------------------------------------------------------------------------- file names
@@ -40,22 +76,25 @@ class ResultFileName:
 
 
 def parse_file_name(name: str) -> ResultFileName | None:
-    """The parts of a result file name, or None when it is not a result file."""
+    """The parts of a result file name, or None when it is not a result file.
+
+    Raises ParseError for a result file name whose range or concurrency no run can have.
+    """
     match = _RESULT_NAME_RE.match(name)
     if match:
         return ResultFileName(
             kind=match["kind"],
             test=match["test"],
-            range_size=int(match["range"]),
+            range_size=_count(match["range"], "the range in the name", name, MAX_SMALL),
             pk=int(match["pk"]),
-            dop=int(match["dop"]) if match["dop"] else None,
+            dop=_count(match["dop"], "the concurrency in the name", name, MAX_SMALL) if match["dop"] else None,
         )
     match = _SUMMARY_NAME_RE.match(name)
     if match:
         return ResultFileName(
             kind=f"r.{match['metric']}",
             test=match["test"],
-            range_size=int(match["range"]),
+            range_size=_count(match["range"], "the range in the name", name, MAX_SMALL),
             pk=int(match["pk"]),
             dop=None,
         )
@@ -124,25 +163,23 @@ def _int_option(options: dict[str, str], name: str) -> int | None:
         return None
 
 
-_COUNT_RATE_RE = r"(\d+)\s+\(\s*([0-9.]+|nan|inf)\s+per sec\.\s*\)"
+# The rate is any word, not only digits: "(nan per sec.)" or "(-3 per sec.)" must be reported, not overlooked.
+_COUNT_RATE_RE = r"(\d+)\s+\(\s*(\S+)\s+per sec\.\s*\)"
 _SB_PATTERNS: dict[str, re.Pattern[str]] = {
     "queries": re.compile(r"^\s*queries:\s+" + _COUNT_RATE_RE, re.M),
     "transactions": re.compile(r"^\s*transactions:\s+" + _COUNT_RATE_RE, re.M),
     "errors": re.compile(r"^\s*ignored errors:\s+" + _COUNT_RATE_RE, re.M),
     "reconnects": re.compile(r"^\s*reconnects:\s+" + _COUNT_RATE_RE, re.M),
 }
-_ELAPSED_RE = re.compile(r"^\s*(?:total time|time elapsed):\s+([0-9.]+)s", re.M)
+_ELAPSED_RE = re.compile(r"^\s*(?:total time|time elapsed):\s+(\S+?)s\s*$", re.M)
 _EVENTS_RE = re.compile(r"^\s*total number of events:\s+(\d+)", re.M)
 _THREADS_RE = re.compile(r"^Number of threads:\s+(\d+)", re.M)
 _RUN_VERB_RE = re.compile(r"\srun(?:\s|$)")
 _CPUS_RE = re.compile(r"^(\d+) CPUs\s*$")
-_VERSION_RE = re.compile(r"^sysbench (\S+)", re.M)
+# A version is short; the column holds 64 characters, and a longer word here is not a version.
+_VERSION_RE = re.compile(r"^sysbench (\S{1,64})(?:\s|$)", re.M)
 _LATENCY_BLOCK_RE = re.compile(r"^Latency \(ms\):\s*\n((?:[ \t]+\S.*\n?)+)", re.M)
-_LATENCY_LINE_RE = re.compile(r"^\s*(min|avg|max|sum|(\d+(?:\.\d+)?)(?:st|nd|rd|th) percentile):\s+([0-9.]+)")
-
-
-def _float(text: str) -> float:
-    return float(text)
+_LATENCY_LINE_RE = re.compile(r"^\s*(min|avg|max|sum|(\d+(?:\.\d+)?)(?:st|nd|rd|th) percentile):\s+(\S+)")
 
 
 _PASSWORD_RE = re.compile(r"(--[\w-]*password=)(\S+)")
@@ -176,13 +213,15 @@ def parse_output(text: str, *, test: str = "", file_name: str = "sb.o") -> Sysbe
     Stock sysbench output without those two lines parses too. Unknown lines
     (explain output, NOTICEs, intermediate reports) are ignored.
     """
+    _no_nul(text, file_name)
     # Explain output before the statistics can be hundreds of KB: search only the statistics part.
     stats_at = text.rfind("SQL statistics:")
     stats = text[stats_at:] if stats_at >= 0 else text
     match = _SB_PATTERNS["queries"].search(stats)
     if not match:
         raise ParseError(f"{file_name}: no 'queries:' line, so no QPS (is the run complete?)")
-    queries, queries_per_s = int(match[1]), _float(match[2])
+    queries = _count(match[1], "the query count", file_name)
+    queries_per_s = _number(match[2], "the queries per second (QPS)", file_name)
 
     lines = text.split("\n", 2)
     command = ""
@@ -192,7 +231,7 @@ def parse_output(text: str, *, test: str = "", file_name: str = "sb.o") -> Sysbe
         command = redact_command(lines[0].strip())
         if len(lines) > 1:
             cpu_match = _CPUS_RE.match(lines[1].strip())
-            cpus = int(cpu_match[1]) if cpu_match else None
+            cpus = _count(cpu_match[1], "the CPU count (line 2)", file_name, MAX_SMALL) if cpu_match else None
 
     out = SysbenchOutput(qps=queries_per_s, queries_per_s=queries_per_s, queries=queries)
     out.command = command
@@ -201,25 +240,29 @@ def parse_output(text: str, *, test: str = "", file_name: str = "sb.o") -> Sysbe
     if m := _VERSION_RE.search(text):
         out.sysbench_version = m[1]
     if m := _THREADS_RE.search(text):
-        out.threads = int(m[1])
+        out.threads = _count(m[1], "the number of threads", file_name, MAX_SMALL)
     elif "threads" in out.options:
-        out.threads = _int_option(out.options, "threads")
+        threads = _int_option(out.options, "threads")
+        out.threads = threads if threads is not None and 0 <= threads <= MAX_SMALL else None
     if m := _SB_PATTERNS["transactions"].search(stats):
-        out.transactions, out.tps = int(m[1]), _float(m[2])
+        out.transactions = _count(m[1], "the transaction count", file_name)
+        out.tps = _number(m[2], "the transactions per second", file_name)
     if m := _SB_PATTERNS["errors"].search(stats):
-        out.errors, out.errors_per_s = int(m[1]), _float(m[2])
+        out.errors = _count(m[1], "the ignored error count", file_name)
+        out.errors_per_s = _number(m[2], "the ignored errors per second", file_name)
     if m := _SB_PATTERNS["reconnects"].search(stats):
-        out.reconnects, out.reconnects_per_s = int(m[1]), _float(m[2])
+        out.reconnects = _count(m[1], "the reconnect count", file_name)
+        out.reconnects_per_s = _number(m[2], "the reconnects per second", file_name)
     if m := _ELAPSED_RE.search(stats):
-        out.elapsed_s = _float(m[1])
+        out.elapsed_s = _number(m[1], "the elapsed time", file_name)
     if m := _EVENTS_RE.search(stats):
-        out.events = int(m[1])
+        out.events = _count(m[1], "the number of events", file_name)
     if block := _LATENCY_BLOCK_RE.search(stats):
         for line in block[1].splitlines():
             lm = _LATENCY_LINE_RE.match(line)
             if not lm:
                 continue
-            value = _float(lm[3])
+            value = _number(lm[3], f"the latency {lm[1]}", file_name)
             if lm[1] == "min":
                 out.lat_min_ms = value
             elif lm[1] == "avg":
@@ -229,7 +272,7 @@ def parse_output(text: str, *, test: str = "", file_name: str = "sb.o") -> Sysbe
             elif lm[1] == "sum":
                 out.lat_sum_ms = value
             else:
-                out.lat_pct, out.lat_pct_ms = float(lm[2]), value
+                out.lat_pct, out.lat_pct_ms = _number(lm[2], "the latency percentile", file_name), value
 
     if base_test(test) == "scan":
         out.qps = scan_qps(out, file_name)
@@ -240,9 +283,16 @@ def scan_qps(out: SysbenchOutput, file_name: str = "sb.o") -> float:
     """Scan's "QPS": thousands of rows scanned per second = (table_size / 1000) / (avg latency s)."""
     if out.table_size is None:
         raise ParseError(f"{file_name}: scan needs --table-size on the command line (line 1)")
+    if not 0 < out.table_size <= MAX_COUNT:
+        raise ParseError(
+            f"{file_name}: scan needs a --table-size from 1 to {MAX_COUNT:,}, not {str(out.table_size)[:30]}"
+        )
     if not out.lat_avg_ms:
         raise ParseError(f"{file_name}: scan needs a non-zero average latency")
-    return (out.table_size / 1000) / (out.lat_avg_ms / 1000)
+    qps = (out.table_size / 1000) / (out.lat_avg_ms / 1000)
+    if not math.isfinite(qps):
+        raise ParseError(f"{file_name}: scan's rows per second overflow (an average latency of {out.lat_avg_ms} ms)")
+    return qps
 
 
 # --------------------------------------------------------------------------- sb.met
@@ -269,6 +319,7 @@ def parse_met(text: str, *, file_name: str = "sb.met") -> dict[str, float]:
     Columns are mapped by name, so the older layouts without ``r/o`` or ``cs/o``
     parse too; the result holds only the metrics the file has.
     """
+    _no_nul(text, file_name)
     lines = text.splitlines()
     metrics: dict[str, float] = {}
     found = False
@@ -284,10 +335,7 @@ def parse_met(text: str, *, file_name: str = "sb.met") -> dict[str, float]:
             key = MET_FIELDS.get(name)
             if key is None:
                 continue
-            try:
-                metrics[key] = float(value)
-            except ValueError as exc:
-                raise ParseError(f"{file_name}: {name} is {value!r}, not a number") from exc
+            metrics[key] = _number(value, name, file_name)
     if not found:
         raise ParseError(f"{file_name}: no 'samp' header line")
     return metrics
@@ -298,14 +346,16 @@ def parse_met(text: str, *, file_name: str = "sb.met") -> dict[str, float]:
 
 def parse_summary(text: str, *, file_name: str = "sb.r") -> list[float]:
     """``sb.r.<metric>.*``: one value per concurrency in run order, then ``<engine> <test> range=<R>``."""
+    _no_nul(text, file_name)
     line = text.strip().splitlines()[0] if text.strip() else ""
     fields = line.split("\t")
     values: list[float] = []
     for value in fields:
         try:
-            values.append(float(value))
+            float(value)
         except ValueError:
-            break
+            break  # the label after the values: "<engine> <test> range=<R>"
+        values.append(_number(value, f"value {len(values) + 1}", file_name))
     if not values:
         raise ParseError(f"{file_name}: no values on its line")
     return values
@@ -325,10 +375,14 @@ class LoadResult:
     inserts_per_s: float
 
 
-def parse_prepare(text: str) -> LoadResult | None:
+def parse_prepare(text: str, *, file_name: str = "sb.prepare.o") -> LoadResult | None:
     """The load rate from ``sb.prepare.o.*`` (its last line), or None when the load did not finish."""
     matches = list(_LOAD_RE.finditer(text))
     if not matches:
         return None
     match = matches[-1]
-    return LoadResult(seconds=float(match["secs"]), tables=int(match["tables"]), inserts_per_s=float(match["ips"]))
+    return LoadResult(
+        seconds=_number(match["secs"], "the load seconds", file_name),
+        tables=_count(match["tables"], "the table count", file_name, MAX_SMALL),
+        inserts_per_s=_number(match["ips"], "the inserts per second", file_name),
+    )

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from celery import shared_task
 from django.core.cache import cache
-from django.db import OperationalError, transaction
+from django.db import InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
 from runs.importer import ImportFailed, import_bundle
@@ -37,49 +37,47 @@ def import_bundle_task(bundle_id: int) -> None:
         # Bad input is not retried: the error is recorded on the bundle for the user to read.
         log.info("bundle %s failed: %s", bundle_id, exc)
         return
+    except (OperationalError, InterfaceError):
+        raise  # the database went away: transient, retried (autoretry_for)
+    except Exception as exc:
+        # Anything else (a value the database refuses, a bug) would leave the bundle queued, and
+        # requeue_bundles would send it again every few minutes forever. The import rolled back;
+        # say so on the bundle, and re-raise so the worker's log has the traceback.
+        mark_crashed(bundle_id, exc)
+        raise
     finally:
         cache.delete(key)
     if not report.already_imported:
-        series = set(Run.objects.filter(bundle_id=bundle_id).values_list("server_id", "workload_id").distinct())
-        for server_id, workload_id in series:
-            transaction.on_commit(lambda s=server_id, w=workload_id: refresh_series_task.delay(s, w))
+        refresh_after_import(bundle_id)
+
+
+def mark_crashed(bundle_id: int, exc: BaseException) -> None:
+    detail = (str(exc).strip().splitlines() or [""])[0][:300]
+    Bundle.objects.filter(pk=bundle_id).exclude(status=Bundle.Status.IMPORTED).update(
+        status=Bundle.Status.FAILED,
+        error=f"the import stopped on an unexpected error and stored nothing ({type(exc).__name__}: {detail}); "
+        "the details are in the server's log",
+    )
 
 
 @shared_task
 def refresh_series_task(server_id: int, workload_id: int) -> None:
-    """New runs arrived: compute the series' default comparison and its saved reports, so pages hit the cache."""
-    from reports.compare import ComparisonError, ComparisonSpec, get_comparison
-    from reports.models import Report
+    """New runs arrived: recompute the series' comparisons (so pages hit the cache), its home-page summary,
+    and its regressions."""
+    from reports.compare import ComparisonError
+    from reports.series import refresh_series
 
-    oldest = (
-        Run.objects.filter(server_id=server_id, workload_id=workload_id)
-        .order_by("build__version__sort_key", "name", "pk")
-        .values_list("pk", flat=True)
-        .first()
-    )
-    specs = [ComparisonSpec(base_run_id=oldest)] if oldest else []
-    for report in Report.objects.filter(base_run__server_id=server_id, base_run__workload_id=workload_id):
-        specs.append(
-            ComparisonSpec(
-                base_run_id=report.base_run_id,
-                run_ids=tuple(report.runs.values_list("pk", flat=True)),
-                group_set=report.group_set,
-                dop=report.dop,
-                red=report.red,
-                green=report.green,
-                include_warmups=report.include_warmups,
-            )
-        )
-    for spec in specs:
-        try:
-            get_comparison(spec)
-        except ComparisonError as exc:
-            log.info("comparison %s not computed: %s", spec, exc)
-    # New versions can start or end regressions: detect again (idempotent, never duplicates).
-    from reports.regressions import detect_regressions
+    try:
+        refresh_series(server_id, workload_id)
+    except ComparisonError as exc:
+        log.info("series %s/%s not refreshed: %s", server_id, workload_id, exc)
 
-    if oldest:
-        detect_regressions(server_id, workload_id)
+
+def refresh_after_import(bundle_id: int) -> None:
+    """Queue the refresh of every series a bundle touched (after the import's commit)."""
+    series = set(Run.objects.filter(bundle_id=bundle_id).values_list("server_id", "workload_id").distinct())
+    for server_id, workload_id in series:
+        transaction.on_commit(lambda s=server_id, w=workload_id: refresh_series_task.delay(s, w))
 
 
 @shared_task

@@ -12,14 +12,13 @@ from django.views.decorators.http import require_http_methods
 from runs.forms import RunFilterForm, UploadForm
 from runs.importer import ImportFailed, submit_bundle
 from runs.models import Bundle, Dbms, Result, Run, RunFile, Server
+from runs.permissions import UPLOAD, permission_required
 from runs.tasks import progress_key
 
 
 def run_list(request: HttpRequest) -> HttpResponse:
     form = RunFilterForm(request.GET or None)
-    runs = Run.objects.select_related("build__version__dbms", "config", "server", "workload", "bundle").annotate(
-        n_results=Count("results")
-    )
+    runs = Run.objects.select_related("build__version__dbms", "config", "server", "workload", "bundle")
     if form.is_valid():
         if dbms := form.cleaned_data["dbms"]:
             runs = runs.filter(build__version__dbms__name=dbms)
@@ -31,6 +30,12 @@ def run_list(request: HttpRequest) -> HttpResponse:
         "server__name", "workload__name", "build__version__dbms__name", "build__version__sort_key", "name"
     )
     page = Paginator(runs, 100).get_page(request.GET.get("page"))
+    # Result counts of this page's runs only: counting over every run's results grows with the archive.
+    counts = dict(
+        Result.objects.filter(run__in=[run.pk for run in page]).values_list("run").annotate(n=Count("id")).order_by()
+    )
+    for run in page:
+        run.n_results = counts.get(run.pk, 0)  # type: ignore[attr-defined]
     context = {
         "form": form,
         "page": page,
@@ -53,6 +58,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "runs/run_detail.html", {"run": run, "results": results, "files": files})
 
 
+@permission_required(UPLOAD)
 @require_http_methods(["GET", "POST"])
 def upload(request: HttpRequest) -> HttpResponse:
     form = UploadForm(request.POST or None, request.FILES or None)

@@ -14,6 +14,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.conf import settings
@@ -90,6 +91,15 @@ def worker_queue() -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
                 proc.wait()
 
 
+@pytest.fixture
+def uploader(user_with_role: Callable[..., Any]) -> Client:
+    """Uploads need the uploader role: a client sending such a user's API token."""
+    from runs.permissions import create_token
+
+    token = create_token(user_with_role("uploader"), "worker tests")[1]
+    return Client(headers={"Authorization": f"Bearer {token}"})
+
+
 def _wait(predicate: Callable[[], bool], seconds: float, what: str) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
@@ -100,11 +110,11 @@ def _wait(predicate: Callable[[], bool], seconds: float, what: str) -> None:
 
 
 def test_an_upload_returns_at_once_and_a_worker_imports_it(
-    worker_queue: Callable[..., subprocess.Popen[bytes]], corpus: Path
+    worker_queue: Callable[..., subprocess.Popen[bytes]], corpus: Path, uploader: Client
 ) -> None:
     worker_queue()
     data = (corpus / "sysbench-pg-tarballs" / "x.pg1122_o2nofp.x10a_wm1_c32r128.pk1.tar.gz").read_bytes()
-    response = Client().post("/api/bundles/", {"file": _upload(data, "pg1122.tar.gz")})
+    response = uploader.post("/api/bundles/", {"file": _upload(data, "pg1122.tar.gz")})
     assert response.status_code == 202, response.content
     bundle_id = response.json()["bundle_id"]
     _wait(lambda: Bundle.objects.get(pk=bundle_id).status == Bundle.Status.IMPORTED, 90, "the worker's import")
@@ -113,12 +123,12 @@ def test_an_upload_returns_at_once_and_a_worker_imports_it(
 
 
 def test_a_worker_killed_mid_import_is_redelivered_and_nothing_is_duplicated(
-    worker_queue: Callable[..., subprocess.Popen[bytes]],
+    worker_queue: Callable[..., subprocess.Popen[bytes]], uploader: Client
 ) -> None:
     spec = synthetic.SeriesSpec(versions=tuple(f"8.0.{n}" for n in range(10, 40)), dops=(1, 8, 16), seed=11)
     data = synthetic.bundle_bytes(spec)
     first = worker_queue(visibility_timeout=3)
-    response = Client().post("/api/bundles/", {"file": _upload(data, "big.tar.gz")})
+    response = uploader.post("/api/bundles/", {"file": _upload(data, "big.tar.gz")})
     assert response.status_code == 202
     bundle_id = response.json()["bundle_id"]
     key = progress_key(bundle_id)

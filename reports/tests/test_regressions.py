@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -45,8 +46,8 @@ def detected(small: Run) -> list[Regression]:
 
 
 @pytest.fixture
-def user() -> User:
-    return User.objects.create_user("engineer", password="not-used-here")
+def user(user_with_role: Callable[..., User]) -> User:
+    return user_with_role("triager", username="engineer")
 
 
 @pytest.fixture

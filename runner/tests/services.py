@@ -16,7 +16,10 @@ from runner.models import Target
 
 MARIADB_HOST, MARIADB_PORT, MARIADB_ADMIN = "127.0.0.1", 3306, "root"
 POSTGRES_HOST, POSTGRES_PORT, POSTGRES_ADMIN = "127.0.0.1", 5432, "postgres"
-RUNNER_USER = "benchdash_runner"
+# One user per xdist worker too: each worker (re)creates it with a password of its own.
+RUNNER_USER = "benchdash_runner" + (
+    f"_{os.environ['PYTEST_XDIST_WORKER']}" if os.environ.get("PYTEST_XDIST_WORKER") else ""
+)
 
 
 def services_required() -> bool:

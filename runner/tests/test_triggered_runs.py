@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -49,8 +49,8 @@ def task_messages() -> Iterator[list[str]]:
 
 
 @pytest.fixture
-def engineer(django_user_model: Any) -> AbstractBaseUser:
-    return django_user_model.objects.create_user("engineer", password="not-the-target-password")  # type: ignore[no-any-return]
+def engineer(user_with_role: Callable[..., AbstractBaseUser]) -> AbstractBaseUser:
+    return user_with_role("admin", username="engineer")
 
 
 def logged_in(client: Client, user: Any) -> Client:

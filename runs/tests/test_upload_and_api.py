@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +14,13 @@ from django.test.html import Element, parse_html
 from runs.models import Bundle, Result, Run, RunFile
 
 PG174 = "x.pg174_o2nofp.x10a_wm1_c32r128.pk1"
+
+
+@pytest.fixture
+def client(client: Client, user_with_role: Callable[..., Any]) -> Client:
+    """Uploads need the uploader role: every test here is such a user (the refusals are in test_permissions.py)."""
+    client.force_login(user_with_role("uploader"))
+    return client
 
 
 @pytest.fixture

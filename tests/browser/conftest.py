@@ -8,9 +8,9 @@ it is not installed the browser tests are skipped with the reason, except in CI
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pytest
 
@@ -125,3 +125,22 @@ def demo_data(transactional_db: None, corpus: Path) -> DemoData:
         tarball.read_bytes(), name=tarball.name, source="command", overrides={"server": "48-core server"}
     )
     return DemoData(mysql=mysql, postgres=postgres)
+
+
+@pytest.fixture
+def log_in(page: Page, user_with_role: Callable[..., Any], transactional_db: None) -> Callable[[str], None]:
+    """Log the page in through the real login form as a new user with ``role``."""
+
+    def log_in_as(role: str) -> None:
+        password = "browser-test-password"
+        user = user_with_role(role)
+        user.set_password(password)
+        user.save()
+        page.goto("/account/login/")
+        page.get_by_label("Username").fill(user.get_username())
+        page.get_by_label("Password").fill(password)
+        page.get_by_role("button", name="Log in").click()
+        page.wait_for_url("**/")
+        assert page.get_by_role("button", name="Log out").is_visible()
+
+    return log_in_as

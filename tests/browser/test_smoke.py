@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import pytest
@@ -65,10 +66,21 @@ def test_a_run_page_opened_from_the_runs_list_shows_the_run_and_its_results(
 
 
 @both_widths
-@pytest.mark.parametrize(("path", "heading"), [("/bundles/", "Bundles"), ("/upload/", "Upload a result bundle")])
+@pytest.mark.parametrize(
+    ("path", "heading", "role"),
+    [("/bundles/", "Bundles", None), ("/upload/", "Upload a result bundle", "uploader")],
+)
 def test_the_bundle_and_upload_pages_render_without_errors(
-    page: Page, demo_data: DemoData, console_errors: list[str], path: str, heading: str
+    page: Page,
+    demo_data: DemoData,
+    console_errors: list[str],
+    log_in: Callable[[str], None],
+    path: str,
+    heading: str,
+    role: str | None,
 ) -> None:
+    if role:
+        log_in(role)
     page.goto(path)
     assert page.get_by_role("heading", level=1, name=heading).is_visible()
     assert console_errors == []

@@ -20,12 +20,16 @@ class Command(BaseCommand):
         "(qps.abs with --absolute), markdown the per-group summary tables of a write-up, json everything; "
         "--metrics prints the o.met layout of the HW metrics. With --suite db_bench, RUN is a RocksDB version "
         "(9.8.4), a build (9.8.4.clang) or a build directory (9.8.clang), and --workload may be byrx, iobuf or "
-        "iodir; tsv/csv then print the db_bench scripts' sum.abs0 layout (sum.abs1 with --absolute)."
+        "iodir; tsv/csv then print the db_bench scripts' sum.abs0 layout (sum.abs1 with --absolute). With --suite "
+        "ibench, RUN is a run (100m.my8022.cx6d), its tag without the rows (my8022.cx6d), a build (my8022) or a "
+        "version (8.0.22); tsv/csv print the Insert Benchmark scripts' rel.<step> tables of every metric column "
+        "(mrg.<step> with --absolute), one step with --step."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--base", required=True, help="the base run")
-        parser.add_argument("--suite", choices=[Suite.SYSBENCH, Suite.DBBENCH], default=Suite.SYSBENCH)
+        parser.add_argument("--suite", choices=[Suite.SYSBENCH, Suite.DBBENCH, Suite.IBENCH], default=Suite.SYSBENCH)
+        parser.add_argument("--step", help="Insert Benchmark: print this step's table only (l.i1, qr100, q100.2)")
         parser.add_argument("--runs", nargs="+", default=[], help="runs to compare (default: the base's whole series)")
         parser.add_argument("--server", help="server name, when the run name exists on several servers")
         parser.add_argument("--workload", help="workload name, when the run name exists in several workloads")
@@ -40,7 +44,10 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            if options["suite"] == Suite.DBBENCH:
+            if options["suite"] == Suite.IBENCH:
+                base = resolve_ibench_run(options["base"], server=options["server"], workload=options["workload"])
+                run_ids = tuple(resolve_ibench_run(name, series=base).pk for name in options["runs"])
+            elif options["suite"] == Suite.DBBENCH:
                 base = resolve_dbbench_run(options["base"], server=options["server"], workload=options["workload"])
                 run_ids = tuple(resolve_dbbench_run(name, series=base).pk for name in options["runs"])
             else:
@@ -62,9 +69,17 @@ class Command(BaseCommand):
             comparison = get_comparison(spec)
         except ComparisonError as exc:
             raise CommandError(str(exc)) from exc
-        self.stdout.write(
-            export(comparison, options["format"], absolute=options["absolute"], metrics=options["metrics"]), ending=""
-        )
+        try:
+            text = export(
+                comparison,
+                options["format"],
+                absolute=options["absolute"],
+                metrics=options["metrics"],
+                step=options["step"],
+            )
+        except ValueError as exc:  # a step the comparison does not have
+            raise CommandError(str(exc)) from exc
+        self.stdout.write(text, ending="")
         for warning in comparison.warnings:
             self.stderr.write(f"warning: {warning}")
 
@@ -105,3 +120,37 @@ def resolve_dbbench_run(
     if by_version:
         return by_version[0]
     return next((r for r in matches if r.build.name == name), matches[0])
+
+
+def resolve_ibench_run(
+    name: str, *, server: str | None = None, workload: str | None = None, series: Run | None = None
+) -> Run:
+    """An Insert Benchmark run by name (``100m.my8022.cx6d``), tag without the rows (``my8022.cx6d``), build
+    (``my8022``) or version (``8.0.22``); ambiguous names are an error listing the choices. ``series``: look only
+    beside that run."""
+    runs = Run.objects.filter(workload__suite=Suite.IBENCH).select_related("server", "workload", "build__version")
+    if series is not None:
+        runs = runs.filter(server_id=series.server_id, workload_id=series.workload_id)
+    if server:
+        runs = runs.filter(server__name=server)
+    if workload:
+        runs = runs.filter(workload__name=workload)
+    matches = list(
+        runs.filter(
+            Q(name=name) | Q(name__endswith=f".{name}") | Q(build__name=name) | Q(build__version__text=name)
+        ).order_by("started_at", "pk")
+    )
+    exact = [r for r in matches if r.name == name]
+    matches = exact or matches
+    if not matches:
+        names = sorted(set(runs.values_list("name", flat=True)[:1000]))
+        hint = f"; runs: {', '.join(names[:30])}" if names else "; no Insert Benchmark runs match --server/--workload"
+        raise ComparisonError(f"no Insert Benchmark run named {name!r}{hint}")
+    where = {(r.server.name, r.workload.name) for r in matches}
+    if len(where) > 1:
+        choices = "; ".join(f"--server {s!r} --workload {w!r}" for s, w in sorted(where))
+        raise ComparisonError(f"{name!r} exists on several servers/workloads; choose one with {choices}")
+    names = sorted({r.name for r in matches})
+    if len(names) > 1:
+        raise ComparisonError(f"{name!r} matches {len(names)} runs here: {', '.join(names)}; pass one of them")
+    return matches[0]

@@ -6,9 +6,11 @@ from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import DatabaseError, InterfaceError, OperationalError
 
 from runs.importer import ImportFailed, read_source, submit_and_import
 from runs.models import Bundle
+from runs.tasks import refresh_after_import
 
 
 class Command(BaseCommand):
@@ -33,9 +35,19 @@ class Command(BaseCommand):
                 failures += 1
                 self.stderr.write(f"error: {exc}")
                 continue
+            except (OperationalError, InterfaceError):
+                raise  # the database is unreachable: no use trying the other bundles
+            except DatabaseError as exc:
+                # A value the database refuses (too long, a NUL byte on PostgreSQL): the transaction rolled back.
+                failures += 1
+                detail = (str(exc).strip().splitlines() or [""])[0]
+                self.stderr.write(f"error: {path.name}: the database refused a value ({detail}); nothing was written")
+                continue
             if report.already_imported:
                 self.stdout.write(f"{name}: already imported (bundle {report.bundle_id}), nothing new")
                 continue
+            # Comparisons, home-page summaries and regressions of the touched series: a worker's job.
+            refresh_after_import(report.bundle_id)
             self.stdout.write(f"{name}: bundle {report.bundle_id}, {len(report.runs)} runs")
             for run in report.runs:
                 self.stdout.write(f"  {run.line()}")

@@ -1,16 +1,28 @@
-"""``manage.py load_demo``: the real corpus when it sits beside the project, else a generated archive."""
+"""``manage.py load_demo``: the real corpus when it sits beside the project, else a generated archive.
+
+Outside production it also (re)creates the ``demo`` user with the admin role and a
+fresh random password, printed on the console: the demo needs no set-up, yet
+uploads, triage and runs still go through the same role checks as in production.
+"""
 
 from __future__ import annotations
 
+import secrets
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandParser
 
 from runs import synthetic
 from runs.importer import ImportFailed, archive_directory, submit_and_import
 from runs.models import Bundle
+from runs.permissions import ADMIN
+from runs.tasks import refresh_after_import
+
+DEMO_USER = "demo"
 
 # (corpus path, server name, how to read it)
 CORPUS_BUNDLES = (
@@ -18,6 +30,9 @@ CORPUS_BUNDLES = (
     ("sysbench-pg-tarballs/x.pg1023_o2nofp.x10a_wm1_c32r128.pk1.tar.gz", "48-core server", "file"),
     ("sysbench-pg-tarballs/x.pg1122_o2nofp.x10a_wm1_c32r128.pk1.tar.gz", "48-core server", "file"),
     ("sysbench-pg-tarballs/x.pg174_o2nofp.x10a_wm1_c32r128.pk1.tar.gz", "48-core server", "file"),
+    # The Insert Benchmark (2021, MySQL and Postgres) and RocksDB db_bench (Dec 2025, 8-core, three workloads).
+    ("ibench-2021", "ibench 2021 server", "directory"),
+    ("dbbench/arc/dec25.dbb.clang/8core", "8-core RocksDB server", "directory"),
 )
 
 
@@ -27,6 +42,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--corpus", type=Path, default=settings.DEMO_CORPUS_DIR)
         parser.add_argument("--synthetic", action="store_true", help="use the generator even if the corpus exists")
+        parser.add_argument("--no-demo-user", action="store_true", help="do not create or reset the demo user")
 
     def handle(self, *args: Any, **options: Any) -> None:
         corpus: Path = options["corpus"]
@@ -52,6 +68,23 @@ class Command(BaseCommand):
                 seed=7,
             )
             self._import(synthetic.bundle_bytes(maria), "generated-mariadb-series.tar.gz", "generated 24-core server")
+        # Last, so the login is the final line before the server starts.
+        if not options["no_demo_user"]:
+            self._demo_user()
+
+    def _demo_user(self) -> None:
+        if settings.PRODUCTION:
+            # A known account with a password on the console has no place on a real site.
+            self.stdout.write("production: no demo user created (use `manage.py createsuperuser`)")
+            return
+        password = secrets.token_urlsafe(12)
+        user, created = get_user_model().objects.get_or_create(username=DEMO_USER, defaults={"is_staff": True})
+        user.is_staff = user.is_active = True
+        user.set_password(password)
+        user.save()
+        user.groups.add(Group.objects.get(name=ADMIN))
+        what = "created" if created else "password reset"
+        self.stdout.write(f"demo login ({what}): user {DEMO_USER!r}, password {password!r} (admin role)")
 
     def _import(self, data: bytes, name: str, server: str) -> None:
         try:
@@ -61,6 +94,7 @@ class Command(BaseCommand):
             raise
         if report.already_imported:
             self.stdout.write(f"  {name}: already imported")
-        else:
-            total = sum(r.results for r in report.runs)
-            self.stdout.write(f"  {name}: {len(report.runs)} runs, {total} results")
+            return
+        refresh_after_import(report.bundle_id)
+        total = sum(r.results for r in report.runs)
+        self.stdout.write(f"  {name}: {len(report.runs)} runs, {total} results")

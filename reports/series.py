@@ -1,0 +1,72 @@
+"""Keeping a series (server + workload) fresh when runs arrive: cached comparisons, summaries, regressions."""
+
+from __future__ import annotations
+
+import logging
+
+from reports.compare import ComparisonError, ComparisonSpec, get_comparison
+from reports.models import Report, SeriesSummary
+from runs.models import Run
+
+log = logging.getLogger(__name__)
+
+
+def refresh_series(server_id: int, workload_id: int) -> list[SeriesSummary]:
+    """Compute each DBMS's default comparison and the saved reports of the series, store the home-page
+    summaries, and detect regressions again (idempotent)."""
+    from reports.regressions import detect_regressions
+
+    runs = list(
+        Run.objects.filter(server_id=server_id, workload_id=workload_id)
+        .order_by("build__version__sort_key", "name", "pk")
+        .values("pk", "build__version__dbms_id", "created_at")
+    )
+    by_dbms: dict[int, list[dict[str, object]]] = {}
+    for run in runs:
+        by_dbms.setdefault(int(run["build__version__dbms_id"]), []).append(run)  # type: ignore[arg-type]
+    summaries = []
+    for dbms_id, series in by_dbms.items():
+        base_id = int(series[0]["pk"])  # type: ignore[arg-type]
+        comparison = get_comparison(ComparisonSpec(base_run_id=base_id))
+        latest = comparison.others[-1] if comparison.others else comparison.column(comparison.base)
+        flags = sorted(
+            (
+                [label, comparison.relative[latest.key][label]]
+                for label in comparison.labels
+                if latest.key != comparison.base and comparison.flags[latest.key][label] == "red"
+            ),
+            key=lambda item: item[1],  # type: ignore[arg-type,return-value]
+        )
+        summary, _ = SeriesSummary.objects.update_or_create(
+            server_id=server_id,
+            workload_id=workload_id,
+            dbms_id=dbms_id,
+            defaults={
+                "base_run_id": base_id,
+                "latest_run_id": latest.run_ids[-1],
+                "runs": len(series),
+                "red_flags": flags,
+            },
+        )
+        summaries.append(summary)
+    SeriesSummary.objects.filter(server_id=server_id, workload_id=workload_id).exclude(
+        dbms_id__in=list(by_dbms)
+    ).delete()
+    for report in Report.objects.filter(base_run__server_id=server_id, base_run__workload_id=workload_id):
+        try:
+            get_comparison(
+                ComparisonSpec(
+                    base_run_id=report.base_run_id,
+                    run_ids=tuple(report.runs.values_list("pk", flat=True)),
+                    group_set=report.group_set,
+                    dop=report.dop,
+                    red=report.red,
+                    green=report.green,
+                    include_warmups=report.include_warmups,
+                )
+            )
+        except ComparisonError as exc:
+            log.info("report %s not computed: %s", report.slug, exc)
+    if runs:
+        detect_regressions(server_id, workload_id)
+    return summaries

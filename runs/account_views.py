@@ -1,0 +1,43 @@
+"""The API token page: create a token (shown once), see when each was last used, revoke one."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from runs.models import ApiToken
+from runs.permissions import create_token, revoke_token
+
+
+class TokenForm(forms.Form):
+    name = forms.CharField(max_length=100, label="Token name", help_text="What it is for: a CI job, a laptop, …")
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def token_list(request: HttpRequest) -> HttpResponse:
+    form = TokenForm(request.POST or None)
+    new_token = ""
+    if request.method == "POST" and form.is_valid():
+        # Rendered in this response only, never redirected to or stored: a reload cannot show it again.
+        _row, new_token = create_token(request.user, form.cleaned_data["name"])
+        form = TokenForm()
+    tokens = ApiToken.objects.filter(user=request.user)  # type: ignore[misc]  # login_required: never anonymous
+    response = render(request, "account/tokens.html", {"form": form, "tokens": tokens, "new_token": new_token})
+    if new_token:
+        response["Cache-Control"] = "no-store"
+    return response
+
+
+@login_required
+@require_POST
+def token_revoke(request: HttpRequest, pk: int) -> HttpResponse:
+    if revoke_token(request.user, pk):
+        messages.success(request, "Token revoked: it no longer works.")
+    else:
+        messages.error(request, "No such token of yours, or it was already revoked.")
+    return redirect("account:tokens")

@@ -1,0 +1,232 @@
+"""A real gunicorn serving the test database on a loopback port, for the fault and load tests.
+
+Everything started here is stopped by its process id when the test ends, and the
+test database is left with no connection of its own processes (so pytest-django
+can drop it). Requests go through ``http.client``: no client library beyond the
+standard one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from conftest import services_required
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def require_postgresql(*, redis: bool = False) -> None:
+    """Skip (or fail in CI) unless the test database is PostgreSQL, which another process can share."""
+    problems = []
+    if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+        problems.append("DATABASE_URL is not PostgreSQL (a server process cannot share SQLite's test database)")
+    if redis and not settings.REDIS_URL:
+        problems.append("REDIS_URL is not set")
+    if problems:
+        if services_required():
+            pytest.fail("; ".join(problems))
+        pytest.skip("; ".join(problems))
+
+
+def database_url() -> str:
+    db = settings.DATABASES["default"]
+    auth = db["USER"] + (f":{db['PASSWORD']}" if db.get("PASSWORD") else "")
+    return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on (it was free a moment ago): a dead Redis, say."""
+    return free_port()
+
+
+def children(pid: int) -> list[int]:
+    """Process ids whose parent is ``pid`` (gunicorn's workers), read from /proc."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # The command name is in parentheses and may hold spaces: the parent id follows the last ')'.
+        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            found.append(int(entry.name))
+    return sorted(found)
+
+
+@dataclass
+class Gunicorn:
+    process: subprocess.Popen[bytes]
+    port: int
+    log: Path
+    workers: int
+    started: list[int] = field(default_factory=list)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def worker_pids(self) -> list[int]:
+        return children(self.process.pid)
+
+    def wait_for_workers(self, count: int, seconds: float = 30) -> list[int]:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            pids = self.worker_pids()
+            if len(pids) >= count:
+                return pids
+            time.sleep(0.1)
+        pytest.fail(
+            f"gunicorn has {len(self.worker_pids())} workers, not {count}; log:\n{self.log.read_text()[-3000:]}"
+        )
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: bytes | None = None,
+        headers: dict[str, str] | None = None,
+        timeout: float = 60,
+    ) -> tuple[int, bytes]:
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        try:
+            conn.request(method, path, body=body, headers=headers or {})
+            response = conn.getresponse()
+            return response.status, response.read()
+        finally:
+            conn.close()
+
+
+@contextlib.contextmanager
+def gunicorn(
+    tmp_path: Path, *, workers: int = 2, threads: int = 4, env: dict[str, str] | None = None
+) -> Iterator[Gunicorn]:
+    """gunicorn on a free loopback port against the test database, eager Celery unless ``env`` says otherwise."""
+    port = free_port()
+    log = tmp_path / f"gunicorn-{port}.log"
+    full_env = {
+        **{key: os.environ[key] for key in ("PATH", "HOME", "LANG") if key in os.environ},
+        "DJANGO_SETTINGS_MODULE": "benchdash.settings",
+        "DATABASE_URL": database_url(),
+        "BENCHDASH_VAR_DIR": str(tmp_path),
+        "DEBUG": "0",
+        # Reads of the test's pages need no login, as in the demo.
+        "BENCHDASH_PUBLIC_BROWSING": "1",
+        **(env or {}),
+    }
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "benchdash.wsgi:application",
+                f"--bind=127.0.0.1:{port}",
+                f"--workers={workers}",
+                "--worker-class=gthread",
+                f"--threads={threads}",
+                "--timeout=120",
+                "--graceful-timeout=5",
+                "--backlog=1024",
+            ],
+            cwd=ROOT,
+            env=full_env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    server = Gunicorn(process=process, port=port, log=log, workers=workers)
+    try:
+        _wait_until_serving(server)
+        server.started = server.wait_for_workers(workers)
+        yield server
+    finally:
+        stop(process)
+        release_test_database()
+
+
+def _wait_until_serving(server: Gunicorn, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if server.process.poll() is not None:
+            pytest.fail(f"gunicorn exited with {server.process.returncode}:\n{server.log.read_text()[-3000:]}")
+        with contextlib.suppress(OSError):
+            if server.request("GET", "/healthz", timeout=5)[0] == 200:
+                return
+        time.sleep(0.2)
+    pytest.fail(f"gunicorn did not answer /healthz within {seconds:.0f} s:\n{server.log.read_text()[-3000:]}")
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """Stop one process we started, by its id: TERM, then KILL if it lingers."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def other_backends() -> list[int]:
+    """Server process ids of the other connections to the test database (its name is ours alone)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
+def terminate_other_backends() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+        return int(cursor.fetchone()[0])
+
+
+def release_test_database(seconds: float = 15) -> None:
+    """Wait for the stopped servers' connections to go; end stragglers (only of our test database)."""
+    deadline = time.monotonic() + seconds
+    while other_backends() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    if other_backends():
+        terminate_other_backends()
+
+
+def multipart(fields: dict[str, str], files: dict[str, tuple[str, bytes]]) -> tuple[bytes, str]:
+    """A multipart/form-data body and its content type."""
+    boundary = uuid.uuid4().hex
+    parts = []
+    for name, value in fields.items():
+        parts.append(f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'.encode())
+    for name, (filename, data) in files.items():
+        head = (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"; filename="{filename}"\r\n'
+            "Content-Type: application/octet-stream\r\n\r\n"
+        )
+        parts.append(head.encode() + data + b"\r\n")
+    parts.append(f"--{boundary}--\r\n".encode())
+    return b"".join(parts), f"multipart/form-data; boundary={boundary}"

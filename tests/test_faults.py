@@ -1,0 +1,246 @@
+"""Faults, for real: a web process killed mid-import, database connections cut under load, the broker down.
+
+Each test starts its own gunicorn on a loopback port against the test database
+(and, for the broker, its own Celery worker on a queue of its own) and stops
+them by process id. The shared PostgreSQL and Redis are never stopped: a
+dropped connection is made with pg_terminate_backend on the test database's own
+connections, and "Redis down" is a Redis URL pointing at a closed loopback port.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.conf import settings
+from django.db import connection
+from django.utils import timezone
+
+from runs import synthetic
+from runs.importer import archive_directory, submit_and_import
+from runs.models import Bundle, Result, Run
+from runs.permissions import UPLOADER, create_token
+from tests import live
+
+pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
+
+
+def _wait(predicate: Callable[[], bool], seconds: float, what: str) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.1)
+    pytest.fail(f"timed out after {seconds:.0f} s waiting for {what}")
+
+
+def _upload(server: live.Gunicorn, token: str, data: bytes, name: str, timeout: float = 120) -> tuple[int, bytes]:
+    body, content_type = live.multipart({}, {"file": (name, data)})
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": content_type}
+    return server.request("POST", "/api/bundles/", body, headers, timeout=timeout)
+
+
+def _results_being_written() -> bool:
+    """Another connection of the test database is inside a transaction that has inserted result rows."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
+            "JOIN pg_stat_activity a ON a.pid = l.pid "
+            "WHERE c.relname = 'runs_result' AND l.mode = 'RowExclusiveLock' "
+            "AND a.datname = current_database() AND a.pid <> pg_backend_pid()"
+        )
+        return bool(cursor.fetchone()[0])
+
+
+@pytest.fixture
+def uploader_token(user_with_role: Callable[..., Any]) -> str:
+    return create_token(user_with_role(UPLOADER), "fault tests")[1]
+
+
+# --------------------------------------------------------------------------- kill -9 of a web process mid-import
+
+
+def test_a_web_process_killed_mid_import_leaves_no_partial_rows_and_the_same_upload_then_succeeds(
+    tmp_path: Path, uploader_token: str
+) -> None:
+    live.require_postgresql()
+    spec = synthetic.SeriesSpec(versions=tuple(f"8.0.{n}" for n in range(10, 40)), dops=(1, 8, 16), seed=5)
+    data = synthetic.bundle_bytes(spec)
+    expected_results = len(spec.versions) * len(spec.tests) * len(spec.dops)
+
+    with live.gunicorn(tmp_path, workers=1, threads=2) as server:
+        (worker,) = server.started
+        outcome: dict[str, Any] = {}
+
+        def upload() -> None:
+            try:
+                outcome["response"] = _upload(server, uploader_token, data, "big.tar.gz")
+            except OSError as exc:  # the connection dies with the process: that is the point
+                outcome["error"] = exc
+
+        client = threading.Thread(target=upload)
+        client.start()
+        # Eager import in the web process: the bundle row is committed first, then runs are stored in one
+        # transaction. Kill the process while that transaction is writing result rows.
+        _wait(_results_being_written, 120, "the import to start writing result rows")
+        os.kill(worker, signal.SIGKILL)
+        client.join(timeout=60)
+        assert not client.is_alive() and "error" in outcome, outcome
+
+        bundle = Bundle.objects.get()
+        # PostgreSQL rolls the dead process's transaction back when it notices the connection gone.
+        _wait(lambda: not _results_being_written(), 30, "the killed import's transaction to be rolled back")
+        assert bundle.status == Bundle.Status.QUEUED
+        assert Run.objects.count() == 0 and Result.objects.count() == 0
+
+        server.wait_for_workers(1)  # gunicorn's master starts a new worker
+        status, body = _upload(server, uploader_token, data, "big.tar.gz")
+        assert status == 201, body[:500]
+        assert Bundle.objects.count() == 1 and Bundle.objects.get().status == Bundle.Status.IMPORTED
+        assert Run.objects.count() == len(spec.versions) and Result.objects.count() == expected_results
+
+
+# --------------------------------------------------------------------------- dropped database connections
+
+
+def test_requests_survive_their_database_connections_being_terminated_and_the_app_recovers_without_restart(
+    tmp_path: Path, corpus: Path, request: pytest.FixtureRequest
+) -> None:
+    live.require_postgresql()
+    submit_and_import(
+        archive_directory(corpus / "sysbench-mysql-small"), name="small.tar.gz", source=Bundle.Source.COMMAND
+    )
+    base = Run.objects.order_by("build__version__sort_key").first()
+    assert base is not None
+    paths = ["/", "/runs/", f"/runs/{base.pk}/", f"/compare/?base={base.pk}", "/api/regressions", "/healthz"]
+
+    with live.gunicorn(tmp_path, workers=2, threads=4) as server:
+        outcomes: Counter[str] = Counter()
+        stop = threading.Event()
+
+        def reader(n: int) -> None:
+            i = n
+            while not stop.is_set():
+                path = paths[i % len(paths)]
+                i += 1
+                try:
+                    status, _body = server.request("GET", path, timeout=30)
+                    outcomes[str(status)] += 1
+                except TimeoutError:
+                    outcomes["timeout"] += 1
+                except OSError:
+                    outcomes["connection error"] += 1
+
+        readers = [threading.Thread(target=reader, args=(n,)) for n in range(8)]
+        for thread in readers:
+            thread.start()
+        try:
+            time.sleep(1.5)
+            terminated = 0
+            for _ in range(5):  # cut every connection of the app, five times, while the readers run
+                terminated += live.terminate_other_backends()
+                time.sleep(0.7)
+            time.sleep(1.5)
+        finally:
+            stop.set()
+            for thread in readers:
+                thread.join(timeout=60)
+        assert terminated >= 2, "the app held no database connection to cut"
+        request.node.user_properties.extend(
+            [
+                ("connections_terminated", terminated),
+                ("answered_200", outcomes["200"]),
+                ("answered_500", outcomes["500"]),
+            ]
+        )
+
+        # Every request got an HTTP answer: a 200, or a clean 500 for one whose query was cut. None hung and
+        # no process died (the same workers serve before and after).
+        assert set(outcomes) <= {"200", "500"}, outcomes
+        assert outcomes["200"] > 10 * outcomes["500"], outcomes
+        assert server.worker_pids() == server.started
+        # Recovered without a restart: every page answers again, through new connections.
+        for path in paths * 3:
+            assert server.request("GET", path, timeout=30)[0] == 200, path
+
+
+# --------------------------------------------------------------------------- broker down at upload time
+
+
+@pytest.fixture
+def worker_queue(tmp_path: Path) -> Iterator[Callable[[], subprocess.Popen[bytes]]]:
+    """Celery workers over the real Redis on a queue of this test's own; all stopped by pid at the end."""
+    live.require_postgresql(redis=True)
+    from benchdash.celery import app
+
+    queue = f"test-faults-{uuid.uuid4().hex[:8]}"
+    saved = app.conf.task_default_queue
+    app.conf.task_default_queue = queue
+    started: list[subprocess.Popen[bytes]] = []
+
+    def start() -> subprocess.Popen[bytes]:
+        env = {
+            **os.environ,
+            "DATABASE_URL": live.database_url(),
+            "REDIS_URL": settings.REDIS_URL,
+            "CELERY_QUEUE": queue,
+            "BENCHDASH_VAR_DIR": str(tmp_path),
+        }
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "benchdash", "worker", "--pool=solo", "-Q", queue, "-l", "WARNING"],
+            cwd=live.ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        started.append(proc)
+        return proc
+
+    yield start
+    app.conf.task_default_queue = saved
+    for proc in started:
+        live.stop(proc)  # type: ignore[arg-type]
+    live.release_test_database()
+
+
+@pytest.mark.worker
+def test_an_upload_while_the_broker_is_down_is_kept_queued_and_imported_once_it_is_back(
+    tmp_path: Path,
+    corpus: Path,
+    uploader_token: str,
+    worker_queue: Callable[[], subprocess.Popen[bytes]],
+    request: pytest.FixtureRequest,
+) -> None:
+    from runs.tasks import REQUEUE_AFTER, requeue_bundles
+
+    data = (corpus / "sysbench-pg-tarballs" / "x.pg174_o2nofp.x10a_wm1_c32r128.pk1.tar.gz").read_bytes()
+    dead_redis = f"redis://127.0.0.1:{live.closed_port()}/9"
+    with live.gunicorn(tmp_path, workers=1, threads=2, env={"REDIS_URL": dead_redis}) as server:
+        started = time.monotonic()
+        status, body = _upload(server, uploader_token, data, "pg174.tar.gz")
+        took = time.monotonic() - started
+    assert status == 202, body[:500]  # stored; the task could not be sent
+    assert took < 30, f"the upload hung {took:.0f} s on the dead broker"
+    request.node.user_properties.append(("upload_with_dead_broker_s", round(took, 1)))
+    bundle = Bundle.objects.get()
+    assert bundle.status == Bundle.Status.QUEUED and Run.objects.count() == 0
+
+    # Beat runs requeue_bundles every minute and resends what has waited longer than REQUEUE_AFTER.
+    Bundle.objects.filter(pk=bundle.pk).update(uploaded_at=timezone.now() - REQUEUE_AFTER - timedelta(seconds=5))
+    worker_queue()
+    assert requeue_bundles() == 1  # sent through the real Redis
+    _wait(lambda: Bundle.objects.get(pk=bundle.pk).status == Bundle.Status.IMPORTED, 120, "the worker's import")
+    assert Run.objects.filter(bundle=bundle).count() == 1
+    assert Result.objects.filter(run__bundle=bundle).count() == 39
+    assert requeue_bundles() == 0  # nothing left to send
