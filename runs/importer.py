@@ -422,6 +422,20 @@ def _dbbench_meta(path: str, run_name: str, manifests: Mapping[str, Manifest]) -
     return RunMeta(**merged)
 
 
+def _not_sysbench() -> dict[str, Any]:
+    """What a run of another suite than sysbench has none of: sb.o command lines, a load phase, config files."""
+    return {
+        "config_text": "",
+        "pk": 1,
+        "cpus": None,
+        "load_seconds": None,
+        "load_inserts_per_s": None,
+        "sysbench_version": "",
+        "commands": {},
+        "files": [],
+    }
+
+
 def _dbbench_parsed_run(run: dbbench.DbBenchRun, meta: RunMeta, where: str) -> ParsedRun:
     warnings: list[str] = []
     server = meta.server or dbbench.server_from_path(run.source)
@@ -440,19 +454,12 @@ def _dbbench_parsed_run(run: dbbench.DbBenchRun, meta: RunMeta, where: str) -> P
         build=meta.build or run.build,
         flavour=meta.flavour if meta.flavour is not None else run.flavour,
         config=meta.config or run.config,
-        config_text="",
-        pk=1,
         server=server,
-        cpus=None,
         workload=meta.workload or run.workload_name,
         workload_params=run.workload_params,
         started_at=run.started_at,
-        load_seconds=None,
-        load_inserts_per_s=None,
-        sysbench_version="",
-        commands={},
         results=run.result_rows(),
-        files=[],
+        **_not_sysbench(),
         warnings=warnings,
         suite=Suite.DBBENCH,
     )
@@ -507,19 +514,12 @@ def _ibench_parsed_run(run: ibench.IbenchRun, meta: RunMeta, where: str) -> Pars
         build=meta.build or run.build,
         flavour=meta.flavour if meta.flavour is not None else flavour,
         config=meta.config or run.tag.config,
-        config_text="",
-        pk=1,
         server=server,
-        cpus=None,
         workload=meta.workload or run.workload_name,
         workload_params=run.workload_params,
         started_at=run.started_at,
-        load_seconds=None,
-        load_inserts_per_s=None,
-        sysbench_version="",
-        commands={},
         results=results,
-        files=[],
+        **_not_sysbench(),
         warnings=warnings,
         suite=Suite.IBENCH,
     )

@@ -16,10 +16,8 @@ from runner.models import Target
 
 MARIADB_HOST, MARIADB_PORT, MARIADB_ADMIN = "127.0.0.1", 3306, "root"
 POSTGRES_HOST, POSTGRES_PORT, POSTGRES_ADMIN = "127.0.0.1", 5432, "postgres"
-# One user per xdist worker too: each worker (re)creates it with a password of its own.
-RUNNER_USER = "benchdash_runner" + (
-    f"_{os.environ['PYTEST_XDIST_WORKER']}" if os.environ.get("PYTEST_XDIST_WORKER") else ""
-)
+# One user per test process too: each (re)creates it with a password of its own.
+RUNNER_USER = f"benchdash_runner_{os.getpid()}"
 
 
 def services_required() -> bool:
@@ -33,9 +31,8 @@ def missing(reason: str) -> NoReturn:
 
 
 def scratch_database() -> str:
-    # One per xdist worker, so parallel test processes never share tables.
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
-    return f"benchdash_runner_test{'_' + worker if worker else ''}"
+    # One per test process (and xdist worker): two test runs on one machine never drop each other's tables.
+    return f"benchdash_runner_test_{os.getpid()}"
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,9 @@ from runs.tasks import refresh_after_import
 
 
 class Command(BaseCommand):
+    # No system checks: they load the URL configuration and with it every view and plotly, which costs an
+    # import (run by scripts, often many at once) time and ~100 MB, and checks nothing the import needs.
+    requires_system_checks: list[str] = []
     help = (
         "Import sysbench result bundles (.tar, .tar.gz/.tgz, .tar.zst, .tar.bz2, .tar.xz, .zip) or result "
         "directories. Prints one line per run; exits non-zero, writing nothing, when a bundle is bad."
