@@ -21,39 +21,20 @@ from django.conf import settings
 from django.core.cache import cache
 from django.test import Client
 
-from conftest import services_required
 from runs import synthetic
 from runs.models import Bundle, Result, Run
 from runs.tasks import progress_key
+from tests import live
 
 pytestmark = [pytest.mark.worker, pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _require_services() -> None:
-    db = settings.DATABASES["default"]
-    problems = []
-    if db["ENGINE"] != "django.db.backends.postgresql":
-        problems.append("DATABASE_URL is not PostgreSQL (a worker process cannot share SQLite's test database)")
-    if not settings.REDIS_URL:
-        problems.append("REDIS_URL is not set")
-    if problems:
-        if services_required():
-            pytest.fail("; ".join(problems))
-        pytest.skip("; ".join(problems))
-
-
-def _database_url() -> str:
-    db = settings.DATABASES["default"]
-    auth = db["USER"] + (f":{db['PASSWORD']}" if db.get("PASSWORD") else "")
-    return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
-
-
 @pytest.fixture
 def worker_queue() -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
     """Start workers on a private queue; every one started is stopped at the end."""
-    _require_services()
+    live.require_postgresql(redis=True)
     from benchdash.celery import app
 
     queue = f"test-{uuid.uuid4().hex[:8]}"
@@ -64,7 +45,7 @@ def worker_queue() -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
     def start(visibility_timeout: int = 600) -> subprocess.Popen[bytes]:
         env = {
             **os.environ,
-            "DATABASE_URL": _database_url(),
+            "DATABASE_URL": live.database_url(),
             "REDIS_URL": settings.REDIS_URL,
             "CELERY_QUEUE": queue,
             "CELERY_VISIBILITY_TIMEOUT": str(visibility_timeout),
