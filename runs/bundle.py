@@ -31,7 +31,6 @@ import os
 import re
 import stat
 import struct
-import tarfile
 import zipfile
 import zlib
 from collections.abc import Callable
@@ -41,6 +40,7 @@ from typing import IO, Protocol, cast
 import zstandard
 
 from runs import ibench
+from runs.tarstream import TarDamage, TarStream
 
 RUN_DIR_RE = re.compile(r"x\.[^.]+\..+\.pk[01]")
 # db_bench: a per-build report.tsv, or a merged summary (sum.byrx.txt, sum2.byrx.clang.txt, sum.byrx.txt.sdev,
@@ -52,12 +52,6 @@ NESTED_ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.zst", ".tar.bz2", ".
 IGNORED_LIST_CAP = 1000
 
 _CHUNK = 64 * 1024
-# 64 KiB measured fastest: tarfile's stream buffer re-slices its whole buffer on every
-# 512-byte header read, so a much larger buffer costs more than it saves.
-_TAR_BUFSIZE = 64 * 1024
-# tarfile reads a pax / GNU long-name payload into memory whole, before we see the
-# member, so a hostile header claiming gigabytes must be refused before that read.
-_MAX_TAR_METADATA = 1024 * 1024
 # zstandard's decompressobj has no output cap, and one zstd byte can expand to
 # about 32 KiB, so feeding 1 KiB at a time keeps one step's output to ~32 MiB.
 _ZSTD_INPUT_CHUNK = 1024
@@ -77,13 +71,6 @@ _KIND_PROBLEMS = {
     "fifo": f"is a FIFO / named pipe {_NOT_CONTENT}",
     "socket": f"is a socket {_NOT_CONTENT}",
 }
-_TAR_METADATA_TYPES = (
-    tarfile.XHDTYPE,
-    tarfile.XGLTYPE,
-    tarfile.SOLARIS_XHDTYPE,
-    tarfile.GNUTYPE_LONGNAME,
-    tarfile.GNUTYPE_LONGLINK,
-)
 _ZIP_UTF8_FLAG = 0x800
 _ZIP_UNIX = 3
 _ZIP_EXTENDED_TIMESTAMP = 0x5455
@@ -228,7 +215,6 @@ class _Corrupt(Exception):
 # input. ValueError is in the list because zipfile and io raise it on nonsense
 # offsets; BundleError is a ValueError too, so it is re-raised before this is tried.
 _DAMAGE: tuple[type[BaseException], ...] = (
-    tarfile.TarError,
     zipfile.BadZipFile,
     zipfile.LargeZipFile,
     EOFError,
@@ -239,6 +225,7 @@ _DAMAGE: tuple[type[BaseException], ...] = (
     struct.error,
     ValueError,
     _Corrupt,
+    TarDamage,
 )
 
 
@@ -354,33 +341,13 @@ class _Reader:
         return f"tar.{kind}"
 
     def _read_tar(self, scope: _Scope, stream: _Readable, *, drain: bool) -> None:
-        end = _TarEnd()
-        with tarfile.open(
-            fileobj=_as_io(stream),
-            mode="r|",
-            bufsize=_TAR_BUFSIZE,
-            tarinfo=_tar_info_class(end),
-            encoding="utf-8",
-            errors="surrogateescape",
-        ) as tf:
-            while (info := tf.next()) is not None:
-                # Stream mode keeps every header it has read; we never look back, so keep memory flat.
-                tf.members.clear()  # type: ignore[attr-defined]
-                opener = functools.partial(_open_tar_member, tf, info)
-                self.visit(scope, info.name, _tar_kind(info), info.size, float(info.mtime), opener)
-        # tarfile treats a missing or cut header like a clean end; only a zero block is one.
-        if not end.seen:
-            raise _Corrupt("the tar data stops before its end-of-archive marker")
+        tar = TarStream(stream)
+        for entry in tar.entries():
+            self.visit(scope, entry.name, entry.kind, entry.size, entry.mtime, functools.partial(_open_tar_member, tar))
         if drain:
-            self._drain(scope, stream)
-
-    def _drain(self, scope: _Scope, stream: _Readable) -> None:
-        """Read a compressed stream to its end, so its checksum and length are verified."""
-        budget = self.limits.max_unpacked_bytes - self.unpacked
-        extra = 0
-        while chunk := stream.read(_CHUNK):
-            extra += len(chunk)
-            if extra > budget:
+            # Read a compressed stream to its end, so its checksum and length are verified.
+            budget = self.limits.max_unpacked_bytes - self.unpacked
+            if tar.drain(budget) > budget:
                 raise BundleError(
                     f"{self.name}: {self._what(scope)} has more data after its tar end marker than the "
                     f"{self.limits.max_unpacked_bytes:,}-byte unpacked limit allows (compression bomb?)"
@@ -492,7 +459,7 @@ class _Reader:
         try:
             length = len(raw.encode("utf-8"))
         except UnicodeEncodeError:
-            # Undecodable bytes arrive as surrogate escapes from tarfile and os.scandir.
+            # Undecodable bytes arrive as surrogate escapes from tar headers and os.scandir.
             raise self.error(scope, raw, "has a name that is not valid UTF-8") from None
         if length > self.limits.max_name_length:
             raise self.error(
@@ -602,57 +569,27 @@ class _Reader:
 # -- tar helpers -----------------------------------------------------------
 
 
-@dataclass
-class _TarEnd:
-    seen: bool = False
+class _TarMember:
+    """The current tar member's data as a file object; ``bound`` is enforced by the caller's read."""
+
+    def __init__(self, tar: TarStream) -> None:
+        self._tar = tar
+
+    def read(self, size: int = -1, /) -> bytes:
+        return self._tar.read(size)
+
+    def close(self) -> None:
+        """Nothing to release: the stream skips what was not read at the next header."""
+
+    def __enter__(self) -> _TarMember:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
-def _tar_info_class(end: _TarEnd) -> type[tarfile.TarInfo]:
-    """A TarInfo subclass that notes a real end-of-archive block and bounds metadata payloads."""
-
-    class _BoundedTarInfo(tarfile.TarInfo):
-        @classmethod
-        def frombuf(cls, buf: bytes, encoding: str, errors: str) -> tarfile.TarInfo:  # type: ignore[override]
-            try:
-                return super().frombuf(buf, encoding, errors)
-            except tarfile.EOFHeaderError:  # type: ignore[attr-defined]
-                end.seen = True
-                raise
-
-        def _proc_member(self, tf: tarfile.TarFile) -> tarfile.TarInfo:
-            if self.type in _TAR_METADATA_TYPES and self.size > _MAX_TAR_METADATA:
-                raise _Corrupt(
-                    f"a tar extended header claims {self.size:,} bytes, "
-                    f"over the {_MAX_TAR_METADATA:,}-byte sanity limit"
-                )
-            return super()._proc_member(tf)  # type: ignore[misc]
-
-    return _BoundedTarInfo
-
-
-def _tar_kind(info: tarfile.TarInfo) -> str:
-    if info.isreg():
-        return "file"
-    if info.isdir():
-        return "dir"
-    if info.issym():
-        return "symlink"
-    if info.islnk():
-        return "hardlink"
-    if info.ischr():
-        return "chardev"
-    if info.isblk():
-        return "blockdev"
-    if info.isfifo():
-        return "fifo"
-    return "other"
-
-
-def _open_tar_member(tf: tarfile.TarFile, info: tarfile.TarInfo, bound: int) -> IO[bytes]:
-    fh = tf.extractfile(info)
-    if fh is None:  # only regular files are ever opened
-        raise _Corrupt(f"member {_show(info.name)} has no data")
-    return fh
+def _open_tar_member(tar: TarStream, bound: int) -> IO[bytes]:
+    return cast("IO[bytes]", _TarMember(tar))
 
 
 # -- zip helpers -----------------------------------------------------------

@@ -11,13 +11,14 @@ all give ParsedRuns, stored the same way.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import hashlib
 import io
 import logging
 import os
 import tarfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,6 +30,7 @@ from django.db.models import Count
 from django.utils import timezone
 
 from runs import dbbench, ibench, sysbench
+from runs.bulk import find_or_create, insert_rows
 from runs.bundle import BundleContents, BundleError, DbBenchFile, IbenchFile, Limits, RunDir, read_bundle
 from runs.manifest import MANIFEST_NAME, Manifest, ManifestError, RunMeta, parse_manifest
 from runs.models import (
@@ -48,6 +50,7 @@ from runs.models import (
     Workload,
 )
 from runs.naming import parse_build, parse_run_dir
+from runs.versions import sort_key
 
 log = logging.getLogger(__name__)
 
@@ -653,22 +656,56 @@ def store_bundle(
         return bundle, False
 
 
-def import_bundle(bundle_id: int, *, progress: Callable[[str], None] | None = None) -> ImportReport:
+@dataclass(frozen=True)
+class PreParsed:
+    """A bundle parsed ahead (in another process) for ``import_bundle``: used only for the same bytes and inputs."""
+
+    sha256: str
+    name: str
+    overrides: dict[str, Any]
+    parsed: ParsedBundle
+
+
+def pre_parse(data: bytes, *, name: str, overrides: Mapping[str, Any] | None = None) -> PreParsed | None:
+    """Parse a bundle without the database (safe in a worker process); None when it does not parse.
+
+    A bundle that does not parse is parsed again by ``import_bundle``, which
+    records the error the usual way.
+    """
+    kept = {k: v for k, v in (overrides or {}).items() if v}
+    try:
+        parsed = parse_bundle(data, name=name[:255], overrides=kept)
+    except (BundleError, ManifestError, sysbench.ParseError, dbbench.ParseError, ibench.ParseError, ImportFailed):
+        return None
+    return PreParsed(hashlib.sha256(data).hexdigest(), name[:255], kept, parsed)
+
+
+def import_bundle(
+    bundle_id: int, *, progress: Callable[[str], None] | None = None, pre_parsed: PreParsed | None = None
+) -> ImportReport:
     """Import a stored bundle; idempotent: an imported bundle is reported, not imported again.
 
     Runs in one transaction with the bundle row locked, so a second delivery of
     the same task waits and then finds it done, and a crash part-way leaves the
-    bundle queued with no runs.
+    bundle queued with no runs. ``pre_parsed`` saves the parse when it was made
+    from this bundle's bytes, name and overrides.
     """
     try:
         with transaction.atomic():
             bundle = Bundle.objects.select_for_update().get(pk=bundle_id)
             if bundle.status == Bundle.Status.IMPORTED:
                 return _report_existing(bundle)
-            data = bytes(BundleData.objects.get(bundle=bundle).content)
             if progress:
                 progress(f"reading {bundle.original_name}")
-            parsed = parse_bundle(data, name=bundle.original_name, overrides=bundle.overrides)
+            if pre_parsed is not None and (pre_parsed.sha256, pre_parsed.name, pre_parsed.overrides) == (
+                bundle.sha256,
+                bundle.original_name,
+                bundle.overrides,
+            ):
+                parsed = pre_parsed.parsed
+            else:
+                data = bytes(BundleData.objects.get(bundle=bundle).content)
+                parsed = parse_bundle(data, name=bundle.original_name, overrides=bundle.overrides)
             report = _store(bundle, parsed, parsed.server_info, progress=progress)
             bundle.status = Bundle.Status.IMPORTED
             bundle.error = ""
@@ -735,6 +772,11 @@ def _report_existing(bundle: Bundle) -> ImportReport:
     )
 
 
+RESULT_FIELDS = tuple(
+    f.attname for f in Result._meta.concrete_fields if f.attname not in ("id", "run_id", "microbenchmark_id")
+)
+
+
 def _store(
     bundle: Bundle,
     parsed: ParsedBundle,
@@ -755,31 +797,54 @@ def _store(
             "content_sha256", flat=True
         )
     )
-    microbenchmarks = {
-        suite: _microbenchmarks(
-            {(row["test"], row["range_size"]) for r in parsed.runs if r.suite == suite for row in r.results}, suite
-        )
-        for suite in {r.suite for r in parsed.runs}
-    }
+    new: list[ParsedRun] = []
     for parsed_run in parsed.runs:
-        if parsed_run.content_sha256 in existing:
+        if parsed_run.content_sha256 in existing:  # imported before, or twice in this bundle
             report.runs.append(
                 ImportedRun(None, parsed_run.name, parsed_run.dbms, parsed_run.version, parsed_run.server, 0, 0, True)
             )
             continue
-        if progress:
-            progress(f"storing {parsed_run.name}")
-        run = _create_run(bundle, parsed_run, info)
-        rows = []
-        for row in parsed_run.results:
-            values = {k: v for k, v in row.items() if k not in ("test", "range_size")}
-            key = (row["test"], row["range_size"])
-            rows.append(Result(run=run, microbenchmark_id=microbenchmarks[parsed_run.suite][key], **values))
-        Result.objects.bulk_create(rows, batch_size=2000)
-        RunFile.objects.bulk_create(
-            [RunFile(run=run, name=n, kind=kind, text=text) for (n, kind, text) in parsed_run.files]
-        )
         existing.add(parsed_run.content_sha256)
+        new.append(parsed_run)
+    if not new:
+        return report
+    if progress:
+        more = " …" if len(new) > 1 else ""
+        progress(f"storing {len(new)} run{'s' if len(new) != 1 else ''}: {new[0].name}{more}")
+    microbenchmarks = {
+        suite: _microbenchmarks(
+            {(row["test"], row["range_size"]) for r in new if r.suite == suite for row in r.results}, suite
+        )
+        for suite in {r.suite for r in new}
+    }
+    runs = _create_runs(bundle, new, info)
+    if progress:
+        progress(f"storing {sum(len(r.results) for r in new):,} results")
+    fields = ("run_id", "microbenchmark_id", *RESULT_FIELDS)
+    defaults = {f.attname: f.get_default() for f in Result._meta.concrete_fields if f.attname in RESULT_FIELDS}
+    _insert_rows(
+        Result,
+        fields,
+        (
+            (
+                run.pk,
+                microbenchmarks[parsed_run.suite][(row["test"], row["range_size"])],
+                *[row.get(name, defaults[name]) for name in RESULT_FIELDS],
+            )
+            for run, parsed_run in zip(runs, new, strict=True)
+            for row in parsed_run.results
+        ),
+    )
+    _insert_rows(
+        RunFile,
+        ("run_id", "name", "kind", "text"),
+        (
+            (run.pk, n, kind, text)
+            for run, parsed_run in zip(runs, new, strict=True)
+            for (n, kind, text) in parsed_run.files
+        ),
+    )
+    for run, parsed_run in zip(runs, new, strict=True):
         report.runs.append(
             ImportedRun(
                 run.pk,
@@ -788,10 +853,14 @@ def _store(
                 parsed_run.version,
                 parsed_run.server,
                 parsed_run.tests,
-                len(rows),
+                len(parsed_run.results),
             )
         )
     return report
+
+
+def _insert_rows(model: type[Result] | type[RunFile], fields: Sequence[str], rows: Iterable[Sequence[Any]]) -> int:
+    return insert_rows(model, fields, rows)
 
 
 def _microbenchmarks(
@@ -824,46 +893,115 @@ def _microbenchmarks(
     return existing()
 
 
-def _create_run(bundle: Bundle, parsed: ParsedRun, info: Mapping[str, Any]) -> Run:
-    dbms, _ = Dbms.objects.get_or_create(name=parsed.dbms)
-    version, _ = Version.objects.get_or_create(dbms=dbms, text=parsed.version)
-    build, _ = Build.objects.get_or_create(
-        name=parsed.build,
-        defaults={"version": version, "flavour": parsed.flavour, "notes": parsed.meta.notes or ""},
+def _create_runs(bundle: Bundle, parsed: Sequence[ParsedRun], info: Mapping[str, Any]) -> list[Run]:
+    """The runs' rows, in ``parsed``'s order, with what they point at found or created in bulk.
+
+    The first run that names a server, workload, build or config supplies its
+    details (like ``get_or_create``'s defaults); a build already recorded as
+    another version is refused.
+    """
+    dbms = find_or_create(
+        Dbms,
+        {p.dbms: functools.partial(Dbms, name=p.dbms) for p in reversed(parsed)},
+        fetch=lambda names: ((d.name, d) for d in Dbms.objects.filter(name__in=names)),
     )
-    if build.version_id != version.pk:
-        raise ImportFailed(
-            f"{parsed.name}: build {parsed.build!r} is already recorded as {build.version}, not "
-            f"{dbms} {version.text}; fix the manifest or the build name"
-        )
-    config_hash = hashlib.sha256(parsed.config_text.encode()).hexdigest()
-    config, _ = Config.objects.get_or_create(
-        name=parsed.config, text_sha256=config_hash, defaults={"text": parsed.config_text}
+    version_keys = {(dbms[p.dbms].pk, p.version) for p in parsed}
+    versions = find_or_create(
+        Version,
+        {
+            key: functools.partial(Version, dbms_id=key[0], text=key[1], sort_key=sort_key(key[1]))
+            for key in version_keys
+        },
+        fetch=lambda keys: (
+            ((v.dbms_id, v.text), v)
+            for v in Version.objects.filter(
+                dbms_id__in={k[0] for k in keys}, text__in={k[1] for k in keys}
+            ).select_related("dbms")
+        ),
     )
-    server_defaults = {"cpus": parsed.cpus, **{k: v for k, v in info.items() if k != "cpus"}}
-    if "cpus" in info:
-        server_defaults["cpus"] = info["cpus"]
-    server, _ = Server.objects.get_or_create(name=parsed.server, defaults=server_defaults)
-    workload, _ = Workload.objects.get_or_create(
-        suite=parsed.suite, name=parsed.workload, defaults={"params": parsed.workload_params}
+    builds = find_or_create(
+        Build,
+        {
+            p.build: functools.partial(
+                Build,
+                name=p.build,
+                version=versions[(dbms[p.dbms].pk, p.version)],
+                flavour=p.flavour,
+                notes=p.meta.notes or "",
+            )
+            for p in reversed(parsed)  # reversed: the first run's details win
+        },
+        fetch=lambda names: ((b.name, b) for b in Build.objects.filter(name__in=names).select_related("version__dbms")),
     )
-    return Run.objects.create(
-        name=parsed.name,
-        bundle=bundle,
-        path=parsed.path,
-        build=build,
-        config=config,
-        server=server,
-        workload=workload,
-        pk_mode=parsed.pk,
-        content_sha256=parsed.content_sha256,
-        cpus=parsed.cpus,
-        started_at=parsed.started_at,
-        load_seconds=parsed.load_seconds,
-        load_inserts_per_s=parsed.load_inserts_per_s,
-        commands=parsed.commands,
-        sysbench_version=parsed.sysbench_version,
-        warnings=parsed.warnings,
+    for p in parsed:
+        build = builds[p.build]
+        version = versions[(dbms[p.dbms].pk, p.version)]
+        if build.version_id != version.pk:
+            raise ImportFailed(
+                f"{p.name}: build {p.build!r} is already recorded as {build.version}, not "
+                f"{p.dbms} {p.version}; fix the manifest or the build name"
+            )
+    config_hashes = {p.config_text: hashlib.sha256(p.config_text.encode()).hexdigest() for p in parsed}
+    configs = find_or_create(
+        Config,
+        {
+            (p.config, config_hashes[p.config_text]): functools.partial(
+                Config, name=p.config, text_sha256=config_hashes[p.config_text], text=p.config_text
+            )
+            for p in parsed
+        },
+        fetch=lambda keys: (
+            ((c.name, c.text_sha256), c)
+            for c in Config.objects.filter(name__in={k[0] for k in keys}, text_sha256__in={k[1] for k in keys}).defer(
+                "text"
+            )
+        ),
+    )
+
+    def server(p: ParsedRun) -> Server:
+        details = {"cpus": p.cpus, **{k: v for k, v in info.items() if k != "cpus"}}
+        if "cpus" in info:
+            details["cpus"] = info["cpus"]
+        return Server(name=p.server, **details)
+
+    servers = find_or_create(
+        Server,
+        {p.server: functools.partial(server, p) for p in reversed(parsed)},
+        fetch=lambda names: ((s.name, s) for s in Server.objects.filter(name__in=names)),
+    )
+    workloads = find_or_create(
+        Workload,
+        {
+            (p.suite, p.workload): functools.partial(Workload, suite=p.suite, name=p.workload, params=p.workload_params)
+            for p in reversed(parsed)
+        },
+        fetch=lambda keys: (
+            ((w.suite, w.name), w)
+            for w in Workload.objects.filter(suite__in={k[0] for k in keys}, name__in={k[1] for k in keys})
+        ),
+    )
+    return Run.objects.bulk_create(
+        [
+            Run(
+                name=p.name,
+                bundle=bundle,
+                path=p.path,
+                build=builds[p.build],
+                config=configs[(p.config, config_hashes[p.config_text])],
+                server=servers[p.server],
+                workload=workloads[(p.suite, p.workload)],
+                pk_mode=p.pk,
+                content_sha256=p.content_sha256,
+                cpus=p.cpus,
+                started_at=p.started_at,
+                load_seconds=p.load_seconds,
+                load_inserts_per_s=p.load_inserts_per_s,
+                commands=p.commands,
+                sysbench_version=p.sysbench_version,
+                warnings=p.warnings,
+            )
+            for p in parsed
+        ]
     )
 
 
@@ -874,6 +1012,7 @@ def submit_and_import(
     source: str,
     user: Any = None,
     overrides: Mapping[str, Any] | None = None,
+    pre_parsed: PreParsed | None = None,
 ) -> ImportReport:
     """Store and import at once, all or nothing: the command line's path (nothing is kept on failure)."""
     with transaction.atomic():
@@ -881,7 +1020,7 @@ def submit_and_import(
         if bundle.status == Bundle.Status.IMPORTED:
             return _report_existing(bundle)
         try:
-            return import_bundle(bundle.pk)
+            return import_bundle(bundle.pk, pre_parsed=pre_parsed)
         except ImportFailed:
             transaction.set_rollback(True)
             raise

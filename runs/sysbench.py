@@ -13,9 +13,11 @@ value, never a crash, a silent 0 or a value stored as if it were measured.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 SUITE = "sysbench"
 
@@ -164,21 +166,16 @@ def _int_option(options: dict[str, str], name: str) -> int | None:
 
 
 # The rate is any word, not only digits: "(nan per sec.)" or "(-3 per sec.)" must be reported, not overlooked.
-_COUNT_RATE_RE = r"(\d+)\s+\(\s*(\S+)\s+per sec\.\s*\)"
-_SB_PATTERNS: dict[str, re.Pattern[str]] = {
-    "queries": re.compile(r"^\s*queries:\s+" + _COUNT_RATE_RE, re.M),
-    "transactions": re.compile(r"^\s*transactions:\s+" + _COUNT_RATE_RE, re.M),
-    "errors": re.compile(r"^\s*ignored errors:\s+" + _COUNT_RATE_RE, re.M),
-    "reconnects": re.compile(r"^\s*reconnects:\s+" + _COUNT_RATE_RE, re.M),
-}
-_ELAPSED_RE = re.compile(r"^\s*(?:total time|time elapsed):\s+(\S+?)s\s*$", re.M)
-_EVENTS_RE = re.compile(r"^\s*total number of events:\s+(\d+)", re.M)
+_COUNT_RATE_RE = re.compile(r"\s+(\d+)\s+\(\s*(\S+)\s+per sec\.\s*\)")
+_COUNT_KEYS = frozenset(("queries", "transactions", "ignored errors", "reconnects"))
+_ELAPSED_KEYS = frozenset(("total time", "time elapsed"))
+_ELAPSED_RE = re.compile(r"\s+(\S+?)s\s*$")
+_EVENTS_RE = re.compile(r"\s+(\d+)")
 _THREADS_RE = re.compile(r"^Number of threads:\s+(\d+)", re.M)
 _RUN_VERB_RE = re.compile(r"\srun(?:\s|$)")
 _CPUS_RE = re.compile(r"^(\d+) CPUs\s*$")
 # A version is short; the column holds 64 characters, and a longer word here is not a version.
-_VERSION_RE = re.compile(r"^sysbench (\S{1,64})(?:\s|$)", re.M)
-_LATENCY_BLOCK_RE = re.compile(r"^Latency \(ms\):\s*\n((?:[ \t]+\S.*\n?)+)", re.M)
+_VERSION_RE = re.compile(r"^sysbench (\d\S{0,63})(?:\s|$)", re.M)
 _LATENCY_LINE_RE = re.compile(r"^\s*(min|avg|max|sum|(\d+(?:\.\d+)?)(?:st|nd|rd|th) percentile):\s+(\S+)")
 
 
@@ -187,7 +184,50 @@ _PASSWORD_RE = re.compile(r"(--[\w-]*password=)(\S+)")
 
 def redact_command(line: str) -> str:
     """The command line with every ``--…password=`` value hidden: command lines are shown in the UI."""
-    return _PASSWORD_RE.sub(r"\1***", line)
+    return _PASSWORD_RE.sub(r"\1***", line) if "password=" in line else line
+
+
+@functools.lru_cache(maxsize=4096)
+def _command(line: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """The redacted command line and its options; a test's command line repeats in every run of a series."""
+    redacted = redact_command(line)
+    return redacted, tuple(parse_command(redacted).items())
+
+
+def _statistics(stats: str) -> dict[str, Any]:
+    """The statistics lines of sysbench's report, one pass over the lines: the first of each kind wins.
+
+    Keys: the counted lines (``queries``, ``transactions``, ``ignored errors``,
+    ``reconnects``: match groups count and rate), ``elapsed``, ``total number of
+    events``, and ``latency``: the match of every line of the ``Latency (ms):``
+    block (groups name, percentile, value).
+    """
+    found: dict[str, Any] = {}
+    lines = stats.split("\n")
+    for i, line in enumerate(lines):
+        key, colon, rest = line.partition(":")
+        if not colon:
+            continue
+        name = key.strip()
+        if name in _COUNT_KEYS:
+            if name not in found and (m := _COUNT_RATE_RE.match(rest)):
+                found[name] = m
+        elif name in _ELAPSED_KEYS:
+            if "elapsed" not in found and (m := _ELAPSED_RE.match(rest)):
+                found["elapsed"] = m
+        elif name == "total number of events":
+            if name not in found and (m := _EVENTS_RE.match(rest)):
+                found[name] = m
+        elif key == "Latency (ms)" and not rest.strip() and "latency" not in found:
+            block = []
+            for inner in lines[i + 1 :]:
+                # The block: the indented lines that follow, up to the first blank or unindented one.
+                if not inner[:1].isspace() or not inner.strip():
+                    break
+                if m := _LATENCY_LINE_RE.match(inner):
+                    block.append(m)
+            found["latency"] = block
+    return found
 
 
 _OPTION_RE = re.compile(r"""(?:^|\s)--([\w.-]+)(?:=("[^"]*"|'[^']*'|\S*))?""")
@@ -217,7 +257,8 @@ def parse_output(text: str, *, test: str = "", file_name: str = "sb.o") -> Sysbe
     # Explain output before the statistics can be hundreds of KB: search only the statistics part.
     stats_at = text.rfind("SQL statistics:")
     stats = text[stats_at:] if stats_at >= 0 else text
-    match = _SB_PATTERNS["queries"].search(stats)
+    found = _statistics(stats)
+    match = found.get("queries")
     if not match:
         raise ParseError(f"{file_name}: no 'queries:' line, so no QPS (is the run complete?)")
     queries = _count(match[1], "the query count", file_name)
@@ -225,10 +266,11 @@ def parse_output(text: str, *, test: str = "", file_name: str = "sb.o") -> Sysbe
 
     lines = text.split("\n", 2)
     command = ""
+    options: tuple[tuple[str, str], ...] = ()
     cpus = None
     # Line 1 is the command line when the run scripts wrote one: it has options and the "run" verb.
     if lines and "sysbench" in lines[0] and " --" in lines[0] and _RUN_VERB_RE.search(lines[0]):
-        command = redact_command(lines[0].strip())
+        command, options = _command(lines[0].strip())
         if len(lines) > 1:
             cpu_match = _CPUS_RE.match(lines[1].strip())
             cpus = _count(cpu_match[1], "the CPU count (line 2)", file_name, MAX_SMALL) if cpu_match else None
@@ -236,7 +278,7 @@ def parse_output(text: str, *, test: str = "", file_name: str = "sb.o") -> Sysbe
     out = SysbenchOutput(qps=queries_per_s, queries_per_s=queries_per_s, queries=queries)
     out.command = command
     out.cpus = cpus
-    out.options = parse_command(command) if command else {}
+    out.options = dict(options)
     if m := _VERSION_RE.search(text):
         out.sysbench_version = m[1]
     if m := _THREADS_RE.search(text):
@@ -244,35 +286,31 @@ def parse_output(text: str, *, test: str = "", file_name: str = "sb.o") -> Sysbe
     elif "threads" in out.options:
         threads = _int_option(out.options, "threads")
         out.threads = threads if threads is not None and 0 <= threads <= MAX_SMALL else None
-    if m := _SB_PATTERNS["transactions"].search(stats):
+    if m := found.get("transactions"):
         out.transactions = _count(m[1], "the transaction count", file_name)
         out.tps = _number(m[2], "the transactions per second", file_name)
-    if m := _SB_PATTERNS["errors"].search(stats):
+    if m := found.get("ignored errors"):
         out.errors = _count(m[1], "the ignored error count", file_name)
         out.errors_per_s = _number(m[2], "the ignored errors per second", file_name)
-    if m := _SB_PATTERNS["reconnects"].search(stats):
+    if m := found.get("reconnects"):
         out.reconnects = _count(m[1], "the reconnect count", file_name)
         out.reconnects_per_s = _number(m[2], "the reconnects per second", file_name)
-    if m := _ELAPSED_RE.search(stats):
+    if m := found.get("elapsed"):
         out.elapsed_s = _number(m[1], "the elapsed time", file_name)
-    if m := _EVENTS_RE.search(stats):
+    if m := found.get("total number of events"):
         out.events = _count(m[1], "the number of events", file_name)
-    if block := _LATENCY_BLOCK_RE.search(stats):
-        for line in block[1].splitlines():
-            lm = _LATENCY_LINE_RE.match(line)
-            if not lm:
-                continue
-            value = _number(lm[3], f"the latency {lm[1]}", file_name)
-            if lm[1] == "min":
-                out.lat_min_ms = value
-            elif lm[1] == "avg":
-                out.lat_avg_ms = value
-            elif lm[1] == "max":
-                out.lat_max_ms = value
-            elif lm[1] == "sum":
-                out.lat_sum_ms = value
-            else:
-                out.lat_pct, out.lat_pct_ms = _number(lm[2], "the latency percentile", file_name), value
+    for lm in found.get("latency", ()):
+        value = _number(lm[3], f"the latency {lm[1]}", file_name)
+        if lm[1] == "min":
+            out.lat_min_ms = value
+        elif lm[1] == "avg":
+            out.lat_avg_ms = value
+        elif lm[1] == "max":
+            out.lat_max_ms = value
+        elif lm[1] == "sum":
+            out.lat_sum_ms = value
+        else:
+            out.lat_pct, out.lat_pct_ms = _number(lm[2], "the latency percentile", file_name), value
 
     if base_test(test) == "scan":
         out.qps = scan_qps(out, file_name)

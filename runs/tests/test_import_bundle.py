@@ -150,19 +150,20 @@ def test_a_failure_part_way_leaves_no_rows(corpus: Path, monkeypatch: pytest.Mon
         **_small_run(corpus, "x.my5651_rel_o2nofp.z12a_c8r32.pk1"),
         **_small_run(corpus, "x.my5744_rel_o2nofp.z12a_c8r32.pk1"),
     }
-    real_create_run = importer._create_run
+    real_insert_rows = importer._insert_rows
     calls = []
 
-    def failing_create_run(*args: object, **kwargs: object) -> Run:
-        calls.append(1)
+    def failing_insert_rows(model: type, fields: Any, rows: Any) -> int:
+        # Runs, servers and builds are written by now, and the first insert (the results) too.
+        calls.append(model)
         if len(calls) == 2:
-            raise ImportFailed("injected failure while storing the second run")
-        return real_create_run(*args, **kwargs)  # type: ignore[arg-type]
+            raise ImportFailed("injected failure while storing the run files")
+        return real_insert_rows(model, fields, rows)
 
-    monkeypatch.setattr(importer, "_create_run", failing_create_run)
+    monkeypatch.setattr(importer, "_insert_rows", failing_insert_rows)
     with pytest.raises(ImportFailed, match="injected"):
         submit_and_import(_tar_gz(files), name="two-runs.tgz", source=Bundle.Source.COMMAND)
-    assert len(calls) == 2
+    assert calls == [Result, RunFile]
     assert (Bundle.objects.count(), Run.objects.count(), Result.objects.count(), Server.objects.count()) == (0, 0, 0, 0)
 
 
@@ -267,3 +268,44 @@ def test_summary_only_tests_take_the_runs_concurrencies(corpus: Path) -> None:
     submit_and_import(_tar_gz(files), name="r.tgz", source=Bundle.Source.COMMAND)
     hot = Result.objects.get(microbenchmark__test="hot-points")
     assert hot.qps == 3013 and hot.dop == 1
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_many_bundles_import_the_same_with_parse_workers_and_a_bad_one_is_only_reported(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, jobs: int
+) -> None:
+    runs = (
+        "x.my5651_rel_o2nofp.z12a_c8r32.pk1",
+        "x.my5744_rel_o2nofp.z12a_c8r32.pk1",
+        "x.my8044_rel_o2nofp.z12a_c8r32.pk1",
+    )
+    paths = []
+    for i, run in enumerate(runs):
+        path = tmp_path / f"{i}.tar.gz"
+        path.write_bytes(_tar_gz(_small_run(corpus, run)))
+        paths.append(path)
+    bad = tmp_path / "bad.tar.gz"
+    bad.write_bytes(_tar_gz({f"{runs[0]}/sb.o.update-one.range100.pk1.dop1": b"sysbench 1.1\nKilled\n"}))
+    paths.insert(1, bad)
+    parses_here = []
+    real_parse = importer.parse_bundle
+    monkeypatch.setattr(importer, "parse_bundle", lambda *a, **k: parses_here.append(1) or real_parse(*a, **k))
+
+    with pytest.raises(CommandError, match="1 of 4 bundles failed"):
+        call_command("import_bundle", *map(str, paths), "--jobs", str(jobs))
+
+    out, err = capsys.readouterr()
+    assert "bad.tar.gz" in err and "queries" in err
+    assert [line.split(":")[0].strip() for line in out.splitlines() if line.startswith("  x.")] == list(runs)
+    # With workers, this process parses only the bundle the workers could not (to record its error).
+    assert len(parses_here) == (1 if jobs > 1 else 4)
+    assert (
+        Bundle.objects.filter(status=Bundle.Status.IMPORTED).count() == 3
+        and not Bundle.objects.exclude(status=Bundle.Status.IMPORTED).exists()
+    )
+    got = sorted(Result.objects.values_list("run__name", "microbenchmark__test", "qps", "cpu_o"))
+    Bundle.objects.all().delete()
+    for path in paths[:1] + paths[2:]:
+        submit_and_import(path.read_bytes(), name=path.name, source=Bundle.Source.COMMAND)
+    assert got == sorted(Result.objects.values_list("run__name", "microbenchmark__test", "qps", "cpu_o"))
+    assert len(got) == 6

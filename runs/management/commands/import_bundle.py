@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+from collections import deque
+from collections.abc import Iterator, Mapping
+from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError, InterfaceError, OperationalError
 
-from runs.importer import ImportFailed, read_source, submit_and_import
+from runs.importer import ImportFailed, PreParsed, pre_parse, read_source, submit_and_import
 from runs.models import Bundle
 from runs.tasks import refresh_after_import
 
@@ -26,14 +31,25 @@ class Command(BaseCommand):
         parser.add_argument("paths", nargs="+", type=Path, help="bundle archives or directories")
         parser.add_argument("--server", help="server name for every run (else the manifest's, else derived)")
         parser.add_argument("--workload", help="workload label for every run (else derived from the commands)")
+        parser.add_argument(
+            "--jobs",
+            type=int,
+            default=min(os.cpu_count() or 1, 4),
+            help="processes that read and parse the next bundles while one is written to the database "
+            "(default: one per CPU, at most 4; 1 reads each bundle when its turn comes)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         overrides = {"server": options["server"], "workload": options["workload"]}
         failures = 0
-        for path in options["paths"]:
+        for path, read in _read_ahead(options["paths"], overrides, max(1, options["jobs"])):
             try:
-                data, name = read_source(path)
-                report = submit_and_import(data, name=name, source=Bundle.Source.COMMAND, overrides=overrides)
+                if isinstance(read, ImportFailed):
+                    raise read
+                data, name, pre_parsed = read
+                report = submit_and_import(
+                    data, name=name, source=Bundle.Source.COMMAND, overrides=overrides, pre_parsed=pre_parsed
+                )
             except ImportFailed as exc:
                 failures += 1
                 self.stderr.write(f"error: {exc}")
@@ -60,3 +76,49 @@ class Command(BaseCommand):
                 self.stdout.write(f"  {report.ignored_files} files not read (raw samples, logs, unknown files)")
         if failures:
             raise CommandError(f"{failures} of {len(options['paths'])} bundles failed; nothing was written for them")
+
+
+_Read = tuple[bytes, str, PreParsed | None] | ImportFailed
+
+
+def _read_and_parse(path: Path, overrides: Mapping[str, Any]) -> _Read:
+    """Runs in a worker process: the bundle's bytes and name, and its parse; no database."""
+    try:
+        data, name = read_source(path)
+    except ImportFailed as exc:
+        return exc
+    return data, name, pre_parse(data, name=name, overrides=overrides)
+
+
+def _read_ahead(paths: list[Path], overrides: Mapping[str, Any], jobs: int) -> Iterator[tuple[Path, _Read]]:
+    """Each path with its bytes and parse, in order; with several bundles, parsed by ``jobs`` processes ahead.
+
+    The database work stays in this process, one bundle at a time; the workers
+    only read and parse (pure code), at most two bundles each ahead, so memory
+    stays bounded however many bundles are given.
+    """
+    if jobs == 1 or len(paths) == 1:
+        for path in paths:
+            try:
+                data, name = read_source(path)
+            except ImportFailed as exc:
+                yield path, exc
+                continue
+            yield path, (data, name, None)
+        return
+    # Forked workers inherit this process's database connection but never use it: they run only the pure
+    # parse, and multiprocessing ends them with os._exit, so it is not even closed (which would end the
+    # session for this process too). Closing it here instead would break a caller's open transaction.
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+        pending: deque[tuple[Path, Future[_Read]]] = deque()
+        todo = iter(paths)
+        for path in todo:
+            pending.append((path, pool.submit(_read_and_parse, path, overrides)))
+            if len(pending) >= 2 * jobs:
+                break
+        while pending:
+            path, future = pending.popleft()
+            for more in todo:
+                pending.append((more, pool.submit(_read_and_parse, more, overrides)))
+                break
+            yield path, future.result()
