@@ -96,6 +96,7 @@ def main() -> int:
     parser.add_argument("--scale", choices=("S", "M", "L"), default="M")
     parser.add_argument("--work", type=Path, default=REPO / "bench" / "out")
     parser.add_argument("--requests", type=int, default=100, help="timed requests per page")
+    parser.add_argument("--explain", type=Path, help="write EXPLAIN ANALYZE of each page's slowest queries here")
     args = parser.parse_args()
     if not os.environ.get("DATABASE_URL", "").startswith("postgres"):
         sys.exit("bench/run.py measures on PostgreSQL: set DATABASE_URL=postgres://…")
@@ -146,16 +147,36 @@ def main() -> int:
             "runs": "/runs/",
         }
 
-    def query_counts() -> dict[str, int]:
+    def query_counts() -> dict[str, tuple[int, int]]:
+        """(cold, warm) query count of every page: rendered from scratch, then served from the cache."""
         client = Client()
         counts = {}
         for name, path in pages().items():
+            client.get(path)  # first-request work that is not per request (template loading, content types)
             cache.clear()
-            client.get(path)  # fill the cache: the count below is the warm page's
-            with CaptureQueriesContext(connection) as queries:
+            with CaptureQueriesContext(connection) as cold:
                 assert client.get(path).status_code == 200
-            counts[name] = len(queries)
+            with CaptureQueriesContext(connection) as warm:
+                assert client.get(path).status_code == 200
+            counts[name] = (len(cold), len(warm))
         return counts
+
+    def explain(limit: int = 2) -> list[str]:
+        """EXPLAIN ANALYZE of the slowest queries of each page rendered from scratch (markdown)."""
+        client = Client()
+        out: list[str] = []
+        for name, path in pages().items():
+            cache.clear()
+            with CaptureQueriesContext(connection) as captured:
+                client.get(path)
+            slowest = sorted(captured.captured_queries, key=lambda q: -float(q["time"]))[:limit]
+            for query in slowest:
+                with connection.cursor() as cursor:
+                    cursor.execute("EXPLAIN (ANALYZE, COSTS OFF, TIMING ON) " + query["sql"])
+                    plan = "\n".join(row[0] for row in cursor.fetchall())
+                took = float(query["time"]) * 1000
+                out.append(f"#### {name}: {took:.1f} ms\n\n```sql\n{query['sql']}\n```\n\n```\n{plan}\n```\n")
+        return out
 
     # 1. S
     s_dir = args.work / "S"
@@ -203,7 +224,16 @@ def main() -> int:
     counts_l = query_counts()
     for name in counts_s:
         same = "equal" if counts_s[name] == counts_l[name] else "DIFFERENT"
-        figures.append((f"queries {name} (S / {args.scale})", f"{counts_s[name]} / {counts_l[name]}", same))
+        (s_cold, s_warm), (l_cold, l_warm) = counts_s[name], counts_l[name]
+        figures.append(
+            (
+                f"queries {name} (S / {args.scale})",
+                f"{s_cold} / {l_cold}",
+                f"{same}; served from cache {s_warm} / {l_warm}",
+            )
+        )
+    if args.explain:
+        args.explain.write_text("\n".join(explain()))
 
     # 4. gunicorn
     port = free_port()

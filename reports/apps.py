@@ -6,3 +6,6 @@ from django.apps import AppConfig
 class ReportsConfig(AppConfig):
     name = "reports"
     verbose_name = "Comparisons and regressions"
+
+    def ready(self) -> None:
+        from reports import signals  # noqa: F401  (connects the receivers)

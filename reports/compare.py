@@ -20,6 +20,7 @@ from typing import Any
 from django.core.cache import cache
 from django.db.models import Count, Max
 
+from benchdash import pagecache
 from reports import groups as groupsets
 from reports import stats
 from reports.diff import workload_mismatch
@@ -169,7 +170,8 @@ def get_comparison(spec: ComparisonSpec) -> Comparison:
     base = Run.objects.filter(pk=spec.base_run_id).values("server_id", "workload_id").first()
     if base is None:
         raise ComparisonError(f"no run with id {spec.base_run_id}")
-    key = spec.cache_key(series_stamp(base["server_id"], base["workload_id"]))
+    # Group set definitions can change without a run arriving: their generation is part of the key.
+    key = spec.cache_key(f"{series_stamp(base['server_id'], base['workload_id'])}|g{pagecache.generation()}")
     found = cache.get(key)
     if found is not None:
         return found  # type: ignore[no-any-return]

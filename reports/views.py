@@ -12,7 +12,6 @@ from django.core.cache import cache
 from django.db import DatabaseError, IntegrityError, connection
 from django.db.models import Count, Max, Min, Q
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
-from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -20,9 +19,17 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import slugify
 from django.views.decorators.http import require_POST
 
+from benchdash import pagecache
 from reports import charts
 from reports import groups as groupsets
-from reports.compare import CACHE_SECONDS, Comparison, ComparisonError, ComparisonSpec, get_comparison
+from reports.compare import (
+    CACHE_SECONDS,
+    Comparison,
+    ComparisonError,
+    ComparisonSpec,
+    get_comparison,
+    series_stamp,
+)
 from reports.explain import explain
 from reports.exports import CONTENT_TYPES, export, filename, spec_for_format
 from reports.forms import CompareForm, ExportForm, SaveReportForm
@@ -31,11 +38,18 @@ from reports.regressions import chart_markers, comparison_markers
 from reports.stats import flag as stats_flag
 from reports.stats import metric_ratio
 from reports.templatetags.benchdash import rel
-from runs.models import Microbenchmark, Result, Run
+from runs.models import Microbenchmark, Result, Run, runs_stamp
 
 
 def home(request: HttpRequest) -> HttpResponse:
     """Servers and workloads, each DBMS series with its newest run and that run's red flags; a search box."""
+    summaries = SeriesSummary.objects.aggregate(n=Count("id"), updated=Max("computed_at"))
+    reports = Report.objects.aggregate(n=Count("id"), last=Max("id"))
+    key = f"home|{runs_stamp()}|{summaries['n']}|{summaries['updated']}|{reports['n']}|{reports['last']}"
+    return pagecache.page(request, key, lambda shared: _home_page(request, shared))
+
+
+def _home_page(request: HttpRequest, shared: dict[str, Any]) -> str:
     series = list(
         Run.objects.values(
             "server__id",
@@ -57,7 +71,7 @@ def home(request: HttpRequest) -> HttpResponse:
         s["summary"] = summary
         s["base"] = summary.base_run_id if summary else s["first_run"]
     reports = Report.objects.select_related("base_run")[:20]
-    return render(request, "reports/home.html", {"series": series, "reports": reports})
+    return render_to_string("reports/home.html", {"series": series, "reports": reports, **shared}, request)
 
 
 def search(request: HttpRequest) -> HttpResponse:
@@ -163,7 +177,40 @@ def _spec(form: CompareForm, base: Run) -> ComparisonSpec:
     )
 
 
+def _shared_key(request: HttpRequest) -> str | None:
+    """Cache key of a comparison-based page (comparison, heatmap, drill-down) as every visitor sees it.
+
+    It changes when a run of the base's series arrives or goes, when the
+    series' regressions, triage or bug links change, and with the path, the
+    query and whether htmx asked for a fragment. None: no such base, not shared.
+    """
+    base_id = request.GET.get("base", "")
+    if not base_id.isdigit():
+        return None
+    base = Run.objects.filter(pk=base_id).values("server_id", "workload_id").first()
+    if base is None:
+        return None
+    server_id, workload_id = base["server_id"], base["workload_id"]
+    raw = (
+        f"{request.path}|{bool(request.htmx)}|{sorted(request.GET.lists())}|"
+        f"{series_stamp(server_id, workload_id)}|{_regression_stamp(server_id, workload_id)}"
+    )
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+def _regression_stamp(server_id: int, workload_id: int) -> str:
+    """Changes with the series' regression records, their triage and their bug links."""
+    stamp = Regression.objects.filter(server_id=server_id, workload_id=workload_id).aggregate(
+        n=Count("id"), updated=Max("updated_at"), event=Max("events__id")
+    )
+    return f"{stamp['n']}|{stamp['updated']}|{stamp['event']}"
+
+
 def compare(request: HttpRequest) -> HttpResponse:
+    return pagecache.page(request, _shared_key(request), lambda shared: _compare_page(request, shared))
+
+
+def _compare_page(request: HttpRequest, shared: dict[str, Any]) -> str:
     form, base, series = _form(request.GET)
     chosen = {str(v) for v in request.GET.getlist("runs")}
     context: dict[str, Any] = {
@@ -173,6 +220,7 @@ def compare(request: HttpRequest) -> HttpResponse:
         # Plain tuples: rendering 60 checkbox widgets through the form machinery costs ~50 ms.
         "run_choices": [(r.pk, _run_choice(r), str(r.pk) in chosen) for r in series],
         "base_options": _base_options(series, base) if base else "",
+        **shared,
     }
     if base is None:
         if request.GET.get("base"):
@@ -180,7 +228,7 @@ def compare(request: HttpRequest) -> HttpResponse:
         context["choices"] = Run.objects.select_related("server", "workload", "build__version__dbms").order_by(
             "server__name", "workload__name", "build__version__sort_key"
         )[:500]
-        return render(request, "reports/compare_pick.html", context)
+        return render_to_string("reports/compare_pick.html", context, request)
     if form.is_valid():
         try:
             comparison = get_comparison(_spec(form, base))
@@ -190,12 +238,11 @@ def compare(request: HttpRequest) -> HttpResponse:
             context["comparison"] = comparison
             context["fragment_html"] = _comparison_fragment(request, comparison, form.cleaned_data.get("y_min"))
     if request.htmx:
-        return HttpResponse(context.get("fragment_html") or render_to_string(_FRAGMENT, context, request))
-    return render(request, "reports/compare.html", context)
+        return context.get("fragment_html") or render_to_string(_FRAGMENT, context, request)
+    return render_to_string("reports/compare.html", context, request)
 
 
 _FRAGMENT = "reports/compare.html#comparison"
-_CSRF_PLACEHOLDER = "benchdash-csrf-placeholder"
 
 
 def _comparison_fragment(request: HttpRequest, comparison: Comparison, y_min: float | None) -> SafeString:
@@ -206,12 +253,10 @@ def _comparison_fragment(request: HttpRequest, comparison: Comparison, y_min: fl
     links, so a triage or a new bug link shows at once. A cached page then costs
     a few small queries instead of rendering 2,500 cells and five figures.
     """
-    stamp = Regression.objects.filter(server_id=comparison.server_id, workload_id=comparison.workload_id).aggregate(
-        n=Count("id"), updated=Max("updated_at"), event=Max("events__id")
-    )
     query = request.GET.copy()
     query.pop("report", None)
-    raw = f"{comparison.cache_key}|{sorted(query.lists())}|{stamp['n']}|{stamp['updated']}|{stamp['event']}"
+    regressions = _regression_stamp(comparison.server_id, comparison.workload_id)
+    raw = f"{comparison.cache_key}|{sorted(query.lists())}|{regressions}"
     key = f"cmp-html:{hashlib.sha256(raw.encode()).hexdigest()}"
     html = cache.get(key) if comparison.cache_key else None
     if html is None:
@@ -225,13 +270,13 @@ def _comparison_fragment(request: HttpRequest, comparison: Comparison, y_min: fl
             }
             for chart in group_charts(comparison, y_min)
         ]
-        # The fragment is shared by every visitor: render the save form's CSRF token as a placeholder and put
-        # this visitor's own token in below, on every response.
-        context["csrf_token"] = _CSRF_PLACEHOLDER
+        # The fragment is shared by every visitor: the save form's CSRF token is a placeholder that
+        # pagecache.personalise replaces with this visitor's own on every response.
+        context["csrf_token"] = pagecache.CSRF_PLACEHOLDER
         html = render_to_string(_FRAGMENT, context, request)
         if comparison.cache_key:
             cache.set(key, html, CACHE_SECONDS)
-    return mark_safe(html.replace(_CSRF_PLACEHOLDER, get_token(request)))  # our template escaped what it printed
+    return mark_safe(html)  # our template escaped what it printed
 
 
 def _cell(value: float | None, flag: str = "", noisy: bool = False, qps: float | None = None) -> str:
@@ -350,6 +395,10 @@ def group_charts(comparison: Comparison, y_min: float | None) -> list[dict[str, 
 
 def compare_heatmap(request: HttpRequest) -> HttpResponse:
     """The heatmap of a comparison: loaded into the comparison page when scrolled to, or opened alone."""
+    return pagecache.page(request, _shared_key(request), lambda shared: _heatmap_page(request, shared))
+
+
+def _heatmap_page(request: HttpRequest, shared: dict[str, Any]) -> str | HttpResponse:
     form, base, _series = _form(request.GET)
     if base is None or not form.is_valid():
         raise Http404("no such comparison")
@@ -377,13 +426,20 @@ def compare_heatmap(request: HttpRequest) -> HttpResponse:
         "config": charts.plot_config(f"{comparison.server}-heatmap"),
         "cell_url": f"{reverse('reports:drilldown', args=[0]).replace('/0/', '/MB_ID/')}?{drill_query}",
         "compare_query": drill_query,
+        **shared,
     }
     template = "reports/heatmap.html#heatmap" if request.htmx else "reports/heatmap.html"
-    return render(request, template, context)
+    return render_to_string(template, context, request)
 
 
 def drilldown(request: HttpRequest, microbenchmark_id: int) -> HttpResponse:
     """One microbenchmark across the versions of a comparison: QPS, latency and HW efficiency."""
+    return pagecache.page(
+        request, _shared_key(request), lambda shared: _drilldown_page(request, microbenchmark_id, shared)
+    )
+
+
+def _drilldown_page(request: HttpRequest, microbenchmark_id: int, shared: dict[str, Any]) -> str | HttpResponse:
     microbenchmark = get_object_or_404(Microbenchmark, pk=microbenchmark_id)
     form, base, series = _form(request.GET)
     if base is None or not form.is_valid():
@@ -455,8 +511,9 @@ def drilldown(request: HttpRequest, microbenchmark_id: int) -> HttpResponse:
             for name, figure in figures.items()
         ],
         "compare_query": request.GET.urlencode(),
+        **shared,
     }
-    return render(request, "reports/drilldown.html", context)
+    return render_to_string("reports/drilldown.html", context, request)
 
 
 # Suite-specific metrics worth a ratio on the drill-down (db_bench's report.tsv columns, by name).

@@ -199,6 +199,12 @@ class Run(models.Model):
         return reverse("runs:run", args=[self.pk])
 
 
+def runs_stamp() -> str:
+    """Changes whenever a run is added or deleted anywhere: part of the cache key of pages listing runs."""
+    agg = Run.objects.aggregate(n=models.Count("id"), last=models.Max("id"))
+    return f"{agg['n']}:{agg['last']}"
+
+
 class Microbenchmark(models.Model):
     suite = models.CharField(max_length=16, choices=Suite.choices, default=Suite.SYSBENCH)
     test = models.CharField(max_length=200, help_text="point-query, point-query.pre, scan.warm, …")

@@ -2,23 +2,41 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.cache import cache
 from django.core.paginator import Paginator
 from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.views.decorators.http import require_http_methods
 
+from benchdash import pagecache
 from runs.forms import RunFilterForm, UploadForm
 from runs.importer import ImportFailed, submit_bundle
-from runs.models import Bundle, Dbms, Result, Run, RunFile, Server
+from runs.models import Bundle, Dbms, Result, Run, RunFile, Server, runs_stamp
 from runs.permissions import UPLOAD, permission_required
 from runs.tasks import progress_key
 
 
 def run_list(request: HttpRequest) -> HttpResponse:
+    key = f"runs|{runs_stamp()}|{sorted(request.GET.lists())}"
+    return pagecache.page(request, key, lambda shared: _run_list_page(request, shared))
+
+
+def _run_list_page(request: HttpRequest, shared: dict[str, Any]) -> str:
     form = RunFilterForm(request.GET or None)
-    runs = Run.objects.select_related("build__version__dbms", "config", "server", "workload", "bundle")
+    runs = Run.objects.select_related("build__version__dbms", "config", "server", "workload").only(
+        "name",
+        "status",
+        "build__flavour",
+        "build__version__text",
+        "build__version__dbms__name",
+        "config__name",
+        "server__name",
+        "workload__name",
+    )
     if form.is_valid():
         if dbms := form.cleaned_data["dbms"]:
             runs = runs.filter(build__version__dbms__name=dbms)
@@ -41,8 +59,9 @@ def run_list(request: HttpRequest) -> HttpResponse:
         "page": page,
         "dbms_names": Dbms.objects.values_list("name", flat=True),
         "server_names": Server.objects.values_list("name", flat=True),
+        **shared,
     }
-    return render(request, "runs/run_list.html", context)
+    return render_to_string("runs/run_list.html", context, request)
 
 
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:

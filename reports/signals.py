@@ -1,0 +1,18 @@
+"""Cache invalidation for data that pages depend on without a new run arriving."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models.signals import post_delete, post_save
+from django.dispatch import receiver
+
+from benchdash import pagecache
+from reports.models import GroupSetDefinition
+
+
+@receiver(post_save, sender=GroupSetDefinition)
+@receiver(post_delete, sender=GroupSetDefinition)
+def group_sets_changed(**kwargs: Any) -> None:
+    """A group set was defined, edited or removed: every shared page (their selectors, their groups) is stale."""
+    pagecache.bump_generation()

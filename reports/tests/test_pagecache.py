@@ -1,0 +1,134 @@
+"""Comparison pages are rendered once and shared: each visitor still gets their own token and account links."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from reports.models import GroupSetDefinition, Regression
+from reports.regressions import detect_regressions
+from runs.importer import archive_directory, submit_and_import
+from runs.models import Bundle, Microbenchmark, Run
+
+pytestmark = pytest.mark.django_db
+
+TOKEN_RE = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+
+
+@pytest.fixture
+def base(corpus: Path) -> Run:
+    submit_and_import(
+        archive_directory(corpus / "sysbench-mysql-small"), name="small.tar.gz", source=Bundle.Source.COMMAND
+    )
+    run = Run.objects.order_by("build__version__sort_key").first()
+    assert run is not None
+    return run
+
+
+def _pages(base: Run) -> list[str]:
+    mb = Microbenchmark.objects.get(test="point-query", range_size=100)
+    return [
+        f"/compare/?base={base.pk}",
+        f"/compare/heatmap?base={base.pk}",
+        f"/microbenchmarks/{mb.pk}/?base={base.pk}",
+    ]
+
+
+def _strip_personal(html: str) -> str:
+    html = TOKEN_RE.sub("", html)
+    html = re.sub(r"hx-headers='[^']*'", "", html)
+    return re.sub(r'<nav aria-label="Main">.*?</nav>', "", html, flags=re.S)
+
+
+def test_a_second_visitor_gets_the_same_page_from_the_cache_with_their_own_token_and_links(
+    base: Run, user_with_role: Callable[..., Any]
+) -> None:
+    alice = user_with_role("viewer", "alice")
+    for url in _pages(base):
+        anonymous = Client()
+        first = anonymous.get(url).content.decode()
+        member = Client()
+        member.force_login(alice)
+        with CaptureQueriesContext(connection) as queries:
+            response = member.get(url)
+        second = response.content.decode()
+
+        assert response.status_code == 200
+        assert not response.templates, f"{url}: rendered again instead of served from the cache"
+        # The cached page costs a few small queries (the base, the series and regression stamps, the session).
+        assert len(queries) <= 6, (url, [q["sql"] for q in queries])
+        assert _strip_personal(first) == _strip_personal(second)
+        assert "alice · API tokens" in second and "alice" not in first
+        assert "Log in" in first and "Log out" in second and "Log out" not in first
+        assert "benchdash-csrf-placeholder" not in second and "benchdash:usernav" not in second
+        first_tokens = set(TOKEN_RE.findall(first)) | set(re.findall(r'"X-CSRFToken": "([^"]+)"', first))
+        second_tokens = set(TOKEN_RE.findall(second)) | set(re.findall(r'"X-CSRFToken": "([^"]+)"', second))
+        assert second_tokens and not first_tokens & second_tokens
+
+
+def test_the_log_in_link_returns_each_visitor_to_the_page_they_asked_for(base: Run) -> None:
+    url = f"/compare/?base={base.pk}&red=0.9"
+    Client().get(url)
+    html = Client().get(url).content.decode()
+    assert f"/account/login/?next=/compare/%3Fbase%3D{base.pk}%26red%3D0.9" in html
+
+
+def test_a_run_leaving_the_series_a_triage_and_a_group_set_change_each_give_a_new_page(base: Run) -> None:
+    client = Client()
+    url = f"/compare/?base={base.pk}"
+    client.get(url)
+    assert not client.get(url).templates  # cached
+
+    detect_regressions(base.server_id, base.workload_id)  # what the worker does after an import
+    assert client.get(url).templates, "new regression records must show at once"
+    regression = Regression.objects.filter(server=base.server, workload=base.workload).first()
+    assert regression is not None
+    regression.state = Regression.State.NOISE
+    regression.save()
+    assert client.get(url).templates, "a triage must show at once"
+
+    assert not client.get(url).templates
+    newest = Run.objects.filter(server=base.server, workload=base.workload).order_by("-pk").first()
+    assert newest is not None and newest != base
+    newest_name = newest.name
+    assert newest_name in client.get(url).content.decode()
+    newest.delete()
+    page = client.get(url)
+    assert page.templates and newest_name not in page.content.decode()
+
+    assert not client.get(url).templates
+    GroupSetDefinition.objects.create(name="mine", rules=[["points", "re:point"]])
+    page = client.get(url)
+    assert page.templates, "a new group set must show in the selector at once"
+    assert '<option value="mine"' in page.content.decode()
+
+
+def test_a_page_with_a_flash_message_is_neither_served_from_nor_kept_in_the_cache(
+    base: Run, rf: Any, user_with_role: Callable[..., Any]
+) -> None:
+    from django.contrib.messages.storage.fallback import FallbackStorage
+    from django.contrib.sessions.backends.db import SessionStore
+
+    from reports.views import compare
+
+    url = f"/compare/?base={base.pk}"
+    Client().get(url)  # the shared page is cached
+
+    request = rf.get(url)
+    request.session = SessionStore()
+    request.user = user_with_role("viewer")
+    request.htmx = False
+    request._messages = FallbackStorage(request)
+    request._messages.add(25, "Target db1 saved.")
+    html = compare(request).content.decode()
+    assert "Target db1 saved." in html  # rendered for this visitor, not the cached page
+
+    later = Client().get(url)
+    assert not later.templates and "Target db1 saved." not in later.content.decode()
