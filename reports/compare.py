@@ -273,7 +273,9 @@ def build_comparison(spec: ComparisonSpec) -> Comparison:
     if not spec.include_warmups:
         # The import decides what a warm-up is, per suite (sysbench *.warm, db_bench revrange.t1, …).
         rows = rows.exclude(microbenchmark__is_warmup=True)
-    rows = rows.values_list(
+    # Ordered by the unique index (run, microbenchmark, dop), not by the runs' versions: that would join
+    # every run of the archive into the plan. Labels are put in order below; only values are read here.
+    rows = rows.order_by("run_id", "microbenchmark_id", "dop").values_list(
         "run_id", "microbenchmark_id", "microbenchmark__test", "microbenchmark__range_size", "dop", "qps", *HW_METRICS
     )
     dops: set[int] = set()
