@@ -74,3 +74,28 @@ def insert_rows(model: type[models.Model], fields: Sequence[str], rows: Iterable
     objects = [model(**dict(zip(fields, row, strict=True))) for row in rows]
     model._default_manager.bulk_create(objects, batch_size=1000)
     return len(objects)
+
+
+def analyze_if_grown(added: Mapping[type[models.Model], int], *, fraction: float = 0.1) -> list[str]:
+    """Refresh PostgreSQL's planner statistics of tables that ``added`` rows grew by more than ``fraction``.
+
+    Autovacuum does this in time on most servers, but not right after a bulk
+    import (nor at all where it is switched off), and without statistics the
+    planner takes a freshly loaded million-row table for a small one and scans
+    it whole. The growth is judged against the row count the statistics know
+    (``pg_class.reltuples``: -1 for a table never analyzed). Returns the tables
+    analyzed; does nothing on other databases.
+    """
+    if connection.vendor != "postgresql":
+        return []
+    names = {model._meta.db_table: rows for model, rows in added.items() if rows > 0}
+    if not names:
+        return []
+    analyzed = []
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT relname, reltuples FROM pg_class WHERE relname = ANY(%s)", [list(names)])
+        for name, known in cursor.fetchall():
+            if known < 0 or names[name] > fraction * known:
+                cursor.execute(sql.SQL("ANALYZE {}").format(sql.Identifier(name)))
+                analyzed.append(name)
+    return analyzed

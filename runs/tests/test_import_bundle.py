@@ -309,3 +309,26 @@ def test_many_bundles_import_the_same_with_parse_workers_and_a_bad_one_is_only_r
         submit_and_import(path.read_bytes(), name=path.name, source=Bundle.Source.COMMAND)
     assert got == sorted(Result.objects.values_list("run__name", "microbenchmark__test", "qps", "cpu_o"))
     assert len(got) == 6
+
+
+def test_a_big_import_leaves_the_planner_statistics_of_the_grown_tables_fresh(corpus: Path) -> None:
+    from django.db import connection
+
+    from runs.bulk import analyze_if_grown
+
+    if connection.vendor != "postgresql":
+        assert analyze_if_grown({Result: 10**6}) == []  # nothing to do elsewhere
+        return
+
+    def known_rows(table: str) -> float:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT reltuples FROM pg_class WHERE relname = %s", [table])
+            return float(cursor.fetchone()[0])
+
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE runs_result")  # statistics of the empty table: 0 rows known
+    call_command("import_bundle", str(corpus / "sysbench-mysql-small"))
+    # The import grew the table from nothing: the command analyzed it, so the planner knows its real size.
+    assert known_rows("runs_result") == Result.objects.count() > 300
+    # A small import into a table the statistics know well is left to autovacuum.
+    assert analyze_if_grown({Result: 1}) == []

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.db import connection
 from django.core.cache import cache
+from django.db import connection
 from django.test import Client
 from django.test.html import Element, parse_html
 from django.test.utils import CaptureQueriesContext

@@ -13,8 +13,9 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError, InterfaceError, OperationalError
 
+from runs.bulk import analyze_if_grown
 from runs.importer import ImportFailed, PreParsed, pre_parse, read_source, submit_and_import
-from runs.models import Bundle
+from runs.models import Bundle, Result, Run
 from runs.tasks import refresh_after_import
 
 
@@ -41,7 +42,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         overrides = {"server": options["server"], "workload": options["workload"]}
-        failures = 0
+        failures = added_runs = added_results = 0
         for path, read in _read_ahead(options["paths"], overrides, max(1, options["jobs"])):
             try:
                 if isinstance(read, ImportFailed):
@@ -67,6 +68,8 @@ class Command(BaseCommand):
                 continue
             # Comparisons, home-page summaries and regressions of the touched series: a worker's job.
             refresh_after_import(report.bundle_id)
+            added_runs += sum(1 for run in report.runs if not run.skipped)
+            added_results += sum(run.results for run in report.runs)
             self.stdout.write(f"{name}: bundle {report.bundle_id}, {len(report.runs)} runs")
             for run in report.runs:
                 self.stdout.write(f"  {run.line()}")
@@ -74,6 +77,8 @@ class Command(BaseCommand):
                 self.stdout.write(f"  warning: {warning}")
             if report.ignored_files:
                 self.stdout.write(f"  {report.ignored_files} files not read (raw samples, logs, unknown files)")
+        # Planner statistics of the tables a big import grew, so pages plan their queries for the new size.
+        analyze_if_grown({Run: added_runs, Result: added_results})
         if failures:
             raise CommandError(f"{failures} of {len(options['paths'])} bundles failed; nothing was written for them")
 
