@@ -17,9 +17,10 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.conf import settings
@@ -176,6 +177,49 @@ def _wait_until_serving(server: Gunicorn, seconds: float = 60) -> None:
                 return
         time.sleep(0.2)
     pytest.fail(f"gunicorn did not answer /healthz within {seconds:.0f} s:\n{server.log.read_text()[-3000:]}")
+
+
+@contextlib.contextmanager
+def celery_workers(queue_prefix: str, env: dict[str, str] | None = None) -> Iterator[Callable[..., Any]]:
+    """``start(extra_env=None)`` starts a real Celery worker over Redis on a queue of this test's own.
+
+    Tasks sent from the test go to that queue too. Every worker started is
+    stopped by its process id at the end, and the test database is released.
+    """
+    require_postgresql(redis=True)
+    from benchdash.celery import app
+
+    queue = f"{queue_prefix}-{uuid.uuid4().hex[:8]}"
+    saved = app.conf.task_default_queue
+    app.conf.task_default_queue = queue
+    started: list[subprocess.Popen[bytes]] = []
+
+    def start(extra_env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+        full_env = {
+            **os.environ,
+            "DATABASE_URL": database_url(),
+            "REDIS_URL": settings.REDIS_URL,
+            "CELERY_QUEUE": queue,
+            **(env or {}),
+            **(extra_env or {}),
+        }
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "benchdash", "worker", "--pool=solo", "-Q", queue, "-l", "WARNING"],
+            cwd=ROOT,
+            env=full_env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        started.append(proc)
+        return proc
+
+    try:
+        yield start
+    finally:
+        app.conf.task_default_queue = saved
+        for proc in started:
+            stop(proc)
+        release_test_database()
 
 
 def stop(process: subprocess.Popen[bytes]) -> None:

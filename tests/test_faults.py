@@ -12,10 +12,8 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
-import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
 from datetime import timedelta
@@ -23,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
@@ -181,39 +178,10 @@ def test_requests_survive_their_database_connections_being_terminated_and_the_ap
 
 
 @pytest.fixture
-def worker_queue(tmp_path: Path) -> Iterator[Callable[[], subprocess.Popen[bytes]]]:
+def worker_queue(tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
     """Celery workers over the real Redis on a queue of this test's own; all stopped by pid at the end."""
-    live.require_postgresql(redis=True)
-    from benchdash.celery import app
-
-    queue = f"test-faults-{uuid.uuid4().hex[:8]}"
-    saved = app.conf.task_default_queue
-    app.conf.task_default_queue = queue
-    started: list[subprocess.Popen[bytes]] = []
-
-    def start() -> subprocess.Popen[bytes]:
-        env = {
-            **os.environ,
-            "DATABASE_URL": live.database_url(),
-            "REDIS_URL": settings.REDIS_URL,
-            "CELERY_QUEUE": queue,
-            "BENCHDASH_VAR_DIR": str(tmp_path),
-        }
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "benchdash", "worker", "--pool=solo", "-Q", queue, "-l", "WARNING"],
-            cwd=live.ROOT,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        started.append(proc)
-        return proc
-
-    yield start
-    app.conf.task_default_queue = saved
-    for proc in started:
-        live.stop(proc)  # type: ignore[arg-type]
-    live.release_test_database()
+    with live.celery_workers("test-faults", {"BENCHDASH_VAR_DIR": str(tmp_path)}) as start:
+        yield start
 
 
 @pytest.mark.worker

@@ -6,18 +6,14 @@ test database, and stops it by its process id.
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from django.conf import settings
 from django.core.cache import cache
 from django.test import Client
 
@@ -33,43 +29,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.fixture
 def worker_queue() -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
-    """Start workers on a private queue; every one started is stopped at the end."""
-    live.require_postgresql(redis=True)
-    from benchdash.celery import app
-
-    queue = f"test-{uuid.uuid4().hex[:8]}"
-    saved = app.conf.task_default_queue
-    app.conf.task_default_queue = queue
-    started: list[subprocess.Popen[bytes]] = []
-
-    def start(visibility_timeout: int = 600) -> subprocess.Popen[bytes]:
-        env = {
-            **os.environ,
-            "DATABASE_URL": live.database_url(),
-            "REDIS_URL": settings.REDIS_URL,
-            "CELERY_QUEUE": queue,
-            "CELERY_VISIBILITY_TIMEOUT": str(visibility_timeout),
-        }
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "benchdash", "worker", "--pool=solo", "-Q", queue, "-l", "WARNING"],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        started.append(proc)
-        return proc
-
-    yield start
-    app.conf.task_default_queue = saved
-    for proc in started:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+    """Start workers on a private queue (``start(visibility_timeout=…)``); all stopped by pid at the end."""
+    with live.celery_workers("test") as start:
+        yield lambda visibility_timeout=600: start({"CELERY_VISIBILITY_TIMEOUT": str(visibility_timeout)})
 
 
 @pytest.fixture
