@@ -273,16 +273,28 @@ def build_comparison(spec: ComparisonSpec) -> Comparison:
     if not spec.include_warmups:
         # The import decides what a warm-up is, per suite (sysbench *.warm, db_bench revrange.t1, …).
         rows = rows.exclude(microbenchmark__is_warmup=True)
-    # Ordered by the unique index (run, microbenchmark, dop), not by the runs' versions: that would join
-    # every run of the archive into the plan. Labels are put in order below; only values are read here.
-    rows = rows.order_by("run_id", "microbenchmark_id", "dop").values_list(
-        "run_id", "microbenchmark_id", "microbenchmark__test", "microbenchmark__range_size", "dop", "qps", *HW_METRICS
+    # Sorted here, not by the database: ordering by the runs' versions there joins every run of the archive
+    # into the plan. The order (runs by version, then suite, test, range, concurrency) decides the order of
+    # labels that no group set places, as in the reference tables.
+    run_rank = {run.pk: i for i, run in enumerate(runs)}
+    rows = sorted(
+        rows.order_by().values_list(
+            "run_id",
+            "microbenchmark_id",
+            "microbenchmark__test",
+            "microbenchmark__range_size",
+            "dop",
+            "qps",
+            *HW_METRICS,
+            "microbenchmark__suite",
+        ),
+        key=lambda r: (run_rank[r[0]], r[-1], r[2], r[3] is None, r[3] or 0, r[4]),
     )
     dops: set[int] = set()
     base_dop_counts: dict[int, int] = defaultdict(int)
     samples: dict[tuple[str, str, int], list[tuple[float, ...]]] = defaultdict(list)
     microbenchmark_ids: dict[str, int] = {}
-    for run_id, mb_id, test, range_size, dop, qps, *metrics in rows:
+    for run_id, mb_id, test, range_size, dop, qps, *metrics, _suite in rows:
         label = f"{test}_range={range_size}" if range_size is not None else test
         microbenchmark_ids[label] = mb_id
         dops.add(dop)

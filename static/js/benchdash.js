@@ -1,12 +1,17 @@
-// benchdash page behaviour, loaded with `defer` after htmx and plotly.js.
+// benchdash page behaviour, loaded with `defer` after htmx.
 // Figures are built on the server; each chart is a <div data-figure="ID"> whose JSON sits in
 // <script type="application/json" id="ID"> (Django's json_script). htmx.onLoad runs for the
-// first page and for every fragment htmx swaps in, so charts in swapped content are drawn too.
+// first page and for every fragment htmx swaps in, so charts in swapped content are handled too.
+//
+// A line chart also comes drawn as SVG by the server (reports/svgchart.py; the div is .static-chart). It is
+// shown as it is, and plotly.js -- 4.8 MB whose execution alone blocks the page for about a second -- runs
+// only when the user first reaches for a chart (hover, tap or keyboard focus). That chart and the others in
+// view then become plotly charts. Charts without an SVG (heatmap, bars) are drawn by plotly.js at once.
 (function () {
   "use strict";
 
-  // Charts are drawn when they come into view: a comparison page carries one per group plus a heatmap,
-  // and drawing only what is on screen keeps the page usable at once even with 60 versions.
+  // plotly.js draws charts as they come into view: a comparison page carries one per group plus a heatmap,
+  // and drawing only what is on screen keeps the page usable even with 60 versions.
   var observer = "IntersectionObserver" in window ? new IntersectionObserver(function (entries) {
     entries.forEach(function (entry) {
       if (entry.isIntersecting) {
@@ -16,8 +21,7 @@
     });
   }, { rootMargin: "200px" }) : null;
 
-  // plotly.js (4.6 MB) is fetched early (<link rel="preload" id="plotly-js">) but run only once the page
-  // has been parsed: running it takes about a second, and the tables and controls should not wait for it.
+  // plotly.js is fetched early (<link rel="preload" id="plotly-js">) but executed only when a chart needs it.
   var plotlyLoading = null;
 
   function whenPlotly(fn) {
@@ -35,19 +39,64 @@
     plotlyLoading.addEventListener("load", fn, { once: true });
   }
 
+  // Set by the user's first intent on a static chart: from then on every chart is drawn by plotly.js.
+  var interactive = false;
+  // A press, a tap or keyboard focus is intent at once; a mouse resting on a chart for HOVER_MS is too, so a
+  // pointer merely crossing a chart while the page scrolls does not freeze it for plotly.js's second.
+  var INTENT = ["pointerdown", "touchstart", "focusin"];
+  var HOVER_MS = 150;
+
+  function isStatic(el) {
+    return el.classList.contains("static-chart");
+  }
+
   function draw(root) {
-    if (typeof Plotly === "undefined") {
-      whenPlotly(function () { draw(root); });
-      return;
-    }
     root.querySelectorAll("[data-figure]").forEach(function (el) {
-      if (el.dataset.drawn || el.dataset.waiting) return;
+      if (isStatic(el) && !interactive) {
+        armIntent(el);
+      } else {
+        schedule(el);
+      }
+    });
+  }
+
+  // Draw with plotly.js when it is in view, loading plotly.js first if need be.
+  function schedule(el) {
+    if (el.dataset.drawn || el.dataset.waiting) return;
+    el.dataset.waiting = "1";
+    whenPlotly(function () {
       if (observer) {
-        el.dataset.waiting = "1";
         observer.observe(el);
       } else {
         drawOne(el);
       }
+    });
+  }
+
+  function armIntent(el) {
+    if (el.dataset.armed) return;
+    el.dataset.armed = "1";
+    var timer = null;
+    INTENT.forEach(function (type) {
+      el.addEventListener(type, function () { onIntent(el); }, { passive: true });
+    });
+    el.addEventListener("pointerenter", function () {
+      clearTimeout(timer);
+      timer = setTimeout(function () { onIntent(el); }, HOVER_MS);
+    }, { passive: true });
+    el.addEventListener("pointerleave", function () { clearTimeout(timer); }, { passive: true });
+  }
+
+  function onIntent(el) {
+    if (el.dataset.drawn || el.dataset.waiting) return;
+    interactive = true;
+    el.dataset.waiting = "1";
+    el.classList.add("chart-loading");
+    var hint = el.querySelector(".chart-hint");
+    if (hint) hint.textContent = "loading the interactive chart…";
+    whenPlotly(function () {
+      drawOne(el);
+      document.querySelectorAll(".static-chart[data-figure]").forEach(schedule);
     });
   }
 
@@ -57,6 +106,19 @@
     if (!source) return;
     var figure = JSON.parse(source.textContent);
     var config = el.dataset.config ? JSON.parse(document.getElementById(el.dataset.config).textContent) : {};
+    if (isStatic(el)) {
+      // The plotly chart takes the drawing's place at the drawing's height, so nothing below it moves.
+      var height = 0;
+      el.querySelectorAll(".svgchart").forEach(function (svg) {
+        height = Math.max(height, svg.getBoundingClientRect().height);
+      });
+      if (height > 0) figure.layout.height = Math.round(height);
+      el.querySelectorAll(".svgchart, .chart-hint").forEach(function (node) {
+        node.remove();
+      });
+      el.classList.remove("static-chart", "chart-loading");
+      el.removeAttribute("aria-describedby");
+    }
     Plotly.newPlot(el, figure.data, figure.layout, config);
     el.dataset.drawn = "1";
     if (el.dataset.cellUrl) {
