@@ -38,16 +38,10 @@ import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+from tests.browser.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+
 TARGET_SECONDS = 1.5
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 # Installed before the page's own scripts: records, on the page's clock, when the base selector's click is
@@ -130,7 +124,7 @@ def main() -> int:
             from playwright.sync_api import sync_playwright
 
             with sync_playwright() as playwright:
-                browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+                browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
                 results: dict[str, list[dict[str, float]]] = {"cold": [], "cached": []}
                 html_bytes = 0
                 for kind in ("cold", "cached"):

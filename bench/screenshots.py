@@ -26,17 +26,9 @@ from urllib.parse import urljoin
 from playwright.sync_api import Browser, ConsoleMessage, Error, Page, sync_playwright
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = "/usr/bin/chromium"
-# Offline machines: keep Chromium from calling Google services (see tests/browser/conftest.py).
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+sys.path.insert(0, str(ROOT))
+from tests.browser.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+
 DEFAULT_PATHS = ["/", "/runs/", "/bundles/", "/upload/"]
 FIRST_RUN = "first-run"  # stands for "the first run linked from /runs/"
 WIDTHS = ((1280, 900, ""), (390, 844, "-mobile"))
@@ -138,14 +130,14 @@ def main(argv: list[str] | None = None) -> int:
     except (urllib.error.URLError, OSError) as exc:
         print(f"no benchdash server answers at {base_url} ({exc}); start one with `make demo`", file=sys.stderr)
         return 2
-    if not Path(CHROMIUM).exists():
+    if not CHROMIUM.exists():
         print(f"Debian's Chromium is not at {CHROMIUM} (apt-get install chromium)", file=sys.stderr)
         return 2
 
     args.out.mkdir(parents=True, exist_ok=True)
     paths = args.paths or [*DEFAULT_PATHS, FIRST_RUN]
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
         shots = []
         for path in paths:
             if path == FIRST_RUN:

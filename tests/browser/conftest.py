@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import pytest
 
 from conftest import services_required
+from tests.browser.chromium import CHROMIUM, CHROMIUM_ARGS
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, ConsoleMessage, Page
@@ -27,18 +28,6 @@ if TYPE_CHECKING:
 # this switch for Playwright; it has to be process-wide because the session browser outlives any one test.
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
-CHROMIUM = Path("/usr/bin/chromium")
-# The machine has no internet: without these, Chromium keeps trying to reach Google services
-# (sync, component updates, QUIC probes) and floods the log with refused connections.
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 DESKTOP = (1280, 900)
 PHONE = (390, 844)
 TIMEOUT_MS = 15_000  # a page of this app renders in well under a second; fail fast rather than hang
