@@ -26,23 +26,33 @@ from django.utils.safestring import mark_safe
 
 CSRF_PLACEHOLDER = "benchdash-csrf-placeholder"
 USERNAV_PLACEHOLDER = "<!--benchdash:usernav-->"
-GENERATION_KEY = "benchdash:generation"
 _CSRF_BYTES = CSRF_PLACEHOLDER.encode()
 _USERNAV_BYTES = USERNAV_PLACEHOLDER.encode()
 PAGE_SECONDS = 24 * 3600
 FORMAT = 2  # of the cached value (UTF-8 bytes); part of the key, so an upgrade never reads an old one
 
 
+def counter(name: str) -> int:
+    """A number that changes whenever ``bump(name)`` is called (kept in the cache: when the cache is
+    cleared it restarts, and so do the pages it could have made stale)."""
+    return int(cache.get(f"benchdash:counter:{name}") or 0)
+
+
+def bump(name: str) -> None:
+    key = f"benchdash:counter:{name}"
+    try:
+        cache.incr(key)
+    except ValueError:  # not set yet
+        cache.set(key, 1, None)
+
+
 def generation() -> int:
-    """A number that changes whenever shared settings that pages depend on change."""
-    return int(cache.get(GENERATION_KEY) or 0)
+    """Changes whenever shared settings that pages depend on change (group set definitions)."""
+    return counter("generation")
 
 
 def bump_generation() -> None:
-    try:
-        cache.incr(GENERATION_KEY)
-    except ValueError:  # not set yet
-        cache.set(GENERATION_KEY, 1, None)
+    bump("generation")
 
 
 def shared_context() -> dict[str, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
@@ -15,4 +16,5 @@ from reports.models import GroupSetDefinition
 @receiver(post_delete, sender=GroupSetDefinition)
 def group_sets_changed(**kwargs: Any) -> None:
     """A group set was defined, edited or removed: every shared page (their selectors, their groups) is stale."""
-    pagecache.bump_generation()
+    # After the commit: bumped earlier, a request in between would cache the old page under the new key.
+    transaction.on_commit(pagecache.bump_generation)

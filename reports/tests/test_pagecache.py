@@ -80,7 +80,9 @@ def test_the_log_in_link_returns_each_visitor_to_the_page_they_asked_for(base: R
     assert f"/account/login/?next=/compare/%3Fbase%3D{base.pk}%26red%3D0.9" in html
 
 
-def test_a_run_leaving_the_series_a_triage_and_a_group_set_change_each_give_a_new_page(base: Run) -> None:
+def test_a_run_leaving_the_series_a_triage_and_a_group_set_change_each_give_a_new_page(
+    base: Run, django_capture_on_commit_callbacks: Any
+) -> None:
     client = Client()
     url = f"/compare/?base={base.pk}"
     client.get(url)
@@ -104,7 +106,8 @@ def test_a_run_leaving_the_series_a_triage_and_a_group_set_change_each_give_a_ne
     assert page.templates and newest_name not in page.content.decode()
 
     assert not client.get(url).templates
-    GroupSetDefinition.objects.create(name="mine", rules=[["points", "re:point"]])
+    with django_capture_on_commit_callbacks(execute=True):
+        GroupSetDefinition.objects.create(name="mine", rules=[["points", "re:point"]])
     page = client.get(url)
     assert page.templates, "a new group set must show in the selector at once"
     assert '<option value="mine"' in page.content.decode()
@@ -132,3 +135,24 @@ def test_a_page_with_a_flash_message_is_neither_served_from_nor_kept_in_the_cach
 
     later = Client().get(url)
     assert not later.templates and "Target db1 saved." not in later.content.decode()
+
+
+def test_the_run_list_and_home_change_when_a_run_is_deleted_or_added(
+    base: Run, corpus: Path, django_capture_on_commit_callbacks: Any
+) -> None:
+    client = Client()
+    for url in ("/runs/", "/"):
+        client.get(url)
+        assert not client.get(url).templates
+    doomed = Run.objects.exclude(pk=base.pk).order_by("pk").first()
+    assert doomed is not None
+    with django_capture_on_commit_callbacks(execute=True):
+        doomed.delete()
+    listing = client.get("/runs/")
+    assert listing.templates and f'href="/runs/{doomed.pk}/"' not in listing.content.decode()
+    assert client.get("/").templates
+
+    tarball = corpus / "sysbench-pg-tarballs" / "x.pg174_o2nofp.x10a_wm1_c32r128.pk1.tar.gz"
+    submit_and_import(tarball.read_bytes(), name=tarball.name, source=Bundle.Source.COMMAND)
+    listing = client.get("/runs/")
+    assert listing.templates and "x.pg174_o2nofp.x10a_wm1_c32r128.pk1" in listing.content.decode()
