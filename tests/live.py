@@ -233,6 +233,34 @@ def stop(process: subprocess.Popen[bytes]) -> None:
             process.wait()
 
 
+@contextlib.contextmanager
+def table_locked(table: str) -> Iterator[None]:
+    """Hold a SHARE lock on ``table`` from another connection: an import that writes to it waits there.
+
+    Used to stop an import deterministically inside its transaction (however fast it is) before killing
+    its process; the lock is released on leaving.
+    """
+    import psycopg
+
+    with psycopg.connect(database_url()) as blocker:
+        blocker.execute(f"LOCK TABLE {table} IN SHARE MODE")
+        try:
+            yield
+        finally:
+            blocker.rollback()
+
+
+def waiting_for_lock(table: str) -> bool:
+    """Some other connection of the test database waits for a lock on ``table``."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
+            "WHERE c.relname = %s AND NOT l.granted AND l.pid <> pg_backend_pid()",
+            [table],
+        )
+        return bool(cursor.fetchone()[0])
+
+
 def other_backends() -> list[int]:
     """Server process ids of the other connections to the test database (its name is ours alone)."""
     with connection.cursor() as cursor:

@@ -20,7 +20,6 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
 from django.db import connection
 from django.utils import timezone
@@ -47,16 +46,6 @@ def _upload(server: live.Gunicorn, token: str, data: bytes, name: str, timeout: 
     body, content_type = live.multipart({}, {"file": (name, data)})
     headers = {"Authorization": f"Bearer {token}", "Content-Type": content_type}
     return server.request("POST", "/api/bundles/", body, headers, timeout=timeout)
-
-
-def _import_blocked_on_run_files() -> bool:
-    """Another connection waits for a lock on the run files table (held by the test): its import is open."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
-            "WHERE c.relname = 'runs_runfile' AND NOT l.granted AND l.pid <> pg_backend_pid()"
-        )
-        return bool(cursor.fetchone()[0])
 
 
 def _results_being_written() -> bool:
@@ -100,16 +89,14 @@ def test_a_web_process_killed_mid_import_leaves_no_partial_rows_and_the_same_upl
         # Eager import in the web process: the bundle row is committed first, then runs are stored in one
         # transaction. The import writes its runs and results, then waits for the run files table, which
         # another connection holds locked: the process is killed with that transaction surely open.
-        with psycopg.connect(live.database_url()) as blocker:
-            blocker.execute("LOCK TABLE runs_runfile IN SHARE MODE")
+        with live.table_locked("runs_runfile"):
             client = threading.Thread(target=upload)
             client.start()
-            _wait(_import_blocked_on_run_files, 120, "the import to reach the run files")
+            _wait(lambda: live.waiting_for_lock("runs_runfile"), 120, "the import to reach the run files")
             assert _results_being_written()
             os.kill(worker, signal.SIGKILL)
             client.join(timeout=60)
             assert not client.is_alive() and "error" in outcome, outcome
-            blocker.rollback()
 
         bundle = Bundle.objects.get()  # read after the kill: committed before the import's transaction began
         # PostgreSQL rolls the dead process's transaction back when it notices the connection gone.

@@ -75,9 +75,13 @@ def test_a_worker_killed_mid_import_is_redelivered_and_nothing_is_duplicated(
     assert response.status_code == 202
     bundle_id = response.json()["bundle_id"]
     key = progress_key(bundle_id)
-    _wait(lambda: (cache.get(key) or "").startswith("storing"), 90, "the import to start storing runs")
-    first.send_signal(signal.SIGKILL)
-    first.wait()
+    # The import stores its runs and results, then waits for the run files table held locked here: the
+    # worker is killed inside the import's transaction, however fast the import is.
+    with live.table_locked("runs_runfile"):
+        _wait(lambda: live.waiting_for_lock("runs_runfile"), 90, "the import to reach the run files")
+        assert (cache.get(key) or "").startswith("storing"), cache.get(key)
+        first.send_signal(signal.SIGKILL)
+        first.wait()
     # The killed transaction rolled back: nothing of the bundle is stored, and it is still queued.
     assert Bundle.objects.get(pk=bundle_id).status == Bundle.Status.QUEUED
     assert Run.objects.filter(bundle_id=bundle_id).count() == 0
