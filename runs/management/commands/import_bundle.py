@@ -86,44 +86,54 @@ class Command(BaseCommand):
 _Read = tuple[bytes, str, PreParsed | None] | ImportFailed
 
 
-def _read_and_parse(path: Path, overrides: Mapping[str, Any]) -> _Read:
-    """Runs in a worker process: the bundle's bytes and name, and its parse; no database."""
+def _read_and_parse(path: Path, overrides: Mapping[str, Any]) -> PreParsed | ImportFailed | None:
+    """Runs in a worker process: the bundle's parse (None if it does not parse); no database.
+
+    Only the parse comes back: this process reads the bytes again itself (a file read costs less than
+    sending the bundle through a pipe, and a bundle that does not parse costs nothing to send).
+    """
     try:
         data, name = read_source(path)
     except ImportFailed as exc:
         return exc
-    return data, name, pre_parse(data, name=name, overrides=overrides)
+    return pre_parse(data, name=name, overrides=overrides)
 
 
 def _read_ahead(paths: list[Path], overrides: Mapping[str, Any], jobs: int) -> Iterator[tuple[Path, _Read]]:
     """Each path with its bytes and parse, in order; with several bundles, parsed by ``jobs`` processes ahead.
 
     The database work stays in this process, one bundle at a time; the workers
-    only read and parse (pure code), at most two bundles each ahead, so memory
-    stays bounded however many bundles are given.
+    only read and parse (pure code), at most ``jobs`` + 1 bundles ahead, so
+    memory stays bounded however many bundles are given.
     """
     if jobs == 1 or len(paths) == 1:
         for path in paths:
-            try:
-                data, name = read_source(path)
-            except ImportFailed as exc:
-                yield path, exc
-                continue
-            yield path, (data, name, None)
+            yield path, _read(path, None)
         return
     # Forked workers inherit this process's database connection but never use it: they run only the pure
     # parse, and multiprocessing ends them with os._exit, so it is not even closed (which would end the
     # session for this process too). Closing it here instead would break a caller's open transaction.
     with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-        pending: deque[tuple[Path, Future[_Read]]] = deque()
+        pending: deque[tuple[Path, Future[PreParsed | ImportFailed | None]]] = deque()
         todo = iter(paths)
         for path in todo:
             pending.append((path, pool.submit(_read_and_parse, path, overrides)))
-            if len(pending) >= 2 * jobs:
+            if len(pending) > jobs:
                 break
         while pending:
             path, future = pending.popleft()
             for more in todo:
                 pending.append((more, pool.submit(_read_and_parse, more, overrides)))
                 break
-            yield path, future.result()
+            parsed = future.result()
+            yield path, parsed if isinstance(parsed, ImportFailed) else _read(path, parsed)
+
+
+def _read(path: Path, pre_parsed: PreParsed | None) -> _Read:
+    try:
+        data, name = read_source(path)
+    except ImportFailed as exc:
+        return exc
+    # A directory is archived again here: the same files give the same bytes, hence the same hash, and
+    # import_bundle uses the parse only for the very bytes it was made from.
+    return data, name, pre_parsed
