@@ -13,11 +13,9 @@ import pytest
 
 from reports import charts
 from reports.charts import DrilldownPoint
-from reports.compare import Column, Comparison, ComparisonSpec, build_comparison
-from runs.importer import archive_directory, submit_and_import
-from runs.models import Run
+from reports.compare import Column, Comparison
+from reports.tests.conftest import members
 
-BASE_RUN = "x.my5651_rel_o2nofp.z12a_c8r32.pk1"
 # The compared runs of mysql-small in semantic version order, written out by hand: 5.7 < 8.0 < 8.4 < 9.4 < 9.5,
 # and the two builds of 8.4.6 by build name.
 EXPECTED_ORDER = [
@@ -32,17 +30,6 @@ EXPECTED_ORDER = [
 ]
 
 
-@pytest.fixture
-def comparison(db: None, corpus: Path) -> Comparison:
-    submit_and_import(archive_directory(corpus / "sysbench-mysql-small"), name="small.tar.gz", source="command")
-    base = Run.objects.get(name=BASE_RUN)
-    return build_comparison(ComparisonSpec(base_run_id=base.pk))
-
-
-def _members(comparison: Comparison, group: str) -> list[str]:
-    return [label for label in comparison.labels if comparison.group_of.get(label) == group]
-
-
 def _finite(values: list[float | None]) -> list[float]:
     return [v for v in values if v is not None and math.isfinite(v)]
 
@@ -55,8 +42,8 @@ def test_the_line_chart_has_exactly_one_trace_per_microbenchmark_of_the_group(co
     assert len(comparison.groups) == 4
     for group in comparison.groups:
         figure = charts.group_line_chart(comparison, group)
-        assert len(figure["data"]) == len(_members(comparison, group))
-        assert [trace["name"] for trace in figure["data"]] == _members(comparison, group)
+        assert len(figure["data"]) == len(members(comparison, group))
+        assert [trace["name"] for trace in figure["data"]] == members(comparison, group)
         assert {trace["type"] for trace in figure["data"]} == {"scatter"}
 
 
@@ -122,7 +109,7 @@ def test_hover_shows_run_microbenchmark_relative_absolute_and_base_qps(compariso
 
 
 def test_a_missing_result_is_a_gap_never_zero(comparison: Comparison) -> None:
-    label = _members(comparison, "writes")[0]
+    label = members(comparison, "writes")[0]
     key = EXPECTED_ORDER[3]
     comparison.relative[key][label] = None
     trace = charts.group_line_chart(comparison, "writes")["data"][0]
@@ -133,7 +120,7 @@ def test_a_missing_result_is_a_gap_never_zero(comparison: Comparison) -> None:
 
 
 def test_an_infinite_ratio_is_clipped_to_the_top_and_marked(comparison: Comparison) -> None:
-    label = _members(comparison, "point queries")[2]
+    label = members(comparison, "point queries")[2]
     comparison.relative[EXPECTED_ORDER[1]][label] = math.inf
     figure = charts.group_line_chart(comparison, "point queries")
     json.dumps(figure, allow_nan=False)  # JSON has no infinity: this raises if one slipped through
@@ -153,7 +140,7 @@ def test_the_y_axis_starts_on_a_step_of_005_just_below_the_lowest_value(comparis
         assert lowest - 0.05 <= start < lowest
         assert round(start / 0.05, 6) == round(start / 0.05)
     writes_lowest = min(
-        _finite([comparison.relative[key][label] for key in EXPECTED_ORDER for label in _members(comparison, "writes")])
+        _finite([comparison.relative[key][label] for key in EXPECTED_ORDER for label in members(comparison, "writes")])
     )
     assert round(writes_lowest, 2) == 0.52  # insert on 9.5.0, as in the reference qps.rel.all.tsv: start at 0.50
     assert charts.group_line_chart(comparison, "writes")["layout"]["yaxis"]["range"][0] == 0.5

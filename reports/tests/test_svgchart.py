@@ -16,25 +16,13 @@ import pytest
 from django.test import Client
 
 from reports import charts, svgchart
-from reports.compare import Comparison, ComparisonSpec, build_comparison
+from reports.compare import Comparison
 from reports.templatetags.benchdash import static_chart
-from runs.importer import archive_directory, submit_and_import
+from reports.tests.conftest import SMALL_BASE_RUN, members
 from runs.models import Run
 
-BASE_RUN = "x.my5651_rel_o2nofp.z12a_c8r32.pk1"
 SVG = "{http://www.w3.org/2000/svg}"
 WIDTH = 1180
-
-
-@pytest.fixture
-def comparison(db: None, corpus: Path) -> Comparison:
-    submit_and_import(archive_directory(corpus / "sysbench-mysql-small"), name="small.tar.gz", source="command")
-    base = Run.objects.get(name=BASE_RUN)
-    return build_comparison(ComparisonSpec(base_run_id=base.pk))
-
-
-def _members(comparison: Comparison, group: str) -> list[str]:
-    return [label for label in comparison.labels if comparison.group_of.get(label) == group]
 
 
 def _draw(figure: dict[str, Any], width: int = WIDTH) -> ET.Element:
@@ -84,7 +72,7 @@ def test_each_microbenchmark_is_one_line_in_its_colour_with_its_markers(comparis
         figure = charts.group_line_chart(comparison, group)
         root = _draw(figure)
         traces = _traces(root)
-        assert [t.get("data-name") for t in traces] == _members(comparison, group)
+        assert [t.get("data-name") for t in traces] == members(comparison, group)
         markers = {m.get("id"): m for m in root.iter(f"{SVG}marker")}
         for element, trace in zip(traces, figure["data"], strict=True):
             assert element.get("stroke") == trace["line"]["color"]
@@ -125,7 +113,7 @@ def test_points_keep_their_order_and_stand_where_their_relative_qps_says(compari
 
 
 def test_a_missing_result_is_a_gap_in_the_line(comparison: Comparison) -> None:
-    label = _members(comparison, "writes")[0]
+    label = members(comparison, "writes")[0]
     keys = list(charts.group_line_chart(comparison, "writes")["layout"]["meta"]["keys"].values())
     comparison.relative[keys[3]][label] = None
     figure = charts.group_line_chart(comparison, "writes")
@@ -154,7 +142,7 @@ def test_a_dashed_trace_is_dashed_like_plotlys(comparison: Comparison) -> None:
 
 
 def test_an_infinite_ratio_is_drawn_at_the_top_with_its_mark(comparison: Comparison) -> None:
-    label = _members(comparison, "point queries")[2]
+    label = members(comparison, "point queries")[2]
     keys = list(charts.group_line_chart(comparison, "point queries")["layout"]["meta"]["keys"].values())
     comparison.relative[keys[1]][label] = math.inf
     figure = charts.group_line_chart(comparison, "point queries")
@@ -230,7 +218,7 @@ def test_the_legend_names_every_microbenchmark_in_its_colour(comparison: Compari
     root = _draw(figure)
     legend = next(g for g in root.iter(f"{SVG}g") if g.get("class") == "legend")
     items = [g for g in legend if g.get("class") == "legend-item"]
-    assert ["".join(g.find(f"{SVG}text").itertext()) for g in items] == _members(comparison, "point queries")  # type: ignore[union-attr]
+    assert ["".join(g.find(f"{SVG}text").itertext()) for g in items] == members(comparison, "point queries")  # type: ignore[union-attr]
     assert [g.find(f"{SVG}path").get("stroke") for g in items] == [t["line"]["color"] for t in figure["data"]]  # type: ignore[union-attr]
 
 
@@ -418,7 +406,7 @@ def test_a_long_per_second_series_is_drawn_thinned_with_its_extremes() -> None:
 def test_the_comparison_page_carries_each_group_chart_as_svg_beside_its_figure(
     comparison: Comparison, client: Client
 ) -> None:
-    html = client.get("/compare/", {"base": Run.objects.get(name=BASE_RUN).pk}).content.decode()
+    html = client.get("/compare/", {"base": Run.objects.get(name=SMALL_BASE_RUN).pk}).content.decode()
     charts_html = re.findall(r'<div class="chart static-chart" data-figure="(chart-\d+)"[^>]*tabindex="0"', html)
     assert charts_html == [f"chart-{i}" for i in range(len(comparison.groups))]
     assert html.count('<svg class="svgchart ') == len(comparison.groups) * len(svgchart.VARIANT_WIDTHS)
