@@ -8,7 +8,6 @@ way np.sh and iibench.py write them), since no published run misses it.
 from __future__ import annotations
 
 import io
-import tarfile
 from pathlib import Path
 
 import pytest
@@ -25,6 +24,7 @@ from reports.groups import IBENCH, IBENCH_LOAD, IBENCH_QUERIES, IBENCH_WRITES
 from reports.stats import metric_ratio
 from runs.importer import archive_directory, submit_and_import
 from runs.models import Bundle, Run
+from runs.tests.hostile import tgz_of_files
 
 pytestmark = pytest.mark.django_db
 
@@ -35,14 +35,7 @@ ALL_STEPS = [*STEPS, *(f"q{r}.{n}" for r in (200, 400, 600, 800, 1000) for n in 
 
 
 def _tar_gz(files: dict[str, str]) -> bytes:
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        for name, text in files.items():
-            data = text.encode()
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return buffer.getvalue()
+    return tgz_of_files({name: text.encode() for name, text in files.items()})
 
 
 def _compare(*args: str) -> str:

@@ -122,6 +122,11 @@ def tgz(members: Iterable[tuple[tarfile.TarInfo, bytes | None]]) -> bytes:
     return gzip.compress(tar_members(members), mtime=0)
 
 
+def tgz_of_files(files: dict[str, bytes]) -> bytes:
+    """A .tar.gz of regular files (path → bytes), as the benchmark scripts' tarballs are."""
+    return tgz(member(name, data) for name, data in files.items())
+
+
 def zip_files(files: dict[str, bytes]) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import io
-import tarfile
 from pathlib import Path
 
 import pytest
@@ -12,6 +10,7 @@ from runs import dbbench
 from runs.bundle import BundleError, read_bundle
 from runs.importer import ImportFailed, archive_directory, submit_and_import
 from runs.models import Bundle, Microbenchmark, Result, Run, Suite, Workload
+from runs.tests.hostile import tgz_of_files
 
 DBBENCH = "dbbench"
 DEC25 = "dbbench/arc/dec25.dbb.clang/8core"
@@ -44,16 +43,6 @@ def _report(header: str, rows: list[dict[str, str]], comments: int = 25) -> str:
     lines.append(header)
     lines.extend(_line(header, row) for row in rows)
     return "\n".join(lines) + "\n"
-
-
-def _tar_gz(files: dict[str, bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        for name, data in files.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return buffer.getvalue()
 
 
 ROW = {
@@ -241,7 +230,7 @@ def test_the_bundle_reader_returns_db_bench_files_and_skips_the_authors_tables(c
         "8core/res.byrx/bm.lc.nt1.d0/9.8.clang/report.tsv": report,
         "8core/notes/report.tsv": report,
     }
-    bundle = read_bundle(_tar_gz(files), name="b.tgz")
+    bundle = read_bundle(tgz_of_files(files), name="b.tgz")
 
     assert bundle.runs == []
     report_path = "8core/res.byrx/bm.lc.nt1.d0/9.8.clang/report.tsv"
@@ -252,7 +241,7 @@ def test_the_bundle_reader_returns_db_bench_files_and_skips_the_authors_tables(c
 
 def test_a_bundle_with_nothing_to_import_says_what_is_supported() -> None:
     with pytest.raises(BundleError, match=r"x\.<build>\.<config>\.pk<0\|1>.*RocksDB db_bench results.*sum\*\.txt"):
-        read_bundle(_tar_gz({"notes/readme.txt": b"hello"}), name="b.tgz")
+        read_bundle(tgz_of_files({"notes/readme.txt": b"hello"}), name="b.tgz")
 
 
 # --------------------------------------------------------------------------- importing
@@ -290,11 +279,13 @@ def test_the_same_run_from_a_report_tsv_and_from_a_summary_is_stored_once(corpus
     header = next(line for line in summary.splitlines() if line.startswith("ops_sec"))
     rows = [line for line in summary.splitlines() if line.endswith("\t44e95d8af5")]  # the 9.8.4 build's rows
     report = "\n".join(["# written by the benchmark scripts", header, *rows]) + "\n"
-    submit_and_import(_tar_gz({"8core/sum.byrx.txt": summary.encode()}), name="a.tgz", source=Bundle.Source.COMMAND)
+    submit_and_import(
+        tgz_of_files({"8core/sum.byrx.txt": summary.encode()}), name="a.tgz", source=Bundle.Source.COMMAND
+    )
     microbenchmarks = Microbenchmark.objects.count()
 
     second = submit_and_import(
-        _tar_gz({"8core/res.byrx/bm.lc.nt1.d0/9.8.clang/report.tsv": report.encode()}),
+        tgz_of_files({"8core/res.byrx/bm.lc.nt1.d0/9.8.clang/report.tsv": report.encode()}),
         name="b.tgz",
         source=Bundle.Source.COMMAND,
     )
@@ -307,7 +298,7 @@ def test_the_same_run_from_a_report_tsv_and_from_a_summary_is_stored_once(corpus
 def test_a_manifest_names_the_server_and_a_duplicate_build(corpus: Path) -> None:
     manifest = b'server = "ser7"\n[runs."10.2.1#2"]\nbuild = "10.2.1.hcc"\nflavour = "hcc"\n'
     data = (corpus / DBBENCH / "arc/may25.db_bench/ser7/byrx/sum.byrx.both.txt").read_bytes()
-    bundle = _tar_gz({"benchdash.toml": manifest, "byrx/sum.byrx.both.txt": data})
+    bundle = tgz_of_files({"benchdash.toml": manifest, "byrx/sum.byrx.both.txt": data})
     submit_and_import(bundle, name="m.tgz", source=Bundle.Source.COMMAND)
 
     assert sorted(Run.objects.values_list("name", "build__name", "server__name")) == [
@@ -319,7 +310,9 @@ def test_a_manifest_names_the_server_and_a_duplicate_build(corpus: Path) -> None
 @pytest.mark.django_db
 def test_a_bundle_of_notes_named_like_summaries_is_refused_and_nothing_is_written() -> None:
     with pytest.raises(ImportFailed, match="no db_bench results"):
-        submit_and_import(_tar_gz({"notes/sum.txt": b"ran it twice\n"}), name="n.tgz", source=Bundle.Source.COMMAND)
+        submit_and_import(
+            tgz_of_files({"notes/sum.txt": b"ran it twice\n"}), name="n.tgz", source=Bundle.Source.COMMAND
+        )
 
     assert Bundle.objects.count() == 0 and Run.objects.count() == 0
 
@@ -333,7 +326,7 @@ def test_sysbench_run_directories_and_db_bench_summaries_import_together(corpus:
     }
     files["8core/sum.iodir.txt"] = (corpus / DEC25 / "sum.iodir.txt").read_bytes()
     overrides = {"server": "pn53"}
-    report = submit_and_import(_tar_gz(files), name="mixed.tgz", source=Bundle.Source.COMMAND, overrides=overrides)
+    report = submit_and_import(tgz_of_files(files), name="mixed.tgz", source=Bundle.Source.COMMAND, overrides=overrides)
 
     assert len(report.runs) == 16
     assert set(Run.objects.values_list("workload__suite", flat=True)) == {"db_bench", "sysbench"}

@@ -9,8 +9,6 @@ the steps; the tests that use them say so.
 
 from __future__ import annotations
 
-import io
-import tarfile
 from pathlib import Path
 
 import pytest
@@ -21,6 +19,7 @@ from runs import ibench
 from runs.bundle import read_bundle
 from runs.importer import ImportFailed, archive_directory, submit_and_import
 from runs.models import Bundle, Microbenchmark, Result, Run, Suite, Workload
+from runs.tests.hostile import tgz_of_files
 
 IBENCH = "ibench-2021"
 STEPS_2021 = [
@@ -40,17 +39,6 @@ STEPS_2021 = [
     "q1000.1",
     "q1000.2",
 ]
-
-
-def _tar_gz(files: dict[str, bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        for name, data in files.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            info.mtime = 1_700_000_000
-            tar.addfile(info, io.BytesIO(data))
-    return buffer.getvalue()
 
 
 def _files(directory: Path, under: str) -> list[tuple[str, bytes, float]]:
@@ -407,7 +395,7 @@ def test_importing_the_same_results_again_adds_nothing(corpus: Path) -> None:
     submit_and_import(data, name="ibench.tgz", source=Bundle.Source.COMMAND)
     again = submit_and_import(data, name="ibench.tgz", source=Bundle.Source.COMMAND)
     # The summaries alone hold the same rows as the two runs they fed: recognised, not stored twice.
-    summaries_only = _tar_gz({p.name: p.read_bytes() for p in (corpus / IBENCH / "100m").glob("o.sum.t.*")})
+    summaries_only = tgz_of_files({p.name: p.read_bytes() for p in (corpus / IBENCH / "100m").glob("o.sum.t.*")})
     summaries = submit_and_import(summaries_only, name="summaries.tgz", source=Bundle.Source.COMMAND)
 
     assert again.already_imported
@@ -420,7 +408,9 @@ def test_importing_the_same_results_again_adds_nothing(corpus: Path) -> None:
 def test_a_result_directory_bundle_keeps_the_per_second_rates_and_histograms() -> None:
     # Hand-built raw output (see the module docstring).
     files = _step_dir("res/2u.1tno/20m.my8032.cx6d/qr100.L1", clients=2, ips=[100, 98], qps=[5800, 5900], query=True)
-    submit_and_import(_tar_gz({k: v.encode() for k, v in files.items()}), name="raw.tgz", source=Bundle.Source.COMMAND)
+    submit_and_import(
+        tgz_of_files({k: v.encode() for k, v in files.items()}), name="raw.tgz", source=Bundle.Source.COMMAND
+    )
 
     result = Result.objects.select_related("run__workload").get()
     assert result.dop == 2 and result.qps == 5873 and result.threads == 2
@@ -441,7 +431,7 @@ def test_a_step_directory_outside_a_result_directory_is_refused_and_nothing_is_w
     files = _step_dir("qr100.L1", clients=1, ips=[100], qps=[10], query=True)
     with pytest.raises(ImportFailed, match=r"<rows>\.<build>\.<config>"):
         submit_and_import(
-            _tar_gz({k: v.encode() for k, v in files.items()}), name="bad.tgz", source=Bundle.Source.COMMAND
+            tgz_of_files({k: v.encode() for k, v in files.items()}), name="bad.tgz", source=Bundle.Source.COMMAND
         )
     assert not Run.objects.exists() and not Bundle.objects.exists()
 
@@ -453,7 +443,7 @@ def test_sysbench_run_directories_and_ibench_summaries_import_together(corpus: P
     files = {f"{run_dir}/{p.name}": p.read_bytes() for p in small.glob("sb.*.point-query.range100.pk1.dop1")}
     files["ib/o.sum.t.100m.pg131.cx5"] = (corpus / IBENCH / "100m/o.sum.t.100m.pg131.cx5").read_bytes()
 
-    report = submit_and_import(_tar_gz(files), name="both.tgz", source=Bundle.Source.COMMAND)
+    report = submit_and_import(tgz_of_files(files), name="both.tgz", source=Bundle.Source.COMMAND)
 
     assert sorted(r.name for r in report.runs) == ["100m.pg131.cx5", run_dir]
     assert set(Workload.objects.values_list("suite", flat=True)) == {Suite.SYSBENCH, Suite.IBENCH}
@@ -463,7 +453,7 @@ def test_sysbench_run_directories_and_ibench_summaries_import_together(corpus: P
 def test_a_manifest_names_the_server_and_the_run_page_lists_every_step(corpus: Path, client: Client) -> None:
     files = {p.name: p.read_bytes() for p in (corpus / IBENCH / "100m").glob("o.sum.t.*")}
     files["benchdash.toml"] = b'server = "pn53"\n[runs."100m.pg131.cx5"]\nnotes = "Postgres 13.1, config x5"\n'
-    submit_and_import(_tar_gz(files), name="with-manifest.tgz", source=Bundle.Source.COMMAND)
+    submit_and_import(tgz_of_files(files), name="with-manifest.tgz", source=Bundle.Source.COMMAND)
 
     run = Run.objects.select_related("server", "build").get(name="100m.pg131.cx5")
     assert run.server.name == "pn53" and run.build.notes == "Postgres 13.1, config x5"
