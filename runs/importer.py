@@ -18,7 +18,7 @@ import io
 import logging
 import os
 import tarfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -656,6 +656,10 @@ def store_bundle(
         return bundle, False
 
 
+# What a bundle that cannot be imported raises: recorded on the bundle as its error, never retried.
+BAD_INPUT = (BundleError, ManifestError, sysbench.ParseError, dbbench.ParseError, ibench.ParseError, ImportFailed)
+
+
 @dataclass(frozen=True)
 class PreParsed:
     """A bundle parsed ahead (in another process) for ``import_bundle``: used only for the same bytes and inputs."""
@@ -675,7 +679,7 @@ def pre_parse(data: bytes, *, name: str, overrides: Mapping[str, Any] | None = N
     kept = {k: v for k, v in (overrides or {}).items() if v}
     try:
         parsed = parse_bundle(data, name=name[:255], overrides=kept)
-    except (BundleError, ManifestError, sysbench.ParseError, dbbench.ParseError, ibench.ParseError, ImportFailed):
+    except BAD_INPUT:
         return None
     return PreParsed(hashlib.sha256(data).hexdigest(), name[:255], kept, parsed)
 
@@ -720,14 +724,7 @@ def import_bundle(
             }
             bundle.save(update_fields=["status", "error", "imported_at", "stats"])
             return report
-    except (
-        BundleError,
-        ManifestError,
-        sysbench.ParseError,
-        dbbench.ParseError,
-        ibench.ParseError,
-        ImportFailed,
-    ) as exc:
+    except BAD_INPUT as exc:
         _mark_failed(bundle_id, str(exc))
         raise ImportFailed(str(exc)) from exc
 
@@ -822,7 +819,7 @@ def _store(
         progress(f"storing {sum(len(r.results) for r in new):,} results")
     fields = ("run_id", "microbenchmark_id", *RESULT_FIELDS)
     defaults = {f.attname: f.get_default() for f in Result._meta.concrete_fields if f.attname in RESULT_FIELDS}
-    _insert_rows(
+    insert_rows(
         Result,
         fields,
         (
@@ -835,7 +832,7 @@ def _store(
             for row in parsed_run.results
         ),
     )
-    _insert_rows(
+    insert_rows(
         RunFile,
         ("run_id", "name", "kind", "text"),
         (
@@ -857,10 +854,6 @@ def _store(
             )
         )
     return report
-
-
-def _insert_rows(model: type[Result] | type[RunFile], fields: Sequence[str], rows: Iterable[Sequence[Any]]) -> int:
-    return insert_rows(model, fields, rows)
 
 
 def _microbenchmarks(
@@ -958,15 +951,10 @@ def _create_runs(bundle: Bundle, parsed: Sequence[ParsedRun], info: Mapping[str,
         ),
     )
 
-    def server(p: ParsedRun) -> Server:
-        details = {"cpus": p.cpus, **{k: v for k, v in info.items() if k != "cpus"}}
-        if "cpus" in info:
-            details["cpus"] = info["cpus"]
-        return Server(name=p.server, **details)
-
     servers = find_or_create(
         Server,
-        {p.server: functools.partial(server, p) for p in reversed(parsed)},
+        # The CPUs a run reported, unless the manifest's server details say otherwise.
+        {p.server: functools.partial(Server, name=p.server, **{"cpus": p.cpus, **info}) for p in reversed(parsed)},
         fetch=lambda names: ((s.name, s) for s in Server.objects.filter(name__in=names)),
     )
     workloads = find_or_create(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import tarfile
 from pathlib import Path
 from typing import Any
@@ -14,20 +13,11 @@ from django.core.management.base import CommandError
 from runs import importer
 from runs.importer import ImportFailed, archive_directory, submit_and_import
 from runs.models import Bundle, Microbenchmark, Result, Run, RunFile, Server
+from runs.tests.hostile import tgz_of_files
 
 pytestmark = pytest.mark.django_db
 
 PG_TARBALLS = "sysbench-pg-tarballs"
-
-
-def _tar_gz(files: dict[str, bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        for name, data in files.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return buffer.getvalue()
 
 
 def _small_run(corpus: Path, run: str, tests: tuple[str, ...] = ("point-query", "insert")) -> dict[str, bytes]:
@@ -138,8 +128,10 @@ def test_importing_the_same_bundle_twice_creates_nothing_new(corpus: Path, capsy
 def test_a_run_already_imported_from_another_bundle_is_skipped(corpus: Path) -> None:
     run = "x.my8044_rel_o2nofp.z12a_c8r32.pk1"
     files = _small_run(corpus, run)
-    first = submit_and_import(_tar_gz(files), name="a.tgz", source=Bundle.Source.COMMAND)
-    again = submit_and_import(_tar_gz({f"nested/{k}": v for k, v in files.items()}), name="b.tgz", source="command")
+    first = submit_and_import(tgz_of_files(files), name="a.tgz", source=Bundle.Source.COMMAND)
+    again = submit_and_import(
+        tgz_of_files({f"nested/{k}": v for k, v in files.items()}), name="b.tgz", source="command"
+    )
     assert not first.runs[0].skipped
     assert again.runs[0].skipped and "already imported" in again.runs[0].line()
     assert Run.objects.count() == 1 and Result.objects.count() == 2
@@ -150,7 +142,7 @@ def test_a_failure_part_way_leaves_no_rows(corpus: Path, monkeypatch: pytest.Mon
         **_small_run(corpus, "x.my5651_rel_o2nofp.z12a_c8r32.pk1"),
         **_small_run(corpus, "x.my5744_rel_o2nofp.z12a_c8r32.pk1"),
     }
-    real_insert_rows = importer._insert_rows
+    real_insert_rows = importer.insert_rows
     calls = []
 
     def failing_insert_rows(model: type, fields: Any, rows: Any) -> int:
@@ -160,9 +152,9 @@ def test_a_failure_part_way_leaves_no_rows(corpus: Path, monkeypatch: pytest.Mon
             raise ImportFailed("injected failure while storing the run files")
         return real_insert_rows(model, fields, rows)
 
-    monkeypatch.setattr(importer, "_insert_rows", failing_insert_rows)
+    monkeypatch.setattr(importer, "insert_rows", failing_insert_rows)
     with pytest.raises(ImportFailed, match="injected"):
-        submit_and_import(_tar_gz(files), name="two-runs.tgz", source=Bundle.Source.COMMAND)
+        submit_and_import(tgz_of_files(files), name="two-runs.tgz", source=Bundle.Source.COMMAND)
     assert calls == [Result, RunFile]
     assert (Bundle.objects.count(), Run.objects.count(), Result.objects.count(), Server.objects.count()) == (0, 0, 0, 0)
 
@@ -173,7 +165,7 @@ def test_an_upload_that_fails_is_kept_as_failed_with_its_error_and_no_runs(
     files = _small_run(corpus, "x.my5651_rel_o2nofp.z12a_c8r32.pk1")
     files["x.my5651_rel_o2nofp.z12a_c8r32.pk1/sb.o.update-one.range100.pk1.dop1"] = b"sysbench 1.1\nKilled\n"
     with django_capture_on_commit_callbacks(execute=True):
-        bundle = importer.submit_bundle(_tar_gz(files), name="broken.tgz", source=Bundle.Source.UPLOAD)
+        bundle = importer.submit_bundle(tgz_of_files(files), name="broken.tgz", source=Bundle.Source.UPLOAD)
     bundle.refresh_from_db()
     assert bundle.status == Bundle.Status.FAILED
     assert "sb.o.update-one.range100.pk1.dop1" in bundle.error and "queries" in bundle.error
@@ -185,8 +177,8 @@ def test_an_upload_that_fails_is_kept_as_failed_with_its_error_and_no_runs(
     [
         (b"just some text, not an archive\n" * 10, "not a"),
         (b"", "not a"),
-        (_tar_gz({}), "no run directories"),
-        (_tar_gz({"notes/readme.txt": b"hello"}), "no run directories"),
+        (tgz_of_files({}), "no run directories"),
+        (tgz_of_files({"notes/readme.txt": b"hello"}), "no run directories"),
     ],
     ids=["text", "empty-file", "empty-archive", "no-run-dir"],
 )
@@ -216,12 +208,12 @@ def test_an_output_without_queries_line_names_the_file(corpus: Path, tmp_path: P
     files = _small_run(corpus, "x.my5651_rel_o2nofp.z12a_c8r32.pk1")
     files["x.my5651_rel_o2nofp.z12a_c8r32.pk1/sb.o.delete.range100.pk1.dop1"] = b"cmd\n8 CPUs\nFATAL: oops\n"
     with pytest.raises(ImportFailed, match=r"sb\.o\.delete\.range100\.pk1\.dop1.*queries"):
-        submit_and_import(_tar_gz(files), name="x.tgz", source=Bundle.Source.COMMAND)
+        submit_and_import(tgz_of_files(files), name="x.tgz", source=Bundle.Source.COMMAND)
     assert Run.objects.count() == 0
 
 
 def test_a_run_dir_with_no_result_file_is_an_error_naming_it() -> None:
-    data = _tar_gz({"x.my8044_rel.z12a_c8r32.pk1/sb.vm.point-query.range100.pk1.dop1": b"procs\n"})
+    data = tgz_of_files({"x.my8044_rel.z12a_c8r32.pk1/sb.vm.point-query.range100.pk1.dop1": b"procs\n"})
     with pytest.raises(ImportFailed, match=r"x\.my8044_rel\.z12a_c8r32\.pk1.*no result files"):
         submit_and_import(data, name="x.tgz", source=Bundle.Source.COMMAND)
 
@@ -229,7 +221,7 @@ def test_a_run_dir_with_no_result_file_is_an_error_naming_it() -> None:
 def test_an_unknown_dbms_imports_as_unknown_with_a_warning(corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
     files = _small_run(corpus, "x.my8044_rel_o2nofp.z12a_c8r32.pk1")
     renamed = {k.replace("x.my8044_rel_o2nofp", "x.ps8044_rel"): v for k, v in files.items()}
-    report = submit_and_import(_tar_gz(renamed), name="ps.tgz", source=Bundle.Source.COMMAND)
+    report = submit_and_import(tgz_of_files(renamed), name="ps.tgz", source=Bundle.Source.COMMAND)
     assert report.runs[0].dbms == "Unknown"
     assert any("unknown DBMS code 'ps'" in w for w in report.warnings)
 
@@ -246,7 +238,7 @@ version = "8.0.44"
 notes = "LTO build"
 flavour = "rel_lto"
 """
-    submit_and_import(_tar_gz(files), name="m.tgz", source=Bundle.Source.COMMAND)
+    submit_and_import(tgz_of_files(files), name="m.tgz", source=Bundle.Source.COMMAND)
     run = Run.objects.select_related("server", "build").get()
     assert run.server.name == "pn53" and run.server.ram_gb == 32
     assert run.build.flavour == "rel_lto" and run.build.notes == "LTO build"
@@ -256,7 +248,7 @@ def test_a_manifest_with_an_unknown_key_is_refused(corpus: Path) -> None:
     files = _small_run(corpus, "x.my8044_rel_o2nofp.z12a_c8r32.pk1")
     files["benchdash.toml"] = b'sever = "typo"\n'
     with pytest.raises(ImportFailed, match="sever"):
-        submit_and_import(_tar_gz(files), name="m.tgz", source=Bundle.Source.COMMAND)
+        submit_and_import(tgz_of_files(files), name="m.tgz", source=Bundle.Source.COMMAND)
     assert Run.objects.count() == 0
 
 
@@ -265,7 +257,7 @@ def test_summary_only_tests_take_the_runs_concurrencies(corpus: Path) -> None:
     files["x.my8044_rel_o2nofp.z12a_c8r32.pk1/sb.r.qps.hot-points.range100.pk1"] = (
         b"3013\tinnodb hot-points range=100\n"
     )
-    submit_and_import(_tar_gz(files), name="r.tgz", source=Bundle.Source.COMMAND)
+    submit_and_import(tgz_of_files(files), name="r.tgz", source=Bundle.Source.COMMAND)
     hot = Result.objects.get(microbenchmark__test="hot-points")
     assert hot.qps == 3013 and hot.dop == 1
 
@@ -280,12 +272,18 @@ def test_many_bundles_import_the_same_with_parse_workers_and_a_bad_one_is_only_r
         "x.my8044_rel_o2nofp.z12a_c8r32.pk1",
     )
     paths = []
-    for i, run in enumerate(runs):
+    for i, run in enumerate(runs[:2]):
         path = tmp_path / f"{i}.tar.gz"
-        path.write_bytes(_tar_gz(_small_run(corpus, run)))
+        path.write_bytes(tgz_of_files(_small_run(corpus, run)))
         paths.append(path)
+    # The last one a result directory: the command archives it (in a worker, when there are workers).
+    folder = tmp_path / "folder"
+    for name, data in _small_run(corpus, runs[2]).items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(data)
+    paths.append(folder)
     bad = tmp_path / "bad.tar.gz"
-    bad.write_bytes(_tar_gz({f"{runs[0]}/sb.o.update-one.range100.pk1.dop1": b"sysbench 1.1\nKilled\n"}))
+    bad.write_bytes(tgz_of_files({f"{runs[0]}/sb.o.update-one.range100.pk1.dop1": b"sysbench 1.1\nKilled\n"}))
     paths.insert(1, bad)
     parses_here = []
     real_parse = importer.parse_bundle
@@ -306,7 +304,8 @@ def test_many_bundles_import_the_same_with_parse_workers_and_a_bad_one_is_only_r
     got = sorted(Result.objects.values_list("run__name", "microbenchmark__test", "qps", "cpu_o"))
     Bundle.objects.all().delete()
     for path in paths[:1] + paths[2:]:
-        submit_and_import(path.read_bytes(), name=path.name, source=Bundle.Source.COMMAND)
+        data = archive_directory(path) if path.is_dir() else path.read_bytes()
+        submit_and_import(data, name=path.name, source=Bundle.Source.COMMAND)
     assert got == sorted(Result.objects.values_list("run__name", "microbenchmark__test", "qps", "cpu_o"))
     assert len(got) == 6
 

@@ -84,19 +84,19 @@ class Command(BaseCommand):
 
 
 _Read = tuple[bytes, str, PreParsed | None] | ImportFailed
+# What a worker sends back: the bytes of an archived directory (None for a file, which this process reads
+# again: cheaper than the bytes through a pipe), the bundle's name, and the parse (None if it does not parse).
+_Parsed = tuple[bytes | None, str, PreParsed | None] | ImportFailed
 
 
-def _read_and_parse(path: Path, overrides: Mapping[str, Any]) -> PreParsed | ImportFailed | None:
-    """Runs in a worker process: the bundle's parse (None if it does not parse); no database.
-
-    Only the parse comes back: this process reads the bytes again itself (a file read costs less than
-    sending the bundle through a pipe, and a bundle that does not parse costs nothing to send).
-    """
+def _read_and_parse(path: Path, overrides: Mapping[str, Any]) -> _Parsed:
+    """Runs in a worker process: read and parse a bundle; no database."""
     try:
         data, name = read_source(path)
     except ImportFailed as exc:
         return exc
-    return pre_parse(data, name=name, overrides=overrides)
+    # A directory's archive comes back whole: archiving it again here would cost about as much as the parse.
+    return (data if path.is_dir() else None), name, pre_parse(data, name=name, overrides=overrides)
 
 
 def _read_ahead(paths: list[Path], overrides: Mapping[str, Any], jobs: int) -> Iterator[tuple[Path, _Read]]:
@@ -114,7 +114,7 @@ def _read_ahead(paths: list[Path], overrides: Mapping[str, Any], jobs: int) -> I
     # parse, and multiprocessing ends them with os._exit, so it is not even closed (which would end the
     # session for this process too). Closing it here instead would break a caller's open transaction.
     with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-        pending: deque[tuple[Path, Future[PreParsed | ImportFailed | None]]] = deque()
+        pending: deque[tuple[Path, Future[_Parsed]]] = deque()
         todo = iter(paths)
         for path in todo:
             pending.append((path, pool.submit(_read_and_parse, path, overrides)))
@@ -125,15 +125,21 @@ def _read_ahead(paths: list[Path], overrides: Mapping[str, Any], jobs: int) -> I
             for more in todo:
                 pending.append((more, pool.submit(_read_and_parse, more, overrides)))
                 break
-            parsed = future.result()
-            yield path, parsed if isinstance(parsed, ImportFailed) else _read(path, parsed)
+            yield path, _read(path, future.result())
 
 
-def _read(path: Path, pre_parsed: PreParsed | None) -> _Read:
-    try:
-        data, name = read_source(path)
-    except ImportFailed as exc:
-        return exc
-    # A directory is archived again here: the same files give the same bytes, hence the same hash, and
-    # import_bundle uses the parse only for the very bytes it was made from.
+def _read(path: Path, parsed: _Parsed | None) -> _Read:
+    """The bundle's bytes and name, with the worker's parse when there is one.
+
+    A file is read here: its bytes are what import_bundle checks the parse
+    against, so a file changed in between is simply parsed again.
+    """
+    if isinstance(parsed, ImportFailed):
+        return parsed
+    data, name, pre_parsed = parsed if parsed is not None else (None, "", None)
+    if data is None:
+        try:
+            data, name = read_source(path)
+        except ImportFailed as exc:
+            return exc
     return data, name, pre_parsed
