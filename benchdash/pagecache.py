@@ -82,18 +82,16 @@ def page(request: HttpRequest, key: str | None, render: Callable[[dict[str, Any]
     add (the placeholders when the page is shared) and returns the HTML, or a
     response of its own (an error) that is returned as it is and never kept.
     """
-    shared = key is not None and cacheable(request)
-    digest = hashlib.sha256(str(key).encode()).hexdigest()
-    full_key = f"page:{FORMAT}:{generation()}:{digest}"
-    if shared:
-        # Kept as UTF-8 bytes: no encoding of the whole page per response, and the cache stores it as is.
-        html = cache.get(full_key)
-        if isinstance(html, bytes):
-            return HttpResponse(personalise(request, html))
-    out = render(shared_context() if shared else {})
-    if isinstance(out, HttpResponse):
-        return out
-    encoded = out.encode()
-    if shared:
-        cache.set(full_key, encoded, PAGE_SECONDS)
-    return HttpResponse(personalise(request, encoded))
+    if key is None or not cacheable(request):
+        out = render({})
+        return out if isinstance(out, HttpResponse) else HttpResponse(personalise(request, out.encode()))
+    full_key = f"page:{FORMAT}:{generation()}:{hashlib.sha256(key.encode()).hexdigest()}"
+    # Kept as UTF-8 bytes: no encoding of the whole page per response, and the cache stores it as is.
+    html = cache.get(full_key)
+    if not isinstance(html, bytes):
+        out = render(shared_context())
+        if isinstance(out, HttpResponse):
+            return out
+        html = out.encode()
+        cache.set(full_key, html, PAGE_SECONDS)
+    return HttpResponse(personalise(request, html))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Callable
 from html import escape
@@ -191,11 +190,10 @@ def _shared_key(request: HttpRequest) -> str | None:
     if base is None:
         return None
     server_id, workload_id = base["server_id"], base["workload_id"]
-    raw = (
+    return (
         f"{request.path}|{bool(request.htmx)}|{sorted(request.GET.lists())}|"
         f"{series_stamp(server_id, workload_id)}|{_regression_stamp(server_id, workload_id)}"
     )
-    return hashlib.sha256(raw.encode()).hexdigest()
 
 
 def _regression_stamp(server_id: int, workload_id: int) -> str:
@@ -235,48 +233,24 @@ def _compare_page(request: HttpRequest, shared: dict[str, Any]) -> str:
         except ComparisonError as exc:
             context["error"] = str(exc)
         else:
-            context["comparison"] = comparison
-            context["fragment_html"] = _comparison_fragment(request, comparison, form.cleaned_data.get("y_min"))
+            context.update(_comparison_entries(request, comparison, form.cleaned_data.get("y_min")))
     if request.htmx:
-        return context.get("fragment_html") or render_to_string(_FRAGMENT, context, request)
+        return render_to_string(_FRAGMENT, context, request)
     return render_to_string("reports/compare.html", context, request)
 
 
 _FRAGMENT = "reports/compare.html#comparison"
 
 
-def _comparison_fragment(request: HttpRequest, comparison: Comparison, y_min: float | None) -> SafeString:
-    """The rendered tables and charts, cached with the comparison.
-
-    The key holds the comparison's (which changes when a run of the series
-    arrives), the query string, and a stamp of the series' regressions and bug
-    links, so a triage or a new bug link shows at once. A cached page then costs
-    a few small queries instead of rendering 2,500 cells and five figures.
-    """
-    query = request.GET.copy()
-    query.pop("report", None)
-    regressions = _regression_stamp(comparison.server_id, comparison.workload_id)
-    raw = f"{comparison.cache_key}|{sorted(query.lists())}|{regressions}"
-    key = f"cmp-html:{hashlib.sha256(raw.encode()).hexdigest()}"
-    html = cache.get(key) if comparison.cache_key else None
-    if html is None:
-        markers = comparison_markers(comparison)
-        context: dict[str, Any] = {"comparison": comparison}
-        context.update(comparison_context(comparison, request.GET, markers))
-        context["group_charts"] = [
-            {
-                **chart,
-                "figure": charts.with_markers(chart["figure"], _group_markers(comparison, chart["group"], markers)),
-            }
-            for chart in group_charts(comparison, y_min)
-        ]
-        # The fragment is shared by every visitor: the save form's CSRF token is a placeholder that
-        # pagecache.personalise replaces with this visitor's own on every response.
-        context["csrf_token"] = pagecache.CSRF_PLACEHOLDER
-        html = render_to_string(_FRAGMENT, context, request)
-        if comparison.cache_key:
-            cache.set(key, html, CACHE_SECONDS)
-    return mark_safe(html)  # our template escaped what it printed
+def _comparison_entries(request: HttpRequest, comparison: Comparison, y_min: float | None) -> dict[str, Any]:
+    """What the comparison fragment shows: the tables' rows, and the group charts with their bug markers."""
+    markers = comparison_markers(comparison)
+    entries = comparison_context(comparison, request.GET, markers)
+    entries["group_charts"] = [
+        {**chart, "figure": charts.with_markers(chart["figure"], _group_markers(comparison, chart["group"], markers))}
+        for chart in group_charts(comparison, y_min)
+    ]
+    return entries
 
 
 def _cell(value: float | None, flag: str = "", noisy: bool = False, qps: float | None = None) -> str:

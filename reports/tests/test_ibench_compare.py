@@ -269,6 +269,15 @@ def test_the_page_shows_each_step_absolute_and_relative_with_flags(ibench2021: P
     assert 'data-metric="wkbpi"' in metrics and "No raw client output" in html
 
 
+def test_the_comparison_page_of_an_insert_benchmark_series_links_its_step_view(
+    ibench2021: Path, client: Client
+) -> None:
+    base = Run.objects.get(name="100m.my5649.cx6d")
+    for headers in ({}, {"HX-Request": "true"}):  # the whole page and the fragment htmx swaps in
+        html = client.get(reverse("reports:compare"), {"base": base.pk}, headers=headers).content.decode()
+        assert f'href="{reverse("reports:ibench")}?base={base.pk}"' in html and "Insert Benchmark view" in html
+
+
 def test_the_page_greys_and_marks_sla_misses_and_draws_the_per_second_rates(client: Client) -> None:
     _import_runs(
         _run("my8032", qr100_ips=199, qr100_qps=6000),
