@@ -22,6 +22,22 @@ def corpus() -> Path:
     return CORPUS
 
 
+SMALL_BASE_RUN = "x.my5651_rel_o2nofp.z12a_c8r32.pk1"
+
+
+@pytest.fixture
+def small_base(db: None, corpus: Path) -> Any:
+    """The real sysbench-mysql-small series imported (nine MySQL versions on one server); its base run,
+    MySQL 5.6.51, the base of the reference tables."""
+    from runs.importer import archive_directory, submit_and_import
+    from runs.models import Bundle, Run
+
+    submit_and_import(
+        archive_directory(corpus / "sysbench-mysql-small"), name="small.tar.gz", source=Bundle.Source.COMMAND
+    )
+    return Run.objects.get(name=SMALL_BASE_RUN)
+
+
 @pytest.fixture(autouse=True)
 def _celery_eager_unless_worker(request: pytest.FixtureRequest) -> Iterator[None]:
     """Tasks run in the test's process unless the test drives a real worker (marker ``worker``)."""

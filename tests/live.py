@@ -222,12 +222,12 @@ def celery_workers(queue_prefix: str, env: dict[str, str] | None = None) -> Iter
         release_test_database()
 
 
-def stop(process: subprocess.Popen[bytes]) -> None:
-    """Stop one process we started, by its id: TERM, then KILL if it lingers."""
+def stop(process: subprocess.Popen[bytes], timeout: float = 20) -> None:
+    """Stop one process we started, by its id: TERM, then KILL if it lingers ``timeout`` seconds."""
     if process.poll() is None:
         process.send_signal(signal.SIGTERM)
         try:
-            process.wait(timeout=20)
+            process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()

@@ -11,7 +11,6 @@ schema documents must match it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,18 +25,11 @@ EXAMPLES = 30
 
 
 @pytest.fixture
-def api_schema(db: None, corpus: Path) -> Iterator[Any]:
+def api_schema(small_base: Any) -> Iterator[Any]:
     from benchdash.wsgi import application
     from reports.regressions import detect_regressions
-    from runs.importer import archive_directory, submit_and_import
-    from runs.models import Bundle, Run
 
-    submit_and_import(
-        archive_directory(corpus / "sysbench-mysql-small"), name="small.tar.gz", source=Bundle.Source.COMMAND
-    )
-    base = Run.objects.order_by("build__version__sort_key").first()
-    assert base is not None
-    detect_regressions(base.server_id, base.workload_id)
+    detect_regressions(small_base.server_id, small_base.workload_id)
     # As Django's test client does: a request's end must not close the connection that holds the test's
     # transaction (it would, as its autocommit state differs from the settings').
     request_started.disconnect(close_old_connections)

@@ -25,7 +25,6 @@ from django.db import connection
 from django.utils import timezone
 
 from runs import synthetic
-from runs.importer import archive_directory, submit_and_import
 from runs.models import Bundle, Result, Run
 from runs.permissions import UPLOADER, create_token
 from tests import live
@@ -115,15 +114,17 @@ def test_a_web_process_killed_mid_import_leaves_no_partial_rows_and_the_same_upl
 
 
 def test_requests_survive_their_database_connections_being_terminated_and_the_app_recovers_without_restart(
-    tmp_path: Path, corpus: Path, request: pytest.FixtureRequest
+    tmp_path: Path, small_base: Run, request: pytest.FixtureRequest
 ) -> None:
     live.require_postgresql()
-    submit_and_import(
-        archive_directory(corpus / "sysbench-mysql-small"), name="small.tar.gz", source=Bundle.Source.COMMAND
-    )
-    base = Run.objects.order_by("build__version__sort_key").first()
-    assert base is not None
-    paths = ["/", "/runs/", f"/runs/{base.pk}/", f"/compare/?base={base.pk}", "/api/regressions", "/healthz"]
+    paths = [
+        "/",
+        "/runs/",
+        f"/runs/{small_base.pk}/",
+        f"/compare/?base={small_base.pk}",
+        "/api/regressions",
+        "/healthz",
+    ]
 
     with live.gunicorn(tmp_path, workers=2, threads=4) as server:
         outcomes: Counter[str] = Counter()

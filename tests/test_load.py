@@ -18,7 +18,6 @@ from typing import Any
 
 import pytest
 
-from runs.importer import archive_directory, submit_and_import
 from runs.models import Bundle, Result, Run
 from runs.permissions import UPLOADER, create_token
 from tests import live
@@ -75,15 +74,10 @@ def test_fifty_concurrent_uploads_of_the_same_bundle_store_one_bundle_and_import
 
 
 def test_two_hundred_concurrent_readers_of_the_comparison_page_get_no_errors(
-    tmp_path: Path, corpus: Path, request: pytest.FixtureRequest
+    tmp_path: Path, small_base: Run, request: pytest.FixtureRequest
 ) -> None:
     live.require_postgresql()
-    submit_and_import(
-        archive_directory(corpus / "sysbench-mysql-small"), name="small.tar.gz", source=Bundle.Source.COMMAND
-    )
-    base = Run.objects.order_by("build__version__sort_key").first()
-    assert base is not None
-    path = f"/compare/?base={base.pk}"
+    path = f"/compare/?base={small_base.pk}"
 
     with live.gunicorn(tmp_path, workers=4, threads=8) as server:
         assert server.request("GET", path)[0] == 200  # the comparison is computed once, then served from cache

@@ -151,18 +151,10 @@ def test_a_post_without_its_csrf_token_is_refused_and_with_it_accepted(user_with
 
 @pytest.mark.django_db
 def test_the_csrf_token_a_page_hands_out_belongs_to_the_session_that_asked(
-    corpus: Path, user_with_role: Callable[..., Any]
+    small_base: Any, user_with_role: Callable[..., Any]
 ) -> None:
     """A page rendered for one visitor and cached must not hand that visitor's CSRF token to the next one."""
-    from runs.importer import archive_directory, submit_and_import
-    from runs.models import Bundle, Run
-
-    submit_and_import(
-        archive_directory(corpus / "sysbench-mysql-small"), name="small.tar.gz", source=Bundle.Source.COMMAND
-    )
-    base = Run.objects.order_by("build__version__sort_key").first()
-    assert base is not None
-    url = f"/compare/?base={base.pk}"
+    url = f"/compare/?base={small_base.pk}"
     tokens = {}
     for name in ("first", "second"):
         client = Client(enforce_csrf_checks=True)
@@ -174,7 +166,7 @@ def test_the_csrf_token_a_page_hands_out_belongs_to_the_session_that_asked(
         )
         tokens[name] = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', save_form)[1]  # type: ignore[index]
         saved = client.post(
-            "/reports/save", {"base": base.pk, "name": f"report of {name}", "csrfmiddlewaretoken": tokens[name]}
+            "/reports/save", {"base": small_base.pk, "name": f"report of {name}", "csrfmiddlewaretoken": tokens[name]}
         )
         assert saved.status_code == 302, (name, saved.status_code)
     assert tokens["first"] != tokens["second"]

@@ -14,7 +14,7 @@ from django.test.utils import CaptureQueriesContext
 
 from reports.models import GroupSetDefinition, Regression
 from reports.regressions import detect_regressions
-from runs.importer import archive_directory, submit_and_import
+from runs.importer import submit_and_import
 from runs.models import Bundle, Microbenchmark, Run
 
 pytestmark = pytest.mark.django_db
@@ -22,22 +22,12 @@ pytestmark = pytest.mark.django_db
 TOKEN_RE = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 
 
-@pytest.fixture
-def base(corpus: Path) -> Run:
-    submit_and_import(
-        archive_directory(corpus / "sysbench-mysql-small"), name="small.tar.gz", source=Bundle.Source.COMMAND
-    )
-    run = Run.objects.order_by("build__version__sort_key").first()
-    assert run is not None
-    return run
-
-
-def _pages(base: Run) -> list[str]:
+def _pages(small_base: Run) -> list[str]:
     mb = Microbenchmark.objects.get(test="point-query", range_size=100)
     return [
-        f"/compare/?base={base.pk}",
-        f"/compare/heatmap?base={base.pk}",
-        f"/microbenchmarks/{mb.pk}/?base={base.pk}",
+        f"/compare/?base={small_base.pk}",
+        f"/compare/heatmap?base={small_base.pk}",
+        f"/microbenchmarks/{mb.pk}/?base={small_base.pk}",
     ]
 
 
@@ -48,10 +38,10 @@ def _strip_personal(html: str) -> str:
 
 
 def test_a_second_visitor_gets_the_same_page_from_the_cache_with_their_own_token_and_links(
-    base: Run, user_with_role: Callable[..., Any]
+    small_base: Run, user_with_role: Callable[..., Any]
 ) -> None:
     alice = user_with_role("viewer", "alice")
-    for url in _pages(base):
+    for url in _pages(small_base):
         anonymous = Client()
         first = anonymous.get(url).content.decode()
         member = Client()
@@ -73,32 +63,32 @@ def test_a_second_visitor_gets_the_same_page_from_the_cache_with_their_own_token
         assert second_tokens and not first_tokens & second_tokens
 
 
-def test_the_log_in_link_returns_each_visitor_to_the_page_they_asked_for(base: Run) -> None:
-    url = f"/compare/?base={base.pk}&red=0.9"
+def test_the_log_in_link_returns_each_visitor_to_the_page_they_asked_for(small_base: Run) -> None:
+    url = f"/compare/?base={small_base.pk}&red=0.9"
     Client().get(url)
     html = Client().get(url).content.decode()
-    assert f"/account/login/?next=/compare/%3Fbase%3D{base.pk}%26red%3D0.9" in html
+    assert f"/account/login/?next=/compare/%3Fbase%3D{small_base.pk}%26red%3D0.9" in html
 
 
 def test_a_run_leaving_the_series_a_triage_and_a_group_set_change_each_give_a_new_page(
-    base: Run, django_capture_on_commit_callbacks: Any
+    small_base: Run, django_capture_on_commit_callbacks: Any
 ) -> None:
     client = Client()
-    url = f"/compare/?base={base.pk}"
+    url = f"/compare/?base={small_base.pk}"
     client.get(url)
     assert not client.get(url).templates  # cached
 
-    detect_regressions(base.server_id, base.workload_id)  # what the worker does after an import
+    detect_regressions(small_base.server_id, small_base.workload_id)  # what the worker does after an import
     assert client.get(url).templates, "new regression records must show at once"
-    regression = Regression.objects.filter(server=base.server, workload=base.workload).first()
+    regression = Regression.objects.filter(server=small_base.server, workload=small_base.workload).first()
     assert regression is not None
     regression.state = Regression.State.NOISE
     regression.save()
     assert client.get(url).templates, "a triage must show at once"
 
     assert not client.get(url).templates
-    newest = Run.objects.filter(server=base.server, workload=base.workload).order_by("-pk").first()
-    assert newest is not None and newest != base
+    newest = Run.objects.filter(server=small_base.server, workload=small_base.workload).order_by("-pk").first()
+    assert newest is not None and newest != small_base
     newest_name = newest.name
     assert newest_name in client.get(url).content.decode()
     newest.delete()
@@ -114,14 +104,14 @@ def test_a_run_leaving_the_series_a_triage_and_a_group_set_change_each_give_a_ne
 
 
 def test_a_page_with_a_flash_message_is_neither_served_from_nor_kept_in_the_cache(
-    base: Run, rf: Any, user_with_role: Callable[..., Any]
+    small_base: Run, rf: Any, user_with_role: Callable[..., Any]
 ) -> None:
     from django.contrib.messages.storage.fallback import FallbackStorage
     from django.contrib.sessions.backends.db import SessionStore
 
     from reports.views import compare
 
-    url = f"/compare/?base={base.pk}"
+    url = f"/compare/?base={small_base.pk}"
     Client().get(url)  # the shared page is cached
 
     request = rf.get(url)
@@ -138,13 +128,13 @@ def test_a_page_with_a_flash_message_is_neither_served_from_nor_kept_in_the_cach
 
 
 def test_the_run_list_and_home_change_when_a_run_is_deleted_or_added(
-    base: Run, corpus: Path, django_capture_on_commit_callbacks: Any
+    small_base: Run, corpus: Path, django_capture_on_commit_callbacks: Any
 ) -> None:
     client = Client()
     for url in ("/runs/", "/"):
         client.get(url)
         assert not client.get(url).templates
-    doomed = Run.objects.exclude(pk=base.pk).order_by("pk").first()
+    doomed = Run.objects.exclude(pk=small_base.pk).order_by("pk").first()
     assert doomed is not None
     with django_capture_on_commit_callbacks(execute=True):
         doomed.delete()

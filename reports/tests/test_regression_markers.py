@@ -4,29 +4,21 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 from django.test import Client
 
 from reports.models import Regression
 from reports.regressions import detect_regressions, link_bug
-from runs.importer import archive_directory, submit_and_import
-from runs.models import Bundle, Run
+from runs.models import Run
 
 pytestmark = pytest.mark.django_db
 
-BASE = "x.my5651_rel_o2nofp.z12a_c8r32.pk1"
-
 
 @pytest.fixture
-def base(corpus: Path) -> Run:
-    submit_and_import(
-        archive_directory(corpus / "sysbench-mysql-small"), name="small.tar.gz", source=Bundle.Source.COMMAND
-    )
-    run = Run.objects.get(name=BASE)
-    detect_regressions(run.server_id, run.workload_id)
-    return run
+def base(small_base: Run) -> Run:
+    detect_regressions(small_base.server_id, small_base.workload_id)
+    return small_base
 
 
 def _figures(html: str) -> dict[str, dict]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
@@ -15,33 +14,25 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from ninja.testing import TestClient
 
+from conftest import SMALL_BASE_RUN
 from reports.models import Bug, Regression, TriageEvent
 from reports.regressions import detect_regressions, link_bug, same_regression_elsewhere, triage
 from reports.regressions_api import regressions_router
 from reports.tasks import detect_regressions_task
 from runs import synthetic
-from runs.importer import archive_directory, submit_and_import
+from runs.importer import submit_and_import
 from runs.models import Bundle, Dbms, Microbenchmark, Run, Server, Version, Workload
 from runs.versions import sort_key
 
 pytestmark = pytest.mark.django_db
 
-BASE = "x.my5651_rel_o2nofp.z12a_c8r32.pk1"
 POINT_QUERIES = "point queries"
 State = Regression.State
 
 
 @pytest.fixture
-def small(corpus: Path) -> Run:
-    submit_and_import(
-        archive_directory(corpus / "sysbench-mysql-small"), name="small.tar.gz", source=Bundle.Source.COMMAND
-    )
-    return Run.objects.get(name=BASE)
-
-
-@pytest.fixture
-def detected(small: Run) -> list[Regression]:
-    detect_regressions(small.server_id, small.workload_id)
+def detected(small_base: Run) -> list[Regression]:
+    detect_regressions(small_base.server_id, small_base.workload_id)
     return list(Regression.objects.select_related("arrived_in", "microbenchmark", "arrived_in_build"))
 
 
@@ -105,25 +96,25 @@ def test_the_second_8_4_6_build_is_evidence_but_not_a_point_of_the_series(detect
     assert not [r for r in detected if r.arrived_in_build and "v2" in r.arrived_in_build.name]
 
 
-def test_running_detection_twice_keeps_the_same_rows(small: Run) -> None:
-    first = detect_regressions(small.server_id, small.workload_id)
+def test_running_detection_twice_keeps_the_same_rows(small_base: Run) -> None:
+    first = detect_regressions(small_base.server_id, small_base.workload_id)
     rows = list(Regression.objects.order_by("pk").values())
-    second = detect_regressions(small.server_id, small.workload_id)
+    second = detect_regressions(small_base.server_id, small_base.workload_id)
     assert first.created == len(rows) > 10
     assert (second.created, second.updated, second.unchanged) == (0, 0, len(rows))
     again = list(Regression.objects.order_by("pk").values())
     assert [{**r, "detected_at": None} for r in again] == [{**r, "detected_at": None} for r in rows]
 
 
-def test_redetection_restores_sizes_and_keeps_the_triage(small: Run, user: User) -> None:
-    detect_regressions(small.server_id, small.workload_id)
+def test_redetection_restores_sizes_and_keeps_the_triage(small_base: Run, user: User) -> None:
+    detect_regressions(small_base.server_id, small_base.workload_id)
     record = Regression.objects.get(group=POINT_QUERIES, arrived_in__text="8.0.43")
     expected = (record.level_before, record.level_after, record.evidence)
     Regression.objects.filter(pk=record.pk).update(level_before=0.5, evidence={})
     triage([record.pk], State.ACKNOWLEDGED, user, "seen it")
     link_bug(record, "bug #102037", user=user)
 
-    summary = detect_regressions(small.server_id, small.workload_id)
+    summary = detect_regressions(small_base.server_id, small_base.workload_id)
     record.refresh_from_db()
     assert summary.updated == 1 and summary.created == 0
     assert (record.level_before, record.level_after, record.evidence) == expected
@@ -348,9 +339,9 @@ def test_page_query_counts_do_not_grow_with_the_number_of_regressions(logged_in:
 # --------------------------------------------------------------------------- command, task, API
 
 
-def test_the_command_prints_the_records_it_found(small: Run) -> None:
+def test_the_command_prints_the_records_it_found(small_base: Run) -> None:
     out = io.StringIO()
-    call_command("detect_regressions", "--base", BASE, stdout=out)
+    call_command("detect_regressions", "--base", SMALL_BASE_RUN, stdout=out)
     text = out.getvalue()
     assert "point queries (group, 9 of 9)" in text
     assert "arrived in MySQL 8.0.43 after 5.7.44" in text
@@ -359,11 +350,11 @@ def test_the_command_prints_the_records_it_found(small: Run) -> None:
     assert text.count("\n") == count + 1  # one line per record, then the counts
 
 
-def test_the_task_takes_ids_and_can_run_twice(small: Run) -> None:
-    first = detect_regressions_task.delay(small.server_id, small.workload_id).get()
-    second = detect_regressions_task.delay(small.server_id, small.workload_id).get()
+def test_the_task_takes_ids_and_can_run_twice(small_base: Run) -> None:
+    first = detect_regressions_task.delay(small_base.server_id, small_base.workload_id).get()
+    second = detect_regressions_task.delay(small_base.server_id, small_base.workload_id).get()
     assert first["created"] == second["unchanged"] == Regression.objects.count() > 0
-    assert detect_regressions_task.delay(small.server_id, 10**9).get()["error"].startswith("no runs")
+    assert detect_regressions_task.delay(small_base.server_id, 10**9).get()["error"].startswith("no runs")
 
 
 def test_the_api_lists_regressions_and_needs_a_login_to_change_them(detected: list[Regression], user: User) -> None:
@@ -386,11 +377,11 @@ def test_the_api_lists_regressions_and_needs_a_login_to_change_them(detected: li
     assert api.post("/regressions/triage", json={"ids": ids, "state": "expected"}, user=user).json() == {"changed": 4}
 
 
-def test_the_api_creates_a_regression_by_hand_once(small: Run, user: User) -> None:
+def test_the_api_creates_a_regression_by_hand_once(small_base: Run, user: User) -> None:
     api = TestClient(regressions_router)
     payload = {
-        "server": small.server.name,
-        "workload": small.workload.name,
+        "server": small_base.server.name,
+        "workload": small_base.workload.name,
         "dbms": "MySQL",
         "arrived_in": "8.0.30",
         "microbenchmark": "update-index_range=100",
@@ -408,9 +399,9 @@ def test_the_api_creates_a_regression_by_hand_once(small: Run, user: User) -> No
     assert api.post("/regressions", json={**payload, "microbenchmark": "nope"}, user=user).status_code == 400
 
 
-def test_the_api_queues_detection_for_a_server_and_workload(small: Run, user: User) -> None:
+def test_the_api_queues_detection_for_a_server_and_workload(small_base: Run, user: User) -> None:
     api = TestClient(regressions_router)
-    payload = {"server": small.server.name, "workload": small.workload.name}
+    payload = {"server": small_base.server.name, "workload": small_base.workload.name}
     assert api.post("/regressions/detect", json=payload).status_code == 401
     response = api.post("/regressions/detect", json=payload, user=user)
     assert response.status_code == 202

@@ -15,10 +15,11 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from conftest import SMALL_BASE_RUN
 from reports import charts, svgchart
 from reports.compare import Comparison
 from reports.templatetags.benchdash import static_chart
-from reports.tests.conftest import SMALL_BASE_RUN, members
+from reports.tests.conftest import members
 from runs.models import Run
 
 SVG = "{http://www.w3.org/2000/svg}"

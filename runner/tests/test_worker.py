@@ -8,7 +8,6 @@ with SQLite's in-memory test database.
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -28,6 +27,7 @@ from runner import benchmark
 from runner.models import BenchmarkRun
 from runner.tests.services import Server, missing
 from runs.models import Bundle, Run
+from tests import live
 
 pytestmark = [pytest.mark.services, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
@@ -52,17 +52,6 @@ def redis_reachable() -> bool:
             return True
     except OSError:
         return False
-
-
-def stop(worker: subprocess.Popen[bytes]) -> None:
-    """Warm shutdown (SIGTERM) of the worker we started, then SIGKILL if it hangs."""
-    if worker.poll() is None:
-        worker.send_signal(signal.SIGTERM)
-        try:
-            worker.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            worker.kill()
-            worker.wait()
 
 
 def test_a_real_worker_runs_a_triggered_benchmark_from_a_redis_queue(postgres: Server, tmp_path: Path) -> None:
@@ -115,7 +104,7 @@ def test_a_real_worker_runs_a_triggered_benchmark_from_a_redis_queue(postgres: S
     finally:
         before_task_publish.disconnect(record)
         sender.close()
-        stop(worker)
+        live.stop(worker, timeout=30)  # a warm shutdown lets a running benchmark end
 
     log_text = log_path.read_text(errors="replace")
     assert state == BenchmarkRun.State.IMPORTED, (
