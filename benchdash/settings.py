@@ -9,7 +9,6 @@ turns the safety checks on: no DEBUG, a real SECRET_KEY and ALLOWED_HOSTS.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import environ
@@ -189,19 +188,34 @@ CELERY_BEAT_SCHEDULE = {
 CELERY_TIMEZONE = TIME_ZONE
 
 
-def _next_redis_db(url: str) -> str:
-    """The same Redis server, the next database number: clearing the cache must never flush the broker's queues."""
-    match = re.match(r"^(?P<head>rediss?://[^/]+)(?:/(?P<db>\d+))?(?P<tail>.*)$", url)
-    if match is None:
-        raise ImproperlyConfigured(f"REDIS_URL is not a redis:// URL: {url!r}")
-    return f"{match['head']}/{(int(match['db'] or 0) + 1) % 16}{match['tail']}"
+# The worker outlives its broker: it retries the connection forever, at start-up too, and leaves only when
+# told to (SIGTERM), so a Redis restart never needs someone to restart the worker.
+CELERY_BROKER_CONNECTION_RETRY = True
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+CELERY_BROKER_CONNECTION_TIMEOUT = 5
+# A task running when the connection drops finishes; its late acknowledgement is lost, so the message is
+# delivered again and the (idempotent) task finds its work done.
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
 
-
-REDIS_CACHE_URL = env.str("REDIS_CACHE_URL", default=_next_redis_db(REDIS_URL) if REDIS_URL else "")
+# The cache: pages and progress notes, never needed for correctness (everything in it can be recomputed).
+# REDIS_CACHE_URL puts it on a Redis of its own (one with an eviction policy); without it, the cache shares
+# the broker's database. Either way every key carries CACHE_KEY_PREFIX, and clearing the cache deletes only
+# those keys: the broker's queues are never flushed, and no other database is ever touched.
+REDIS_CACHE_URL = env.str("REDIS_CACHE_URL", default="") or REDIS_URL
+CACHE_KEY_PREFIX = env.str("BENCHDASH_CACHE_PREFIX", default="benchdash-cache")
 if REDIS_CACHE_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_CACHE_URL}}
+    CACHES = {
+        "default": {
+            "BACKEND": "benchdash.cache.PrefixedRedisCache",
+            "LOCATION": REDIS_CACHE_URL,
+            "KEY_PREFIX": CACHE_KEY_PREFIX,
+            # A cache that is down or unreachable costs a request a second at most, not a hang.
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
+        }
+    }
 else:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "KEY_PREFIX": CACHE_KEY_PREFIX}}
 
 # The corpus of real results used by the demo, when the project sits beside it.
 DEMO_CORPUS_DIR = Path(env.str("BENCHDASH_CORPUS_DIR", default=str(BASE_DIR.parent / "shared" / "corpus")))
