@@ -23,6 +23,18 @@ def progress_key(bundle_id: int) -> str:
     return f"bundle-progress:{bundle_id}"
 
 
+def note_progress(key: str, text: str | None) -> None:
+    """Show (or with None, clear) an import's progress note. The note is a courtesy: a cache that is down
+    or slow is logged and skipped, never a reason for the import to fail."""
+    try:
+        if text is None:
+            cache.delete(key)
+        else:
+            cache.set(key, text, 3600)
+    except Exception:
+        log.warning("progress note %s not written (cache unavailable)", key, exc_info=True)
+
+
 @shared_task(
     autoretry_for=(OperationalError,),  # the database restarting is transient: back off and retry
     retry_backoff=True,
@@ -32,7 +44,7 @@ def progress_key(bundle_id: int) -> str:
 def import_bundle_task(bundle_id: int) -> None:
     key = progress_key(bundle_id)
     try:
-        report = import_bundle(bundle_id, progress=lambda text: cache.set(key, text, 3600))
+        report = import_bundle(bundle_id, progress=lambda text: note_progress(key, text))
     except ImportFailed as exc:
         # Bad input is not retried: the error is recorded on the bundle for the user to read.
         log.info("bundle %s failed: %s", bundle_id, exc)
@@ -46,7 +58,7 @@ def import_bundle_task(bundle_id: int) -> None:
         mark_crashed(bundle_id, exc)
         raise
     finally:
-        cache.delete(key)
+        note_progress(key, None)
     if not report.already_imported:
         refresh_after_import(bundle_id)
 
