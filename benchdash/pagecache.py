@@ -4,46 +4,86 @@ A comparison page of 60 runs × 42 tests is ~2,500 table cells and a chart per
 group; rendering it costs tens of milliseconds, serving it from here about one.
 What differs between visitors is small and marked by placeholders when the
 page is rendered for sharing: the CSRF token (the save form, htmx's header)
-and the account links of the top bar. ``personalise`` puts the visitor's own
-in on every response, so no visitor ever gets another's token.
+and the account links of the top bar. Each shared render makes its own
+placeholders from a random nonce kept with the page, so text in the data
+(a workload's name, a note) can never be mistaken for one; ``personalise``
+puts the visitor's own parts in on every response, so no visitor ever gets
+another's token.
 
 Keys hold everything the page depends on; data that changes without a new run
-(group set definitions) bumps ``generation``, which every key includes.
+(group set definitions) bumps ``generation``, which every key includes. The
+query string takes part only through the parameters the page understands, in
+one canonical form, and the page is rendered from that canonical query alone:
+made-up parameters neither make new entries nor show up in a shared page.
+
+The cache is an optimisation only: an entry evicted, the whole cache cleared or
+the cache server down all lead to a fresh render, never to a wrong page.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+import logging
+import secrets
+import time
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from django.contrib.messages import get_messages
 from django.core.cache import cache
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, QueryDict
 from django.middleware.csrf import get_token
 from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 
-CSRF_PLACEHOLDER = "benchdash-csrf-placeholder"
-USERNAV_PLACEHOLDER = "<!--benchdash:usernav-->"
-_CSRF_BYTES = CSRF_PLACEHOLDER.encode()
-_USERNAV_BYTES = USERNAV_PLACEHOLDER.encode()
-PAGE_SECONDS = 24 * 3600
-FORMAT = 2  # of the cached value (UTF-8 bytes); part of the key, so an upgrade never reads an old one
+log = logging.getLogger(__name__)
+
+# Entries are found again through keys that change with the data; the lifetime only bounds what an
+# unvisited page costs the cache.
+PAGE_SECONDS = 3600
+FORMAT = 3  # of the cached value; part of the key, so an upgrade never reads an old one
+_NONCE_BYTES = 16
+
+
+def _csrf_placeholder(nonce: str) -> str:
+    return f"benchdash-csrf-{nonce}"
+
+
+def _usernav_placeholder(nonce: str) -> str:
+    return f"<!--benchdash:usernav:{nonce}-->"
 
 
 def counter(name: str) -> int:
-    """A number that changes whenever ``bump(name)`` is called (kept in the cache: when the cache is
-    cleared it restarts, and so do the pages it could have made stale)."""
-    return int(cache.get(f"benchdash:counter:{name}") or 0)
+    """A number that changes whenever ``bump(name)`` is called.
+
+    Kept in the cache. A counter that is missing (never set, evicted, cache
+    cleared) starts again from the clock in nanoseconds, a value it never had,
+    so keys made from its old values are never used again; a cache that is down
+    gives a value no key has used either.
+    """
+    key = f"benchdash:counter:{name}"
+    try:
+        value = cache.get(key)
+        if value is None:
+            cache.add(key, time.time_ns(), None)
+            value = cache.get(key)
+        return int(value) if value is not None else time.time_ns()
+    except Exception:
+        log.warning("cache unavailable: counter %s not read", name, exc_info=True)
+        return time.time_ns()
 
 
 def bump(name: str) -> None:
     key = f"benchdash:counter:{name}"
     try:
-        cache.incr(key)
-    except ValueError:  # not set yet
-        cache.set(key, 1, None)
+        try:
+            cache.incr(key)
+        except ValueError:  # missing: a value it never had is as good as one more
+            cache.set(key, time.time_ns(), None)
+    except Exception:
+        # Pages keyed by the old value may be served until the cache comes back with the counter gone
+        # (it then restarts from the clock); nothing else can be done without the cache.
+        log.warning("cache unavailable: counter %s not bumped", name, exc_info=True)
 
 
 def generation() -> int:
@@ -55,17 +95,18 @@ def bump_generation() -> None:
     bump("generation")
 
 
-def shared_context() -> dict[str, Any]:
+def shared_context(nonce: str) -> dict[str, Any]:
     """Context entries that render a page for every visitor: placeholders instead of their own parts."""
-    return {"csrf_token": CSRF_PLACEHOLDER, "usernav_placeholder": mark_safe(USERNAV_PLACEHOLDER)}
+    return {"csrf_token": _csrf_placeholder(nonce), "usernav_placeholder": mark_safe(_usernav_placeholder(nonce))}
 
 
-def personalise(request: HttpRequest, html: bytes) -> bytes:
-    """The shared page (UTF-8) with this visitor's CSRF token and account links."""
-    html = html.replace(_CSRF_BYTES, get_token(request).encode())
-    if _USERNAV_BYTES in html:
+def personalise(request: HttpRequest, nonce: str, html: bytes) -> bytes:
+    """The shared page (UTF-8) rendered with ``nonce``, with this visitor's CSRF token and account links."""
+    html = html.replace(_csrf_placeholder(nonce).encode(), get_token(request).encode())
+    usernav = _usernav_placeholder(nonce).encode()
+    if usernav in html:
         nav = render_to_string("base.html#usernav", {}, request)
-        html = html.replace(_USERNAV_BYTES, nav.encode(), 1)
+        html = html.replace(usernav, nav.encode(), 1)
     return html
 
 
@@ -74,24 +115,71 @@ def cacheable(request: HttpRequest) -> bool:
     return request.method == "GET" and len(get_messages(request)) == 0  # type: ignore[arg-type]
 
 
-def page(request: HttpRequest, key: str | None, render: Callable[[dict[str, Any]], str | HttpResponse]) -> HttpResponse:
+def canonical_query(query: QueryDict, params: Iterable[str], multi: Iterable[str] = ()) -> QueryDict:
+    """Only ``params`` of ``query``, one way of writing each: empty values dropped, a repeated single-valued
+    parameter reduced to the value the page would read (the last), a multi-valued one's values de-duplicated
+    and sorted; the parameters in sorted order."""
+    many = set(multi)
+    out = QueryDict(mutable=True)
+    for name in sorted(set(params) | many):
+        values = [v for v in query.getlist(name) if v.strip()]
+        if not values:
+            continue
+        out.setlist(name, sorted(set(values)) if name in many else values[-1:])
+    out._mutable = False
+    return out
+
+
+def page(
+    request: HttpRequest,
+    key: str | None,
+    render: Callable[[dict[str, Any]], str | HttpResponse],
+    *,
+    params: Iterable[str] = (),
+    multi: Iterable[str] = (),
+) -> HttpResponse:
     """The page for this visitor: from the cache under ``key``, else ``render(context)``, kept when shared.
 
-    ``key`` is any text that changes with everything the page shows (it is
-    hashed); None means "do not share". ``render`` gets the context entries to
-    add (the placeholders when the page is shared) and returns the HTML, or a
-    response of its own (an error) that is returned as it is and never kept.
+    ``key`` is any text that changes with everything the page shows except the
+    query (it is hashed); None means "do not share". ``params`` are the query
+    parameters the page reads (``multi`` those read as lists): the page is
+    rendered from them alone, in canonical form, and they complete the key.
+    ``render`` gets the context entries to add (the placeholders when the page
+    is shared) and returns the HTML, or a response of its own (an error) that
+    is returned as it is and never kept.
     """
+    request.GET = canonical_query(request.GET, params, multi)
     if key is None or not cacheable(request):
         out = render({})
-        return out if isinstance(out, HttpResponse) else HttpResponse(personalise(request, out.encode()))
-    full_key = f"page:{FORMAT}:{generation()}:{hashlib.sha256(key.encode()).hexdigest()}"
-    # Kept as UTF-8 bytes: no encoding of the whole page per response, and the cache stores it as is.
-    html = cache.get(full_key)
-    if not isinstance(html, bytes):
-        out = render(shared_context())
+        return out if isinstance(out, HttpResponse) else HttpResponse(out)
+    text = f"{key}|{bool(getattr(request, 'htmx', False))}|{request.GET.urlencode()}"
+    full_key = f"page:{FORMAT}:{generation()}:{hashlib.sha256(text.encode()).hexdigest()}"
+    entry = _get(full_key)
+    if entry is None:
+        nonce = secrets.token_hex(_NONCE_BYTES)
+        out = render(shared_context(nonce))
         if isinstance(out, HttpResponse):
             return out
-        html = out.encode()
-        cache.set(full_key, html, PAGE_SECONDS)
-    return HttpResponse(personalise(request, html))
+        # Kept as UTF-8 bytes: no encoding of the whole page per response, and the cache stores it as is.
+        entry = (nonce, out.encode())
+        _set(full_key, entry)
+    nonce, html = entry
+    return HttpResponse(personalise(request, nonce, html))
+
+
+def _get(key: str) -> tuple[str, bytes] | None:
+    try:
+        entry = cache.get(key)
+    except Exception:
+        log.warning("cache unavailable: page rendered afresh", exc_info=True)
+        return None
+    if isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[0], str) and isinstance(entry[1], bytes):
+        return entry
+    return None
+
+
+def _set(key: str, entry: tuple[str, bytes]) -> None:
+    try:
+        cache.set(key, entry, PAGE_SECONDS)
+    except Exception:
+        log.warning("cache unavailable: page not kept", exc_info=True)

@@ -8,17 +8,17 @@ from html import escape
 from typing import Any
 
 from django.core.cache import cache
-from django.db import DatabaseError, IntegrityError, connection
+from django.db import IntegrityError
 from django.db.models import Count, Max, Min, Q
-from django.http import Http404, HttpRequest, HttpResponse, QueryDict
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import slugify
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_POST, require_safe
 
-from benchdash import pagecache
+from benchdash import health, pagecache
 from reports import charts
 from reports import groups as groupsets
 from reports.compare import (
@@ -104,14 +104,14 @@ def search(request: HttpRequest) -> HttpResponse:
     return render(request, "reports/search.html", {"q": q, "runs": runs, "microbenchmarks": microbenchmarks})
 
 
+@require_safe
 def healthz(request: HttpRequest) -> HttpResponse:
-    """Liveness for load balancers and compose: 200 when the database answers, 503 otherwise."""
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
-    except DatabaseError as exc:
-        return HttpResponse(f"database unavailable: {exc.__class__.__name__}\n", status=503, content_type="text/plain")
-    return HttpResponse("ok\n", content_type="text/plain")
+    """For load balancers, compose and operators: each of database, broker and cache, "ok" or why not;
+    200 when all are up, 503 naming what is down."""
+    checks = health.report()
+    down = sorted(name for name, state in checks.items() if state != health.OK)
+    body = {"status": "down" if down else "ok", "down": down, **checks}
+    return JsonResponse(body, status=503 if down else 200, headers={"Cache-Control": "no-store"})
 
 
 def _series_runs(base: Run) -> list[Run]:
@@ -190,10 +190,7 @@ def _shared_key(request: HttpRequest) -> str | None:
     if base is None:
         return None
     server_id, workload_id = base["server_id"], base["workload_id"]
-    return (
-        f"{request.path}|{bool(request.htmx)}|{sorted(request.GET.lists())}|"
-        f"{series_stamp(server_id, workload_id)}|{_regression_stamp(server_id, workload_id)}"
-    )
+    return f"{request.path}|{series_stamp(server_id, workload_id)}|{_regression_stamp(server_id, workload_id)}"
 
 
 def _regression_stamp(server_id: int, workload_id: int) -> str:
@@ -204,8 +201,19 @@ def _regression_stamp(server_id: int, workload_id: int) -> str:
     return f"{stamp['n']}|{stamp['updated']}|{stamp['event']}"
 
 
+# The query parameters a comparison page reads (the page cache keeps one entry per canonical set of them).
+COMPARE_PARAMS = ("base", "group_set", "dop", "red", "green", "include_warmups", "y_min")
+COMPARE_MULTI = ("runs",)
+
+
 def compare(request: HttpRequest) -> HttpResponse:
-    return pagecache.page(request, _shared_key(request), lambda shared: _compare_page(request, shared))
+    return pagecache.page(
+        request,
+        _shared_key(request),
+        lambda shared: _compare_page(request, shared),
+        params=COMPARE_PARAMS,
+        multi=COMPARE_MULTI,
+    )
 
 
 def _compare_page(request: HttpRequest, shared: dict[str, Any]) -> str:
@@ -369,7 +377,13 @@ def group_charts(comparison: Comparison, y_min: float | None) -> list[dict[str, 
 
 def compare_heatmap(request: HttpRequest) -> HttpResponse:
     """The heatmap of a comparison: loaded into the comparison page when scrolled to, or opened alone."""
-    return pagecache.page(request, _shared_key(request), lambda shared: _heatmap_page(request, shared))
+    return pagecache.page(
+        request,
+        _shared_key(request),
+        lambda shared: _heatmap_page(request, shared),
+        params=COMPARE_PARAMS,
+        multi=COMPARE_MULTI,
+    )
 
 
 def _heatmap_page(request: HttpRequest, shared: dict[str, Any]) -> str | HttpResponse:
@@ -409,7 +423,11 @@ def _heatmap_page(request: HttpRequest, shared: dict[str, Any]) -> str | HttpRes
 def drilldown(request: HttpRequest, microbenchmark_id: int) -> HttpResponse:
     """One microbenchmark across the versions of a comparison: QPS, latency and HW efficiency."""
     return pagecache.page(
-        request, _shared_key(request), lambda shared: _drilldown_page(request, microbenchmark_id, shared)
+        request,
+        _shared_key(request),
+        lambda shared: _drilldown_page(request, microbenchmark_id, shared),
+        params=(*COMPARE_PARAMS, "column"),
+        multi=COMPARE_MULTI,
     )
 
 

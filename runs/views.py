@@ -21,8 +21,12 @@ from runs.tasks import progress_key
 
 
 def run_list(request: HttpRequest) -> HttpResponse:
-    key = f"runs|{runs_stamp()}|{sorted(request.GET.lists())}"
-    return pagecache.page(request, key, lambda shared: _run_list_page(request, shared))
+    return pagecache.page(
+        request,
+        f"runs|{runs_stamp()}",
+        lambda shared: _run_list_page(request, shared),
+        params=("dbms", "server", "q", "page"),
+    )
 
 
 def _run_list_page(request: HttpRequest, shared: dict[str, Any]) -> str:
