@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import contextlib
 import http.client
+import json
 import os
 import signal
 import socket
+import struct
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -172,8 +175,9 @@ def _wait_until_serving(server: Gunicorn, seconds: float = 60) -> None:
     while time.monotonic() < deadline:
         if server.process.poll() is not None:
             pytest.fail(f"gunicorn exited with {server.process.returncode}:\n{server.log.read_text()[-3000:]}")
-        with contextlib.suppress(OSError):
-            if server.request("GET", "/healthz", timeout=5)[0] == 200:
+        # Serving means the app answers with its database; a test may have taken the broker away on purpose.
+        with contextlib.suppress(OSError, ValueError):
+            if json.loads(server.request("GET", "/healthz", timeout=5)[1]).get("database") == "ok":
                 return
         time.sleep(0.2)
     pytest.fail(f"gunicorn did not answer /healthz within {seconds:.0f} s:\n{server.log.read_text()[-3000:]}")
@@ -302,3 +306,106 @@ def multipart(fields: dict[str, str], files: dict[str, tuple[str, bytes]]) -> tu
         parts.append(head.encode() + data + b"\r\n")
     parts.append(f"--{boundary}--\r\n".encode())
     return b"".join(parts), f"multipart/form-data; boundary={boundary}"
+
+
+class TcpProxy:
+    """A loopback TCP proxy to a real service whose connections a test can cut and let through again.
+
+    ``cut()`` closes every open connection and refuses new ones (the port stays
+    bound, so clients see resets, as when a server dies); ``restore()`` lets
+    them through again. Only what goes through the proxy is affected: the
+    shared service itself is never touched.
+    """
+
+    def __init__(self, target_port: int, target_host: str = "127.0.0.1") -> None:
+        self.target = (target_host, target_port)
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = int(self.listener.getsockname()[1])
+        self.up = threading.Event()
+        self.up.set()
+        self.lock = threading.Lock()
+        self.open: set[socket.socket] = set()
+        self.closing = False
+        self.accepted = 0
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+
+    def url(self, scheme: str, tail: str = "") -> str:
+        return f"{scheme}://127.0.0.1:{self.port}{tail}"
+
+    def _accept(self) -> None:
+        while not self.closing:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            if not self.up.is_set():
+                _reset(client)
+                continue
+            try:
+                upstream = socket.create_connection(self.target, timeout=5)
+            except OSError:
+                _reset(client)
+                continue
+            upstream.settimeout(None)
+            with self.lock:
+                self.open.update((client, upstream))
+                self.accepted += 1
+            for src, dst in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pipe, args=(src, dst), daemon=True).start()
+
+    def _pipe(self, src: socket.socket, dst: socket.socket) -> None:
+        try:
+            while chunk := src.recv(65536):
+                dst.sendall(chunk)
+        except OSError:
+            pass
+        finally:
+            for sock in (src, dst):
+                self._drop(sock)
+
+    def _drop(self, sock: socket.socket) -> None:
+        with self.lock:
+            self.open.discard(sock)
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+        with contextlib.suppress(OSError):
+            sock.close()
+
+    def connections(self) -> int:
+        with self.lock:
+            return len(self.open) // 2
+
+    def cut(self) -> None:
+        self.up.clear()
+        with self.lock:
+            socks = list(self.open)
+        for sock in socks:
+            self._drop(sock)
+
+    def restore(self) -> None:
+        self.up.set()
+
+    def close(self) -> None:
+        self.closing = True
+        self.cut()
+        with contextlib.suppress(OSError):
+            self.listener.close()
+        self.thread.join(timeout=5)
+
+
+def _reset(sock: socket.socket) -> None:
+    """Close with a reset (SO_LINGER 0), as a dead server's port answers."""
+    with contextlib.suppress(OSError):
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    with contextlib.suppress(OSError):
+        sock.close()
+
+
+@contextlib.contextmanager
+def tcp_proxy(target_port: int, target_host: str = "127.0.0.1") -> Iterator[TcpProxy]:
+    proxy = TcpProxy(target_port, target_host)
+    try:
+        yield proxy
+    finally:
+        proxy.close()

@@ -226,7 +226,7 @@ def test_the_bundle_list_is_newest_first(client: Client) -> None:
 def test_healthz_answers_ok_when_the_database_answers(client: Client) -> None:
     response = client.get("/healthz")
     assert response.status_code == 200
-    assert response.content == b"ok\n" and response["Content-Type"].startswith("text/plain")
+    assert response.json()["database"] == "ok" and response["Content-Type"] == "application/json"
 
 
 # --------------------------------------------------------------------------- query counts
