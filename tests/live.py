@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from django.conf import settings
@@ -184,11 +185,14 @@ def _wait_until_serving(server: Gunicorn, seconds: float = 60) -> None:
 
 
 @contextlib.contextmanager
-def celery_workers(queue_prefix: str, env: dict[str, str] | None = None) -> Iterator[Callable[..., Any]]:
+def celery_workers(
+    queue_prefix: str, env: dict[str, str] | None = None, log_dir: Path | None = None
+) -> Iterator[Callable[..., Any]]:
     """``start(extra_env=None)`` starts a real Celery worker over Redis on a queue of this test's own.
 
     Tasks sent from the test go to that queue too. Every worker started is
     stopped by its process id at the end, and the test database is released.
+    With ``log_dir`` each worker logs (INFO) to ``worker-<n>.log`` there.
     """
     require_postgresql(redis=True)
     from benchdash.celery import app
@@ -207,13 +211,18 @@ def celery_workers(queue_prefix: str, env: dict[str, str] | None = None) -> Iter
             **(env or {}),
             **(extra_env or {}),
         }
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "benchdash", "worker", "--pool=solo", "-Q", queue, "-l", "WARNING"],
-            cwd=ROOT,
-            env=full_env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        command = [sys.executable, "-m", "celery", "-A", "benchdash", "worker", "--pool=solo", "-Q", queue]
+        if log_dir is None:
+            out: Any = subprocess.DEVNULL
+            command += ["-l", "WARNING"]
+        else:
+            out = (log_dir / f"worker-{len(started)}.log").open("wb")
+            command += ["-l", "INFO"]
+        try:
+            proc = subprocess.Popen(command, cwd=ROOT, env=full_env, stdout=out, stderr=subprocess.STDOUT)
+        finally:
+            if log_dir is not None:
+                out.close()
         started.append(proc)
         return proc
 
@@ -327,11 +336,19 @@ class TcpProxy:
         self.open: set[socket.socket] = set()
         self.closing = False
         self.accepted = 0
+        self.refused = 0
         self.thread = threading.Thread(target=self._accept, daemon=True)
         self.thread.start()
 
     def url(self, scheme: str, tail: str = "") -> str:
         return f"{scheme}://127.0.0.1:{self.port}{tail}"
+
+    def redis_url(self, real: str) -> str:
+        """``real`` (a redis:// URL of the proxied server) with the proxy as its host: same database."""
+        parts = urlsplit(real)
+        auth = parts.netloc.rpartition("@")[0]
+        netloc = f"{auth}@127.0.0.1:{self.port}" if auth else f"127.0.0.1:{self.port}"
+        return urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))
 
     def _accept(self) -> None:
         while not self.closing:
@@ -340,6 +357,8 @@ class TcpProxy:
             except OSError:
                 return
             if not self.up.is_set():
+                with self.lock:
+                    self.refused += 1
                 _reset(client)
                 continue
             try:
@@ -409,3 +428,7 @@ def tcp_proxy(target_port: int, target_host: str = "127.0.0.1") -> Iterator[TcpP
         yield proxy
     finally:
         proxy.close()
+
+
+def redis_port(url: str) -> int:
+    return urlsplit(url).port or 6379

@@ -96,3 +96,81 @@ def _upload(data: bytes, name: str) -> object:
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     return SimpleUploadedFile(name, data, content_type="application/gzip")
+
+
+# --------------------------------------------------------------------------- the broker going away and coming back
+
+
+def test_the_worker_waits_out_broker_outages_finishes_its_import_and_resumes_bundles_queued_meanwhile(
+    tmp_path: Path, corpus: Path, uploader: Client
+) -> None:
+    """A worker whose Redis (broker and cache) sits behind a proxy: started while Redis is unreachable, cut
+    mid-import, an upload made during the outage; it never exits, and leaves on SIGTERM alone."""
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+
+    from runs.permissions import create_token
+    from runs.tasks import REQUEUE_AFTER
+
+    spec = synthetic.SeriesSpec(versions=tuple(f"8.0.{n}" for n in range(10, 25)), dops=(1, 8), seed=17)
+    with (
+        live.tcp_proxy(live.redis_port(settings.REDIS_URL)) as proxy,
+        live.celery_workers("test-outage", log_dir=tmp_path) as start,
+    ):
+        env = {
+            "REDIS_URL": proxy.redis_url(settings.REDIS_URL),
+            "REDIS_CACHE_URL": proxy.redis_url(settings.REDIS_CACHE_URL),
+        }
+        log = tmp_path / "worker-0.log"
+
+        # Start-up with the broker unreachable: the worker keeps trying instead of exiting.
+        proxy.cut()
+        worker = start(env)
+        _wait(lambda: proxy.refused >= 2, 60, "the worker's attempts to reach the broker")
+        assert worker.poll() is None, log.read_text()[-3000:]
+        proxy.restore()
+
+        # An import in progress when the broker and cache go away: it finishes, its progress notes skipped.
+        response = uploader.post("/api/bundles/", {"file": _upload(synthetic.bundle_bytes(spec), "mid.tar.gz")})
+        assert response.status_code == 202, response.content
+        first = response.json()["bundle_id"]
+        with live.table_locked("runs_runfile"):
+            _wait(lambda: live.waiting_for_lock("runs_runfile"), 120, "the import to reach the run files")
+            proxy.cut()
+            assert proxy.connections() == 0
+        _wait(lambda: Bundle.objects.get(pk=first).status == Bundle.Status.IMPORTED, 120, "the cut-off import")
+        assert Run.objects.filter(bundle_id=first).count() == len(spec.versions)
+
+        # An upload while the broker is down: stored as queued, its task never sent (the web process's broker
+        # is the same cut proxy).
+        data = (corpus / "sysbench-pg-tarballs" / "x.pg174_o2nofp.x10a_wm1_c32r128.pk1.tar.gz").read_bytes()
+        with live.gunicorn(tmp_path, workers=1, threads=2, env=env) as server:
+            body, content_type = live.multipart({}, {"file": ("pg174.tar.gz", data)})
+            token = create_token(get_user_model().objects.get(username="uploader"), "outage")[1]
+            headers = {"Authorization": f"Bearer {token}", "Content-Type": content_type}
+            status, answer = server.request("POST", "/api/bundles/", body, headers, timeout=60)
+        assert status == 202, answer[:500]
+        second = Bundle.objects.exclude(pk=first).get()
+        assert second.status == Bundle.Status.QUEUED
+        # Old enough for requeue_bundles to pick it up (it leaves fresh uploads to their own task).
+        Bundle.objects.filter(pk=second.pk).update(uploaded_at=second.uploaded_at - REQUEUE_AFTER - REQUEUE_AFTER)
+        assert worker.poll() is None, log.read_text()[-3000:]
+
+        # The broker is back: the same worker reconnects and imports the queued bundle by itself.
+        proxy.restore()
+        _wait(
+            lambda: Bundle.objects.get(pk=second.pk).status == Bundle.Status.IMPORTED,
+            180,
+            "the worker to resume the bundle queued during the outage",
+        )
+        assert Result.objects.filter(run__bundle=second).count() == 39
+        assert worker.poll() is None
+
+        # It leaves when told to, and only then.
+        worker.send_signal(signal.SIGTERM)
+        assert worker.wait(timeout=60) == 0
+    text = log.read_text()
+    # The lost acknowledgement is logged (the message is delivered again and finds its work done); nothing
+    # took the worker down.
+    assert "Unrecoverable error" not in text, text[-3000:]
+    assert "progress note" in text  # the skipped notes were logged, not raised
