@@ -153,6 +153,12 @@ BENCHDASH_PUBLIC_BROWSING = env.bool("BENCHDASH_PUBLIC_BROWSING", default=not PR
 # Uploads: bundles are read in memory, never extracted; these bound what one bundle may cost.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+# Bigger uploads go to a temporary file with no name, which a killed web process cannot leave behind.
+FILE_UPLOAD_HANDLERS = [
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "benchdash.uploads.UnnamedTemporaryFileUploadHandler",
+]
+FILE_UPLOAD_TEMP_DIR = env.str("BENCHDASH_UPLOAD_TEMP_DIR", default="") or None
 BUNDLE_MAX_BYTES = env.int("BUNDLE_MAX_BYTES", default=512 * 1024 * 1024)
 BUNDLE_MAX_MEMBERS = env.int("BUNDLE_MAX_MEMBERS", default=100_000)
 BUNDLE_MAX_UNPACKED_BYTES = env.int("BUNDLE_MAX_UNPACKED_BYTES", default=4 * 1024 * 1024 * 1024)
