@@ -146,3 +146,108 @@ def test_the_run_list_and_home_change_when_a_run_is_deleted_or_added(
     submit_and_import(tarball.read_bytes(), name=tarball.name, source=Bundle.Source.COMMAND)
     listing = client.get("/runs/")
     assert listing.templates and "x.pg174_o2nofp.x10a_wm1_c32r128.pk1" in listing.content.decode()
+
+
+# --------------------------------------------------------------------------- placeholders, keys, lifetime
+
+
+def test_a_workload_named_like_a_placeholder_is_shown_as_typed_and_never_carries_a_visitors_token() -> None:
+    from runs import synthetic
+
+    name = "wl benchdash-csrf-placeholder <!--benchdash:usernav-->"
+    manifest = f'workload = "{name}"\n'.encode()
+    spec = synthetic.SeriesSpec(versions=("8.0.40", "8.0.41"), dops=(1,), seed=3)
+    data = synthetic.bundle_bytes(spec, extra_files={"benchdash.toml": manifest})
+    submit_and_import(data, name="placeholder.tar.gz", source=Bundle.Source.COMMAND)
+    assert Run.objects.filter(workload__name=name).count() == 2
+
+    pages = [Client().get("/").content.decode(), Client().get("/").content.decode()]  # the second from the cache
+    tokens = []
+    for html in pages:
+        assert "wl benchdash-csrf-placeholder &lt;!--benchdash:usernav--&gt;" in html  # as typed, escaped
+        # The visitor's token appears only where the page puts it (htmx's header), never in the data.
+        (token,) = re.findall(r'"X-CSRFToken": "([^"]+)"', html)
+        assert re.fullmatch(r"[A-Za-z0-9]{32,64}", token) and html.count(token) == 1
+        tokens.append(token)
+    assert tokens[0] != tokens[1] and "Log in" in pages[1]
+
+
+def test_made_up_parameters_share_one_cache_entry_and_never_show_up_in_the_page(small_base: Run) -> None:
+    from django.core.cache import cache
+
+    url = f"/compare/?base={small_base.pk}"
+    baseline = _strip_personal(Client().get(url).content.decode())
+    keys_before = _page_keys(cache)
+    variants = [
+        f"{url}&utm=1",
+        f"{url}&utm=2&ref=evil%22%3E",
+        f"/compare/?utm=3&base={small_base.pk}&red=",
+        f"/compare/?base={small_base.pk}&base={small_base.pk}",
+    ]
+    for variant in variants:
+        response = Client().get(variant)
+        assert response.status_code == 200
+        assert not response.templates, f"{variant}: rendered again instead of served from the cache"
+        # (the visitor's own log-in link returns them to the URL they typed; the shared page never does)
+        shared = _strip_personal(response.content.decode())
+        assert "utm" not in shared and "evil" not in shared
+        assert shared == baseline
+    assert _page_keys(cache) == keys_before
+
+    # A parameter the page reads is part of the key; its forms are canonical (order, repeats of a list).
+    ids = sorted(Run.objects.filter(server=small_base.server).values_list("pk", flat=True))[:3]
+    a = Client().get(f"{url}&runs={ids[2]}&runs={ids[1]}&red=0.9")
+    assert a.status_code == 200 and a.templates
+    b = Client().get(f"/compare/?red=0.9&runs={ids[1]}&runs={ids[2]}&runs={ids[1]}&base={small_base.pk}&x=1")
+    assert b.status_code == 200 and not b.templates
+    assert _strip_personal(a.content.decode()) == _strip_personal(b.content.decode())
+
+
+def _page_keys(cache: Any) -> int:
+    """How many entries the page cache holds (locmem or Redis)."""
+    if hasattr(cache, "_cache") and isinstance(cache._cache, dict):
+        return sum(":page:" in key for key in cache._cache)
+    client = cache._cache.get_client(None)
+    return sum(1 for _ in client.scan_iter(match=f"{cache.key_prefix}:*:page:*"))
+
+
+def test_shared_pages_live_at_most_an_hour() -> None:
+    from benchdash import pagecache
+
+    assert 0 < pagecache.PAGE_SECONDS <= 3600
+
+
+def test_every_page_still_works_when_the_cache_is_emptied_between_and_during_requests(
+    small_base: Run, user_with_role: Callable[..., Any]
+) -> None:
+    from django.core.cache import cache
+
+    member = Client()
+    member.force_login(user_with_role("viewer", "bob"))
+    for url in [*_pages(small_base), "/", "/runs/"]:
+        before = member.get(url)
+        assert before.status_code == 200, url
+        cache.clear()  # everything the cache held, counters included, is gone
+        after = member.get(url)
+        assert after.status_code == 200 and after.templates, url
+        assert _strip_personal(after.content.decode()) == _strip_personal(before.content.decode()), url
+    # Emptied while data changes: a run added after the clear shows, and nothing stale comes back.
+    runs_before = member.get("/runs/").content.decode()
+    cache.clear()
+    spec = runs_synthetic_spec()
+    submit_and_import(_bundle(spec), name="late.tar.gz", source=Bundle.Source.COMMAND)
+    cache.clear()
+    runs_after = member.get("/runs/").content.decode()
+    assert runs_after != runs_before and "8.0.77" in runs_after
+
+
+def runs_synthetic_spec() -> Any:
+    from runs import synthetic
+
+    return synthetic.SeriesSpec(versions=("8.0.77",), dops=(1,), seed=9)
+
+
+def _bundle(spec: Any) -> bytes:
+    from runs import synthetic
+
+    return synthetic.bundle_bytes(spec)

@@ -15,7 +15,7 @@ import time
 import uuid
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import pytest
 from celery import Celery
@@ -32,7 +32,6 @@ from tests import live
 pytestmark = [pytest.mark.services, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
 PROJECT = Path(__file__).resolve().parents[2]
-REDIS_HOST, REDIS_PORT = "127.0.0.1", 6379
 WAIT_SECONDS = 90
 WORKER = [sys.executable, "-m", "celery", "-A", "benchdash", "worker", "--pool=solo", "--concurrency=1"]
 WORKER += ["--without-gossip", "--without-mingle", "--loglevel=INFO"]
@@ -46,9 +45,10 @@ def database_url() -> str:
     return f"postgres://{auth}{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{quote(db['NAME'], safe='')}"
 
 
-def redis_reachable() -> bool:
+def redis_reachable(url: str) -> bool:
+    parts = urlsplit(url)
     try:
-        with socket.create_connection((REDIS_HOST, REDIS_PORT), timeout=2):
+        with socket.create_connection((parts.hostname or "127.0.0.1", parts.port or 6379), timeout=2):
             return True
     except OSError:
         return False
@@ -57,11 +57,14 @@ def redis_reachable() -> bool:
 def test_a_real_worker_runs_a_triggered_benchmark_from_a_redis_queue(postgres: Server, tmp_path: Path) -> None:
     if connection.vendor != "postgresql":
         missing("a worker process cannot see SQLite's in-memory test database; run with DATABASE_URL=postgres://…")
-    if not redis_reachable():
-        missing(f"Redis is not reachable at {REDIS_HOST}:{REDIS_PORT}")
+    # The broker the suite was given (its database only; the queue is this test's own).
+    redis_url = settings.REDIS_URL
+    if not redis_url:
+        missing("REDIS_URL is not set: the worker needs a real Redis broker")
+    if not redis_reachable(redis_url):
+        missing("Redis is not reachable at REDIS_URL")
 
     queue = f"benchdash-test-{uuid.uuid4().hex[:12]}"
-    redis_url = f"redis://{REDIS_HOST}:{REDIS_PORT}/{os.getpid() % 15 + 1}"
     target = postgres.target()
     run = benchmark.create_run(
         target,
