@@ -54,6 +54,9 @@ def _celery_eager_unless_worker(request: pytest.FixtureRequest) -> Iterator[None
 
 @pytest.fixture(autouse=True)
 def _fresh_cache() -> None:
+    """Each test starts with an empty cache. With Redis the cache is in the database the suite was given
+    (REDIS_CACHE_URL, else REDIS_URL) and clearing deletes only its prefixed keys: the broker's queues in that
+    database, and every other database, are left alone."""
     from django.core.cache import cache
 
     cache.clear()
