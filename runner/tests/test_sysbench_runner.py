@@ -135,15 +135,39 @@ def test_the_recorded_connection_shows_the_password_only_as_stars() -> None:
     ]
     # For sysbench itself it goes in the 0600 config file, not on the command line ps shows.
     assert "Secret-1" not in " ".join(conn.options(redacted=False))
-    assert conn.config_file_text() == "mysql-password=Secret-1\n"
+    assert conn.config_file_text() == "mysql-password='Secret-1'\n"
     assert "Secret-1" not in repr(conn)
 
 
-def test_a_password_the_config_file_cannot_carry_goes_on_sysbenchs_command_line_instead() -> None:
-    conn = sr.Connection("postgres", "db1", 5432, "bench", "sbtest", password="two words")
-    assert conn.config_file_text() == ""
-    assert "--pgsql-password=two words" in conn.options(redacted=False)
+@pytest.mark.parametrize(
+    ("password", "line"),
+    [
+        ("two words, #1", "pgsql-password='two words, #1'\n"),
+        ("it's", 'pgsql-password="it\'s"\n'),
+        ('say "hi"', "pgsql-password='say \"hi\"'\n"),
+    ],
+)
+def test_spaces_commas_hashes_and_one_kind_of_quote_go_quoted_in_the_config_file_never_on_the_command_line(
+    password: str, line: str
+) -> None:
+    conn = sr.Connection("postgres", "db1", 5432, "bench", "sbtest", password=password)
+    assert conn.config_file_text() == line
+    assert password not in " ".join(conn.options(redacted=False))
     assert "--pgsql-password=***" in conn.options(redacted=True)
+
+
+@pytest.mark.parametrize("password", ["both ' and \"", "line\nbreak", "x" * 201])
+def test_a_password_the_config_file_cannot_carry_is_refused_not_put_on_the_command_line(
+    password: str, tmp_path: Path
+) -> None:
+    conn = sr.Connection("mysql", "127.0.0.1", 3306, "bench", "sbtest", password=password)
+    assert sr.password_problem(password) is not None
+    with pytest.raises(sr.RunnerError, match="cannot be passed to sysbench"):
+        conn.config_file_text()
+    params = sr.Parameters(microbenchmarks=("scan_range=100",), tables=1, table_size=10, threads=(1,), seconds=1)
+    with pytest.raises(sr.RunnerError, match="cannot be passed to sysbench"):
+        sr.run(conn, params, build="ma101119_rel", config="tiny", workdir=tmp_path)
+    assert list(tmp_path.iterdir()) == []  # refused before anything was written
 
 
 def test_parameters_refuse_a_run_that_measures_nothing() -> None:
