@@ -350,3 +350,18 @@ def test_the_stored_password_still_works_for_its_own_endpoint(admin_user_client:
     del fields["password"]
     note = propose(admin_user_client, **fields)
     assert "Proposed from the server" in note and 'value="ma' in note, note
+
+
+def test_the_admin_form_keeps_the_same_rule(admin_client: Client) -> None:
+    target = stored_target()
+    data = {k: v for k, v in edit_form(target, host="localhost").items() if k != "target"}
+    response = admin_client.post(f"/admin/runner/target/{target.pk}/change/", data)
+    assert response.status_code == 200 and "enter the password again" in response.content.decode()
+    target.refresh_from_db()
+    assert target.host == "127.0.0.1"
+
+
+def test_a_password_sysbench_could_not_be_given_is_refused_when_typed(admin_user_client: Client) -> None:
+    form = {**edit_form(stored_target(name="other")), "target": "", "name": "new", "password": "both ' and \""}
+    page = admin_user_client.post("/targets/new/", form).content.decode()
+    assert "sysbench cannot be given this password" in page and not Target.objects.filter(name="new").exists()
