@@ -106,7 +106,8 @@ class TargetForm(forms.ModelForm):
         if not all(data.get(k) for k in needed) or self.errors:
             return data
         keeps_stored = self.stored_password and not data.get("password") and not data.get("clear_password")
-        if keeps_stored and self.instance.stored_password_for(*(data[k] for k in needed[1:])) is None:
+        endpoint = (data["host"], data["port"], data["user"], data["database"])
+        if keeps_stored and self.instance.stored_password_for(*endpoint) is None:
             # Never send the stored password to a host, port, user or database it was not entered for.
             self.add_error("password", REENTER_PASSWORD)
             return data

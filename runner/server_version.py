@@ -107,11 +107,11 @@ def ask_server_version(conn: Connection) -> str:
 # Access denied (MySQL 1044, 1045, 1698) and Postgres' invalid password / authorization classes.
 _AUTH_MYSQL_CODES = {1044, 1045, 1698}
 _AUTH_TEXT = ("password authentication failed", "authentication failed", "no pg_hba.conf entry", "access denied")
-_TIMEOUT_TEXT = ("timed out", "timeout expired", "timeout")
+_TIMEOUT_TEXT = ("timed out", "timeout")
 
 
 def summarise(exc: BaseException) -> str:
-    """ "authentication failed", "timed out" or "could not connect": all a caller learns of a failure."""
+    """All a caller learns of a failure: authentication failed, timed out, or could not connect."""
     text = str(exc).lower()
     code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None
     if code in _AUTH_MYSQL_CODES or getattr(exc, "sqlstate", None) in ("28P01", "28000"):
