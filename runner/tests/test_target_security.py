@@ -7,10 +7,7 @@ cleartext password, as the fake server of the red-team finding did.
 
 from __future__ import annotations
 
-import contextlib
 import socket
-import struct
-import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -21,72 +18,11 @@ from django.test import Client, override_settings
 from runner import benchmark, network, server_version
 from runner.models import BenchmarkRun, Target
 from runner.tasks import run_benchmark
-from runner.tests.services import Server
+from runner.tests.services import FakePostgres, Server
 
 pytestmark = pytest.mark.django_db
 
 SECRET = "Stored-Secret-77"
-SSL_REQUEST, GSS_REQUEST = 80877103, 80877104
-
-
-class FakePostgres:
-    """Accepts connections on a free loopback port, asks each client for a cleartext password and keeps every
-    byte it receives."""
-
-    def __init__(self) -> None:
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.sock.settimeout(0.1)
-        self.port: int = self.sock.getsockname()[1]
-        self.connections = 0
-        self.received = bytearray()
-        self.closed = threading.Event()
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
-
-    def _serve(self) -> None:
-        while not self.closed.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            self.connections += 1
-            with conn, contextlib.suppress(OSError, struct.error):
-                self._talk(conn)
-
-    def _read(self, conn: socket.socket, n: int) -> bytes:
-        data = b""
-        while len(data) < n:
-            chunk = conn.recv(n - len(data))
-            if not chunk:
-                raise OSError("client went away")
-            data += chunk
-        self.received += data
-        return data
-
-    def _talk(self, conn: socket.socket) -> None:
-        conn.settimeout(5)
-        while True:
-            (length,) = struct.unpack("!i", self._read(conn, 4))
-            body = self._read(conn, length - 4)
-            if struct.unpack("!i", body[:4])[0] in (SSL_REQUEST, GSS_REQUEST):
-                conn.sendall(b"N")  # no encryption: the password would come in clear
-                continue
-            break
-        conn.sendall(b"R" + struct.pack("!ii", 8, 3))  # AuthenticationCleartextPassword
-        kind = self._read(conn, 1)
-        (length,) = struct.unpack("!i", self._read(conn, 4))
-        self._read(conn, length - 4)
-        assert kind == b"p"
-
-    def saw(self, text: str) -> bool:
-        return text.encode() in self.received
-
-    def close(self) -> None:
-        self.closed.set()
-        self.thread.join(timeout=5)
-        self.sock.close()
 
 
 @pytest.fixture
