@@ -43,6 +43,9 @@ elif not SECRET_KEY:
 # Key for secrets stored in the database (target passwords); SECRET_KEY when unset.
 BENCHDASH_ENCRYPTION_KEY = env.str("BENCHDASH_ENCRYPTION_KEY", default="")
 
+# Networks benchmark targets may be in (comma-separated CIDRs); link-local and metadata addresses never are.
+BENCHDASH_TARGET_NETWORKS = env.list("BENCHDASH_TARGET_NETWORKS", default=["127.0.0.0/8", "::1/128"])
+
 # Where the demo database, uploaded bundles and other local state live.
 VAR_DIR = Path(env.str("BENCHDASH_VAR_DIR", default=str(BASE_DIR / "var")))
 

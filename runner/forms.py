@@ -4,7 +4,7 @@ from typing import Any
 
 from django import forms
 
-from runner import sysbench_runner
+from runner import network, sysbench_runner
 from runner.models import Schedule, Target
 from runner.server_version import VersionError, ask_server_version, propose_build_label
 from runs.models import Run
@@ -24,7 +24,11 @@ class TargetForm(forms.ModelForm):
         strip=False,
         max_length=256,
         widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
-        help_text="Write-only: it is never shown again. When editing, leave blank to keep the stored one.",
+        help_text=(
+            "Write-only: it is never shown again. When editing, leave blank to keep the stored one. "
+            "It is only ever sent to the host, port, user and database it was entered with: "
+            "change any of them and enter it again."
+        ),
     )
     clear_password = forms.BooleanField(required=False, label="Remove the stored password")
 
@@ -66,26 +70,48 @@ class TargetForm(forms.ModelForm):
                 )
         return label
 
+    def clean_host(self) -> str:
+        return checked_host(self.cleaned_data["host"])
+
+    def clean_password(self) -> str:
+        password: str = self.cleaned_data["password"]
+        if password and (problem := sysbench_runner.password_problem(password)) is not None:
+            raise forms.ValidationError(f"sysbench cannot be given this password: it must have {problem}.")
+        return password
+
     def password_to_use(self) -> str:
+        """The typed password, else the stored one; clean() has made sure the stored one may go where the form
+        points."""
         if self.cleaned_data.get("clear_password"):
             return ""
         return self.cleaned_data.get("password") or self.stored_password
 
     def connection(self) -> sysbench_runner.Connection:
         data = self.cleaned_data
-        return sysbench_runner.Connection(
-            kind=data["kind"],
-            host=data["host"],
-            port=data["port"],
-            user=data["user"],
-            database=data["database"],
-            password=self.password_to_use(),
-        )
+        try:
+            return network.checked_connection(
+                kind=data["kind"],
+                host=data["host"],
+                port=data["port"],
+                user=data["user"],
+                database=data["database"],
+                password=self.password_to_use(),
+            )
+        except network.HostRefused as exc:
+            raise forms.ValidationError({"host": str(exc)}) from None
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
         needed = ("kind", "host", "port", "user", "database")
-        if not data.get("build_label") and all(data.get(k) for k in needed) and not self.errors:
+        if not all(data.get(k) for k in needed) or self.errors:
+            return data
+        keeps_stored = self.stored_password and not data.get("password") and not data.get("clear_password")
+        endpoint = (data["host"], data["port"], data["user"], data["database"])
+        if keeps_stored and self.instance.stored_password_for(*endpoint) is None:
+            # Never send the stored password to a host, port, user or database it was not entered for.
+            self.add_error("password", REENTER_PASSWORD)
+            return data
+        if not data.get("build_label"):
             try:
                 version = ask_server_version(self.connection())
                 data["build_label"] = propose_build_label(data["kind"], version)
@@ -96,20 +122,68 @@ class TargetForm(forms.ModelForm):
         return data
 
     def save(self, commit: bool = True) -> Target:
-        self.instance.password = self.password_to_use()
+        if self.cleaned_data.get("clear_password"):
+            self.instance.set_password("")
+        elif self.cleaned_data.get("password"):
+            self.instance.set_password(self.cleaned_data["password"])
         self.instance.build_label = self.cleaned_data["build_label"]
         return super().save(commit=commit)  # type: ignore[no-any-return]
 
 
 class ProposeBuildForm(forms.Form):
-    """The connection fields of the target form, to ask the server before saving."""
+    """The connection fields of the target form, to ask the server before saving.
+
+    ``target`` (the one being edited) lends its stored password only when host, port, user and database are
+    the ones that password was entered for."""
 
     kind = forms.ChoiceField(choices=Target.Kind.choices)
     host = forms.CharField(max_length=255)
     port = forms.IntegerField(min_value=1, max_value=65535)
     user = forms.CharField(max_length=128)
-    password = forms.CharField(required=False, strip=False)
+    password = forms.CharField(required=False, strip=False, max_length=256)
     database = forms.CharField(max_length=128)
+    target = forms.ModelChoiceField(queryset=Target.objects.all(), required=False)
+
+    def clean_host(self) -> str:
+        return checked_host(self.cleaned_data["host"])
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        target: Target | None = data.get("target")
+        if self.errors or target is None or data.get("password"):
+            return data
+        stored = target.stored_password_for(data["host"], data["port"], data["user"], data["database"])
+        if stored is None:
+            raise forms.ValidationError(REENTER_PASSWORD)
+        data["password"] = stored
+        return data
+
+    def connection(self) -> sysbench_runner.Connection:
+        data = self.cleaned_data
+        return network.checked_connection(
+            kind=data["kind"],
+            host=data["host"],
+            port=data["port"],
+            user=data["user"],
+            database=data["database"],
+            password=data["password"],
+        )
+
+
+REENTER_PASSWORD = (
+    "The stored password is only sent to the host, port, user and database it was entered with: "
+    "you changed one of them, so enter the password again."
+)
+
+
+def checked_host(host: str) -> str:
+    """The host as typed, once it and every address it resolves to are allowed for targets."""
+    host = host.strip()
+    try:
+        network.check_host(host, 0)
+    except network.HostRefused as exc:
+        raise forms.ValidationError(str(exc)) from None
+    return host
 
 
 def parse_threads(text: str) -> list[int]:

@@ -17,7 +17,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator, RegexVa
 from django.db import models, transaction
 from django.urls import reverse
 
-from runner import sysbench_runner
+from runner import network, sysbench_runner
 from runner.fields import EncryptedTextField
 
 # Run-directory tokens: no dots (they separate build from config) and nothing a path could abuse.
@@ -42,6 +42,9 @@ class Target(models.Model):
     # Write-only: forms never render it back, the admin hides it, tasks get only the target's id.
     # Encrypted at rest (runner.fields) with BENCHDASH_ENCRYPTION_KEY, or SECRET_KEY when that is unset.
     password = EncryptedTextField(blank=True, help_text="Stored encrypted; never shown back")
+    # The host, port, user and database the password was entered for: it is never sent anywhere else,
+    # so changing any of them (by form, admin, shell or a bulk update) leaves it unusable until entered again.
+    password_bound_to = models.CharField(max_length=1000, blank=True, editable=False)
     database = models.CharField(max_length=128, help_text="An existing database; sysbench creates its tables there.")
     build_label = models.CharField(
         max_length=100,
@@ -68,6 +71,17 @@ class Target(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self.password:
+            self.password_bound_to = ""
+        elif self.pk is None or getattr(self, "_password_entered", False):
+            self.password_bound_to = endpoint_key(self.host, self.port, self.user, self.database)
+        update_fields = kwargs.get("update_fields")
+        if update_fields is not None and "password" in update_fields:
+            kwargs["update_fields"] = {*update_fields, "password_bound_to"}
+        super().save(*args, **kwargs)
+        self._password_entered = False
+
     @property
     def run_dir_name(self) -> str:
         return f"x.{self.build_label}.{self.config_label}.pk1"
@@ -76,15 +90,41 @@ class Target(models.Model):
     def devices(self) -> tuple[str, ...]:
         return tuple(d.strip() for d in self.storage_devices.split(",") if d.strip())
 
+    def set_password(self, password: str) -> None:
+        """A password entered for the target as it is now: saving binds it to this host, port, user and database."""
+        self.password = password
+        self._password_entered = True
+
+    def stored_password_for(self, host: str, port: int, user: str, database: str) -> str | None:
+        """The stored password when it may be sent to this endpoint ("" when none is stored), else None."""
+        if not self.password:
+            return ""
+        wanted = endpoint_key(host, port, user, database)
+        current = endpoint_key(self.host, self.port, self.user, self.database)
+        return self.password if self.password_bound_to == wanted == current else None
+
     def connection(self) -> sysbench_runner.Connection:
-        return sysbench_runner.Connection(
+        """How to reach the target: its host checked against the allowed networks, its password only where it
+        was entered for."""
+        password = self.stored_password_for(self.host, self.port, self.user, self.database)
+        if password is None:
+            raise sysbench_runner.RunnerError(
+                "the target's host, port, user or database changed after its password was entered: "
+                "edit the target and enter the password again"
+            )
+        return network.checked_connection(
             kind=self.kind,
             host=self.host,
             port=self.port,
             user=self.user,
             database=self.database,
-            password=self.password,
+            password=password,
         )
+
+
+def endpoint_key(host: str, port: int | str, user: str, database: str) -> str:
+    # Host names are case-insensitive; users and databases may not be.
+    return json.dumps([host.strip().lower().rstrip("."), int(port), user, database])
 
 
 class RunParameters(models.Model):

@@ -6,9 +6,12 @@ proposal always parses back to the version the server reported.
 
 from __future__ import annotations
 
+import logging
 import re
 
 from runner.sysbench_runner import Connection
+
+log = logging.getLogger(__name__)
 
 CONNECT_TIMEOUT_SECONDS = 5
 
@@ -53,13 +56,19 @@ def propose_build_label(kind: str, version: str, *, flavour: str = "rel") -> str
 
 
 def ask_server_version(conn: Connection) -> str:
-    """``SELECT VERSION()`` (MySQL, MariaDB) or ``SHOW server_version`` (Postgres), with a short timeout."""
+    """``SELECT VERSION()`` (MySQL, MariaDB) or ``SHOW server_version`` (Postgres), with a short timeout.
+
+    Only to the address runner.network checked (``conn.address``). A failure says what kind it was, never
+    the driver's own words: those would turn the form into a probe of what answers where."""
+    if not conn.address:
+        raise VersionError(f"{conn.host} was not checked against the allowed networks")
     try:
         if conn.kind == "postgres":
             import psycopg
 
             with psycopg.connect(
                 host=conn.host,
+                hostaddr=conn.address,
                 port=conn.port,
                 user=conn.user,
                 password=conn.password or None,
@@ -71,12 +80,13 @@ def ask_server_version(conn: Connection) -> str:
             import pymysql
 
             my = pymysql.connect(
-                host=conn.host,
+                host=conn.address,
                 port=conn.port,
                 user=conn.user,
                 password=conn.password,
                 database=conn.database,
                 connect_timeout=CONNECT_TIMEOUT_SECONDS,
+                read_timeout=CONNECT_TIMEOUT_SECONDS,
             )
             try:
                 with my.cursor() as cursor:
@@ -85,9 +95,29 @@ def ask_server_version(conn: Connection) -> str:
             finally:
                 my.close()
     except Exception as exc:
-        # Driver messages name host and user, not the password; scrubbed all the same, as it is shown to the user.
-        message = str(exc).replace(conn.password, "***") if conn.password else str(exc)
-        raise VersionError(f"could not ask {conn.host}:{conn.port} for its version: {message}") from None
+        # The driver's words are for the server's log only, without the password.
+        detail = str(exc).replace(conn.password, "***") if conn.password else str(exc)
+        log.info("asking %s:%s for its version failed: %s", conn.host, conn.port, detail)
+        raise VersionError(f"could not ask {conn.host}:{conn.port} for its version: {summarise(exc)}") from None
     if not row or not row[0]:
         raise VersionError(f"{conn.host}:{conn.port} did not report a version")
     return str(row[0])
+
+
+# Access denied (MySQL 1044, 1045, 1698) and Postgres' invalid password / authorization classes.
+_AUTH_MYSQL_CODES = {1044, 1045, 1698}
+_AUTH_TEXT = ("password authentication failed", "authentication failed", "no pg_hba.conf entry", "access denied")
+_TIMEOUT_TEXT = ("timed out", "timeout")
+
+
+def summarise(exc: BaseException) -> str:
+    """All a caller learns of a failure: authentication failed, timed out, or could not connect."""
+    text = str(exc).lower()
+    code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None
+    if code in _AUTH_MYSQL_CODES or getattr(exc, "sqlstate", None) in ("28P01", "28000"):
+        return "authentication failed"
+    if isinstance(exc, TimeoutError) or any(t in text for t in _TIMEOUT_TEXT):
+        return "timed out"
+    if any(t in text for t in _AUTH_TEXT):
+        return "authentication failed"
+    return "could not connect"

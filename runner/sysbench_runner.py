@@ -13,9 +13,10 @@ reads, as the classic shell scripts do::
         sb.r.{qps,trx,rtavg,rtmax,rt95}.<test>.range<R>.pk1
         sb.gv.start / sb.pg.conf.start            the server's settings
 
-The password is not put on sysbench's command line: sysbench reads it from a
-0600 ``--config-file`` outside the result directory, so ``ps`` does not show
-it (except for passwords with spaces or commas, which that file cannot carry).
+The password is never put on sysbench's command line, where ``ps`` and
+``/proc/<pid>/cmdline`` show it to every user of the machine: sysbench reads it
+from a 0600 ``--config-file`` outside the result directory, removed when the
+run ends. A password that file cannot carry is refused (``password_problem``).
 The recorded command lines show ``--<driver>-password=***``, and every file
 written is scrubbed of the password anyway.
 Cancelling (``stop`` set) terminates sysbench (SIGTERM, then SIGKILL after a
@@ -154,6 +155,21 @@ def in_run_order(labels: Collection[str]) -> list[Microbenchmark]:
 # --------------------------------------------------------------------------- parameters
 
 
+# sysbench reads its --config-file with fgets into 256 bytes: name, quotes and newline must fit.
+MAX_PASSWORD_BYTES = 200
+
+
+def password_problem(password: str) -> str | None:
+    """Why sysbench's config file cannot carry this password, or None when it can."""
+    if len(password.encode()) > MAX_PASSWORD_BYTES:
+        return f"at most {MAX_PASSWORD_BYTES} bytes"
+    if any(ord(c) < 32 or ord(c) == 127 for c in password):
+        return "no control characters (line breaks, tabs)"
+    if "'" in password and '"' in password:
+        return "not both kinds of quote (' and \")"
+    return None
+
+
 @dataclass(frozen=True)
 class Connection:
     kind: str  # mysql, mariadb or postgres
@@ -162,6 +178,8 @@ class Connection:
     user: str
     database: str
     password: str = field(default="", repr=False)
+    # The checked address of ``host`` (runner.network) that clients connect to; the host itself when empty.
+    address: str = ""
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -172,29 +190,29 @@ class Connection:
         return "pgsql" if self.kind == "postgres" else "mysql"
 
     @property
-    def password_fits_config_file(self) -> bool:
-        # sysbench's --config-file parser cuts values at whitespace and commas.
-        return _CONFIG_FILE_VALUE_RE.fullmatch(self.password) is not None
+    def connect_to(self) -> str:
+        return self.address or self.host
 
     def options(self, *, redacted: bool) -> list[str]:
-        """Connection options. Recorded (``redacted``) the password shows as ``***``; for sysbench
-        itself it goes in the config file, and on the command line only when the file cannot carry it."""
+        """Connection options for sysbench's command line; the password is never among them.
+
+        Recorded (``redacted``), a ``--<driver>-password=***`` says one was given (in the config file)."""
         d = self.driver
-        opts = [f"--{d}-host={self.host}", f"--{d}-port={self.port}", f"--{d}-user={self.user}"]
+        opts = [f"--{d}-host={self.connect_to}", f"--{d}-port={self.port}", f"--{d}-user={self.user}"]
         if self.password and redacted:
             opts.append(f"--{d}-password=***")
-        elif self.password and not self.password_fits_config_file:
-            opts.append(f"--{d}-password={self.password}")
         opts.append(f"--{d}-db={self.database}")
         return opts
 
     def config_file_text(self) -> str:
-        if self.password and self.password_fits_config_file:
-            return f"{self.driver}-password={self.password}\n"
-        return ""
-
-
-_CONFIG_FILE_VALUE_RE = re.compile(r"[^\s,]*")
+        """The password as a line of sysbench's config file, quoted so spaces, commas and # stay in it."""
+        if not self.password:
+            return ""
+        problem = password_problem(self.password)
+        if problem is not None:
+            raise RunnerError(f"the target's password cannot be passed to sysbench: it must have {problem}")
+        quote = '"' if "'" in self.password else "'"
+        return f"{self.driver}-password={quote}{self.password}{quote}\n"
 
 
 @dataclass(frozen=True)
@@ -533,13 +551,14 @@ class _Run:
         self.devices = devices
         self.microbenchmarks = in_run_order(params.microbenchmarks)
         self.progress = plan(params)
+        secret_text = conn.config_file_text()  # refuses a password it cannot carry before anything is written
         self.run_dir = workdir / f"x.{build}.{config}.pk1"
         self.run_dir.mkdir(mode=0o700)
         # Outside the result directory, so it is never archived; 0600 from its creation.
         self.secrets = workdir / "sysbench-connection.cfg"
         fd = os.open(self.secrets, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as fh:
-            fh.write(conn.config_file_text())
+            fh.write(secret_text)
         self.env = {**os.environ, "LUA_PATH": tools.lua_path, "LC_ALL": "C"}
         self.cpus = os.cpu_count() or 1
         self.engine = "pgsql" if conn.kind == "postgres" else "innodb"

@@ -70,30 +70,21 @@ def _target_form(request: HttpRequest, target: Target) -> HttpResponse:
 @permission_required(MANAGE_TARGETS)
 @require_POST
 def target_propose_build(request: HttpRequest) -> HttpResponse:
-    """HTMX: ask the server typed into the target form for its version and fill in the build label."""
+    """HTMX: ask the server typed into the target form for its version and fill in the build label.
+
+    Editing, the stored password is used on the server side (never sent to the page), and only for the
+    host, port, user and database it was entered with (ProposeBuildForm)."""
     form = ProposeBuildForm(request.POST)
     context: dict[str, object] = {"value": request.POST.get("build_label", "")}
     if not form.is_valid():
-        context["note"] = "Fill in DBMS, host, port, user and database first."
+        errors = form.errors.get("host") or form.non_field_errors()
+        context["note"] = errors[0] if errors else "Fill in DBMS, host, port, user and database first."
     else:
-        data = form.cleaned_data
-        password = data["password"]
-        if not password and (pk := request.POST.get("target")):
-            # Editing: the stored password is used on the server side, never sent to the page.
-            password = Target.objects.filter(pk=pk).values_list("password", flat=True).first() or ""
-        conn = sysbench_runner.Connection(
-            kind=data["kind"],
-            host=data["host"],
-            port=data["port"],
-            user=data["user"],
-            database=data["database"],
-            password=password,
-        )
         try:
-            version = ask_server_version(conn)
-            context["value"] = propose_build_label(data["kind"], version)
+            version = ask_server_version(form.connection())
+            context["value"] = propose_build_label(form.cleaned_data["kind"], version)
             context["note"] = f"Proposed from the server's version {version}."
-        except VersionError as exc:
+        except (VersionError, sysbench_runner.RunnerError) as exc:
             context["note"] = str(exc)
     return render(request, "runner/build_label_field.html", context)
 

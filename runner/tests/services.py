@@ -6,7 +6,11 @@ BENCHDASH_REQUIRE_SERVICES=1, which makes it a failure.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import socket
+import struct
+import threading
 from dataclasses import dataclass
 from typing import NoReturn
 
@@ -61,3 +65,66 @@ class Server:
         }
         values.update(overrides)
         return Target.objects.create(**values)
+
+
+SSL_REQUEST, GSS_REQUEST = 80877103, 80877104
+
+
+class FakePostgres:
+    """Accepts connections on a free loopback port, asks each client for a cleartext password and keeps every
+    byte it receives."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.sock.settimeout(0.1)
+        self.port: int = self.sock.getsockname()[1]
+        self.connections = 0
+        self.received = bytearray()
+        self.closed = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while not self.closed.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            self.connections += 1
+            with conn, contextlib.suppress(OSError, struct.error):
+                self._talk(conn)
+
+    def _read(self, conn: socket.socket, n: int) -> bytes:
+        data = b""
+        while len(data) < n:
+            chunk = conn.recv(n - len(data))
+            if not chunk:
+                raise OSError("client went away")
+            data += chunk
+        self.received += data
+        return data
+
+    def _talk(self, conn: socket.socket) -> None:
+        conn.settimeout(5)
+        while True:
+            (length,) = struct.unpack("!i", self._read(conn, 4))
+            body = self._read(conn, length - 4)
+            if struct.unpack("!i", body[:4])[0] in (SSL_REQUEST, GSS_REQUEST):
+                conn.sendall(b"N")  # no encryption: the password would come in clear
+                continue
+            break
+        conn.sendall(b"R" + struct.pack("!ii", 8, 3))  # AuthenticationCleartextPassword
+        kind = self._read(conn, 1)
+        (length,) = struct.unpack("!i", self._read(conn, 4))
+        self._read(conn, length - 4)
+        assert kind == b"p"
+
+    def saw(self, text: str) -> bool:
+        return text.encode() in self.received
+
+    def close(self) -> None:
+        self.closed.set()
+        self.thread.join(timeout=5)
+        self.sock.close()

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import stat
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -135,15 +138,39 @@ def test_the_recorded_connection_shows_the_password_only_as_stars() -> None:
     ]
     # For sysbench itself it goes in the 0600 config file, not on the command line ps shows.
     assert "Secret-1" not in " ".join(conn.options(redacted=False))
-    assert conn.config_file_text() == "mysql-password=Secret-1\n"
+    assert conn.config_file_text() == "mysql-password='Secret-1'\n"
     assert "Secret-1" not in repr(conn)
 
 
-def test_a_password_the_config_file_cannot_carry_goes_on_sysbenchs_command_line_instead() -> None:
-    conn = sr.Connection("postgres", "db1", 5432, "bench", "sbtest", password="two words")
-    assert conn.config_file_text() == ""
-    assert "--pgsql-password=two words" in conn.options(redacted=False)
+@pytest.mark.parametrize(
+    ("password", "line"),
+    [
+        ("two words, #1", "pgsql-password='two words, #1'\n"),
+        ("it's", 'pgsql-password="it\'s"\n'),
+        ('say "hi"', "pgsql-password='say \"hi\"'\n"),
+    ],
+)
+def test_spaces_commas_hashes_and_one_kind_of_quote_go_quoted_in_the_config_file_never_on_the_command_line(
+    password: str, line: str
+) -> None:
+    conn = sr.Connection("postgres", "db1", 5432, "bench", "sbtest", password=password)
+    assert conn.config_file_text() == line
+    assert password not in " ".join(conn.options(redacted=False))
     assert "--pgsql-password=***" in conn.options(redacted=True)
+
+
+@pytest.mark.parametrize("password", ["both ' and \"", "line\nbreak", "x" * 201])
+def test_a_password_the_config_file_cannot_carry_is_refused_not_put_on_the_command_line(
+    password: str, tmp_path: Path
+) -> None:
+    conn = sr.Connection("mysql", "127.0.0.1", 3306, "bench", "sbtest", password=password)
+    assert sr.password_problem(password) is not None
+    with pytest.raises(sr.RunnerError, match="cannot be passed to sysbench"):
+        conn.config_file_text()
+    params = sr.Parameters(microbenchmarks=("scan_range=100",), tables=1, table_size=10, threads=(1,), seconds=1)
+    with pytest.raises(sr.RunnerError, match="cannot be passed to sysbench"):
+        sr.run(conn, params, build="ma101119_rel", config="tiny", workdir=tmp_path)
+    assert list(tmp_path.iterdir()) == []  # refused before anything was written
 
 
 def test_parameters_refuse_a_run_that_measures_nothing() -> None:
@@ -236,3 +263,72 @@ def test_stopping_the_runner_terminates_sysbench_and_keeps_what_it_wrote(mariadb
     partial = outcome.run_dir / "sb.o.point-query.range100.pk1.dop1"
     assert partial.read_text().startswith("sysbench ")  # line 1, the command, is there; the totals are not
     assert "queries:" not in partial.read_text()
+
+
+def _sysbench_children() -> list[int]:
+    """The sysbench processes this test process started (the runner starts them directly)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue  # gone already
+        comm, rest = stat[stat.index("(") + 1 : stat.rindex(")")], stat[stat.rindex(")") + 2 :].split()
+        if comm == "sysbench" and int(rest[1]) == os.getpid():
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.services
+def test_a_running_sysbench_has_no_password_in_its_command_line_or_environment(mariadb: Server, tmp_path: Path) -> None:
+    """MariaDB refuses the user without its password, so a complete run proves the file delivered it."""
+    import pymysql
+
+    password = 'Rs pw, #1 "q"'  # spaces, a comma, a hash and quotes: all must survive the config file
+    user = f"benchdash_rs_{os.getpid()}"
+    admin = pymysql.connect(host=mariadb.host, port=mariadb.port, user="root", autocommit=True)
+    with admin.cursor() as cursor:
+        for host in ("%", "localhost"):
+            cursor.execute(f"DROP USER IF EXISTS '{user}'@'{host}'")
+            cursor.execute(f"CREATE USER '{user}'@'{host}' IDENTIFIED BY {admin.escape(password)}")
+            cursor.execute(f"GRANT ALL ON `{mariadb.database}`.* TO '{user}'@'{host}'")
+    conn = sr.Connection("mariadb", mariadb.host, mariadb.port, user, mariadb.database, password)
+    params = sr.Parameters(
+        microbenchmarks=("point-query_range=100",), tables=1, table_size=2_000, threads=(1,), seconds=3
+    )
+    outcomes: list[sr.Outcome] = []
+    seen: dict[int, tuple[bytes, bytes]] = {}
+    modes: set[int] = set()
+    thread = threading.Thread(
+        target=lambda: outcomes.append(sr.run(conn, params, build="ma101119_rel", config="tiny", workdir=tmp_path))
+    )
+    try:
+        thread.start()
+        while thread.is_alive():
+            for pid in _sysbench_children():
+                try:
+                    seen[pid] = (Path(f"/proc/{pid}/cmdline").read_bytes(), Path(f"/proc/{pid}/environ").read_bytes())
+                    modes.add(stat.S_IMODE((tmp_path / "sysbench-connection.cfg").stat().st_mode))
+                except OSError:
+                    pass  # it ended between the listing and the read
+            time.sleep(0.02)
+        thread.join()
+    finally:
+        with admin.cursor() as cursor:
+            for host in ("%", "localhost"):
+                cursor.execute(f"DROP USER IF EXISTS '{user}'@'{host}'")
+        admin.close()
+
+    (outcome,) = outcomes
+    assert outcome.state == "complete", outcome.error
+    assert len(seen) >= 3, "the poll saw too few sysbench processes to prove anything"  # prepare, run, cleanup …
+    for cmdline, environ in seen.values():
+        assert cmdline.split(b"\0")[0].endswith(b"sysbench") and b"--config-file=" in cmdline
+        assert password.encode() not in cmdline and b"Rs pw" not in cmdline
+        assert password.encode() not in environ
+    assert modes == {0o600}
+    assert not (tmp_path / "sysbench-connection.cfg").exists()
+    recorded = (outcome.run_dir / "sb.o.point-query.range100.pk1.dop1").read_text()
+    assert "--mysql-password=*** " in recorded.splitlines()[0] and "Rs pw" not in recorded
