@@ -158,6 +158,8 @@ BUNDLE_MAX_BYTES = env.int("BUNDLE_MAX_BYTES", default=512 * 1024 * 1024)
 BUNDLE_MAX_MEMBERS = env.int("BUNDLE_MAX_MEMBERS", default=100_000)
 BUNDLE_MAX_UNPACKED_BYTES = env.int("BUNDLE_MAX_UNPACKED_BYTES", default=4 * 1024 * 1024 * 1024)
 BUNDLE_MAX_MEMBER_BYTES = env.int("BUNDLE_MAX_MEMBER_BYTES", default=64 * 1024 * 1024)
+# An import whose worker has not beaten its heartbeat for this long is taken as dead, and may be taken over.
+BUNDLE_CLAIM_STALE_SECONDS = env.float("BUNDLE_CLAIM_STALE_SECONDS", default=60.0)
 
 # Celery. Without REDIS_URL tasks run eagerly in the calling process (demo and tests).
 REDIS_URL = env.str("REDIS_URL", default="")
