@@ -63,6 +63,8 @@ def mark_crashed(bundle_id: int, exc: BaseException) -> None:
     detail = (str(exc).strip().splitlines() or [""])[0][:300]
     Bundle.objects.filter(pk=bundle_id).exclude(status=Bundle.Status.IMPORTED).update(
         status=Bundle.Status.FAILED,
+        claim="",
+        heartbeat_at=None,
         error=f"the import stopped on an unexpected error and stored nothing ({type(exc).__name__}: {detail}); "
         "the details are in the server's log",
     )
