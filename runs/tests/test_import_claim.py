@@ -182,3 +182,19 @@ def test_the_command_says_when_bytes_were_imported_and_links_runs_imported_befor
         f"repacked.tgz: bundle {second.pk}: all 1 runs were imported before, from other bundles; nothing new",
         f"  {RUN}: already imported as run {run.pk} (bundle {bundle.pk}), skipped",
     ]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_import_stopped_by_a_database_error_gives_its_claim_back_and_stores_nothing() -> None:
+    from django.db import DataError, connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL, which refuses a NUL character in text (set DATABASE_URL)")
+    files = {**_run_files(), f"{RUN}/my.cnf": b"[mysqld]\n\x00\n"}
+    bundle = _stored(tgz_of_files(files))
+    with pytest.raises(DataError):
+        import_bundle(bundle.pk)  # outside any transaction, as in a worker: the heartbeat thread runs too
+    bundle.refresh_from_db()
+    # Queued again at once (a retry need not wait for the claim to go stale), with nothing of it stored.
+    assert (bundle.status, bundle.claim, bundle.heartbeat_at) == (Bundle.Status.QUEUED, "", None)
+    assert Run.objects.count() == 0 and Result.objects.count() == 0
