@@ -86,6 +86,20 @@ def test_uploads_keep_the_layout_and_say_imported_failed_or_already_imported(
     assert "not a tar" in page.get_by_role("alert").inner_text()
     _assert_layout(page)
     _shot(page, tmp_path, "failed")
+
+    # Other bytes holding a run imported before: the new bundle says nothing new was stored, and links it.
+    from runs.tests.hostile import tgz_of_files
+
+    run = "x.my5651_rel_o2nofp.z12a_c8r32.pk1"
+    files = {f"{run}/{p.name}": p.read_bytes() for p in (corpus / "sysbench-mysql-small" / run).iterdir()}
+    _upload(page, "first.tgz", tgz_of_files(files))
+    page.wait_for_url(re.compile(r"/bundles/\d+/$"))
+    files["NOTES.txt"] = b"packed again\n"
+    _upload(page, "second.tgz", tgz_of_files(files))
+    page.get_by_text("Nothing new: its run was imported before, from other bundles.").wait_for()
+    assert page.get_by_role("status").get_by_role("link", name=run).is_visible()
+    _assert_layout(page)
+    _shot(page, tmp_path, "nothing-new")
     assert console_errors == []
 
 
