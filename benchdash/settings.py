@@ -166,6 +166,8 @@ BUNDLE_MAX_BYTES = env.int("BUNDLE_MAX_BYTES", default=512 * 1024 * 1024)
 BUNDLE_MAX_MEMBERS = env.int("BUNDLE_MAX_MEMBERS", default=100_000)
 BUNDLE_MAX_UNPACKED_BYTES = env.int("BUNDLE_MAX_UNPACKED_BYTES", default=4 * 1024 * 1024 * 1024)
 BUNDLE_MAX_MEMBER_BYTES = env.int("BUNDLE_MAX_MEMBER_BYTES", default=64 * 1024 * 1024)
+# An import whose worker has not beaten its heartbeat for this long is taken as dead, and may be taken over.
+BUNDLE_CLAIM_STALE_SECONDS = env.float("BUNDLE_CLAIM_STALE_SECONDS", default=60.0)
 
 # Celery. Without REDIS_URL tasks run eagerly in the calling process (demo and tests).
 REDIS_URL = env.str("REDIS_URL", default="")
@@ -207,7 +209,7 @@ CELERY_BROKER_CONNECTION_TIMEOUT = 5
 # delivered again and the (idempotent) task finds its work done.
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
 
-# The cache: pages and progress notes, never needed for correctness (everything in it can be recomputed).
+# The cache: pages, never needed for correctness (everything in it can be recomputed).
 # REDIS_CACHE_URL puts it on a Redis of its own (one with an eviction policy); without it, the cache shares
 # the broker's database. Either way every key carries CACHE_KEY_PREFIX, and clearing the cache deletes only
 # those keys: the broker's queues are never flushed, and no other database is ever touched.

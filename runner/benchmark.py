@@ -26,8 +26,9 @@ from django.utils import timezone
 from reports.compare import ComparisonError, ComparisonSpec, get_comparison
 from runner import sysbench_runner
 from runner.models import BenchmarkOutput, BenchmarkRun, Schedule
-from runs.importer import ImportFailed, archive_directory, import_bundle, store_bundle
+from runs.importer import BundleBusy, ImportFailed, archive_directory, import_bundle, store_bundle
 from runs.models import Bundle, Run
+from runs.tasks import refresh_after_import
 
 log = logging.getLogger(__name__)
 
@@ -251,8 +252,8 @@ def _import(run: BenchmarkRun, outcome: sysbench_runner.Outcome, now: Any) -> st
             overrides={"server": run.target.server_name},
         )
         try:
-            import_bundle(bundle.pk)
-        except ImportFailed as exc:
+            report = import_bundle(bundle.pk)
+        except (ImportFailed, BundleBusy) as exc:
             BenchmarkRun.objects.filter(pk=run.pk).update(
                 state=State.FAILED,
                 bundle=bundle,
@@ -264,6 +265,9 @@ def _import(run: BenchmarkRun, outcome: sysbench_runner.Outcome, now: Any) -> st
         BenchmarkRun.objects.filter(pk=run.pk).update(
             state=State.IMPORTED, bundle=bundle, error="", progress=progress, finished_at=now
         )
+        if not report.already_imported:
+            # Home summary, comparisons and regression detection of the series, as after an upload (on commit).
+            refresh_after_import(bundle.pk)
     return State.IMPORTED
 
 

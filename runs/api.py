@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
+from datetime import datetime
 
 from django.db.models import Count
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
-from ninja import File, Form, Router, Schema, Status
+from django.urls import reverse
+from ninja import Field, File, Form, Router, Schema, Status
 from ninja.files import UploadedFile
 
 from runs.importer import ImportFailed, submit_bundle
@@ -28,14 +29,36 @@ class RunOut(Schema):
     url: str
 
 
+class ProgressOut(Schema):
+    """What the import has done so far; all zero until a worker takes the bundle."""
+
+    phase: str = Field(description="reading (the archive) or storing (the runs); empty before a worker took it")
+    files_read: int = Field(description="result files read from the archive so far")
+    runs_found: int = Field(description="runs the archive holds (known once it is read)")
+    runs_new: int = Field(description="of those, runs not imported before: the ones being stored")
+    runs_stored: int = Field(description="of the new runs, how many are stored so far")
+
+
+class SkippedRunOut(Schema):
+    id: int | None = Field(description="the run already stored (from another bundle)")
+    name: str
+    bundle_id: int | None = Field(description="the bundle it was imported from")
+    url: str | None
+
+
 class BundleOut(Schema):
     bundle_id: int
     name: str
-    status: str
-    already_imported: bool = False
+    status: str = Field(description="queued → importing → imported, or failed (then error says why)")
+    already_imported: bool = Field(False, description="these exact bytes were imported before, as this bundle")
+    uploaded_at: datetime
+    imported_at: datetime | None
+    note: str = Field(description="what an upload that stored nothing new means, for people; empty otherwise")
     error: str
     url: str
+    progress: ProgressOut
     runs: list[RunOut]
+    skipped_runs: list[SkippedRunOut] = Field(description="runs of the bundle imported before, from other bundles")
 
 
 class ErrorOut(Schema):
@@ -49,27 +72,52 @@ def bundle_out(request: HttpRequest, bundle: Bundle, *, already_imported: bool =
         .annotate(n_results=Count("results"))
         .order_by("build__version__sort_key", "name")
     )
+    skipped = bundle.stats.get("skipped_runs", []) if bundle.status == Bundle.Status.IMPORTED else []
+    progress = {"phase": "", "files_read": 0, "runs_found": 0, "runs_new": 0, "runs_stored": 0, **bundle.progress}
+    run_rows = [
+        RunOut(
+            id=run.pk,
+            name=run.name,
+            dbms=run.build.version.dbms.name,
+            version=run.build.version.text,
+            server=run.server.name,
+            workload=run.workload.name,
+            results=run.n_results,  # type: ignore[attr-defined]
+            url=request.build_absolute_uri(run.get_absolute_url()),
+        )
+        for run in runs
+    ]
     return BundleOut(
         bundle_id=bundle.pk,
         name=bundle.original_name,
         status=bundle.status,
         already_imported=already_imported,
+        uploaded_at=bundle.uploaded_at,
+        imported_at=bundle.imported_at,
+        note=_note(bundle, already_imported=already_imported, new_runs=len(run_rows), skipped=len(skipped)),
         error=bundle.error,
         url=request.build_absolute_uri(bundle.get_absolute_url()),
-        runs=[
-            RunOut(
-                id=run.pk,
-                name=run.name,
-                dbms=run.build.version.dbms.name,
-                version=run.build.version.text,
-                server=run.server.name,
-                workload=run.workload.name,
-                results=run.n_results,  # type: ignore[attr-defined]
-                url=request.build_absolute_uri(run.get_absolute_url()),
+        progress=ProgressOut(**progress),
+        runs=run_rows,
+        skipped_runs=[
+            SkippedRunOut(
+                id=item.get("id"),
+                name=item.get("name", ""),
+                bundle_id=item.get("bundle_id"),
+                url=request.build_absolute_uri(reverse("runs:run", args=[item["id"]])) if item.get("id") else None,
             )
-            for run in runs
+            for item in skipped
         ],
     )
+
+
+def _note(bundle: Bundle, *, already_imported: bool, new_runs: int, skipped: int) -> str:
+    if already_imported:
+        when = bundle.imported_at.strftime("%Y-%m-%d %H:%M") if bundle.imported_at else "earlier"
+        return f"already imported on {when} UTC as bundle {bundle.pk}; nothing new was stored"
+    if skipped and not new_runs:
+        return f"all {skipped} runs of this bundle were imported before, from other bundles (skipped_runs); nothing new"
+    return ""
 
 
 @router.post(
@@ -91,17 +139,16 @@ def upload_bundle(
     server: Form[str] = "",
     workload: Form[str] = "",
 ) -> tuple[int, BundleOut | ErrorOut]:
-    """Upload a result bundle. 201: imported now; 200: these bytes were imported before (nothing new);
-    202: queued for a worker (poll the bundle); 422: the bundle is bad (``error`` says why; no run was stored).
+    """Upload a result bundle. 201: imported now; 200: nothing new (these bytes were imported before, or every
+    run they hold was: ``note`` says which); 202: queued for a worker (poll the bundle's ``url``: ``status``
+    and ``progress``); 422: the bundle is bad (``error`` says why; no run was stored), found before queueing.
     Needs the uploader role: ``Authorization: Bearer <token>`` (tokens at /account/tokens/) or a logged-in session."""
     longest = Server._meta.get_field("name").max_length or 200
     if len(server) > longest or len(workload) > longest or "\x00" in server + workload:
         return Status(400, ErrorOut(detail=f"server and workload: at most {longest} characters each, no NUL"))
     try:
-        data = file.read()
-        already = Bundle.objects.filter(status=Bundle.Status.IMPORTED, sha256=hashlib.sha256(data).hexdigest()).exists()
-        bundle = submit_bundle(
-            data,
+        submission = submit_bundle(
+            file.read(),
             name=file.name or "bundle",
             source=Bundle.Source.API,
             user=request.user,
@@ -109,13 +156,15 @@ def upload_bundle(
         )
     except ImportFailed as exc:
         return Status(400, ErrorOut(detail=str(exc)))
-    if already:
-        return Status(200, bundle_out(request, bundle, already_imported=True))
+    bundle = submission.bundle
+    out = bundle_out(request, bundle, already_imported=submission.already_imported)
+    if submission.already_imported or (bundle.status == Bundle.Status.IMPORTED and out.skipped_runs and not out.runs):
+        return Status(200, out)
     status = {Bundle.Status.IMPORTED: 201, Bundle.Status.FAILED: 422}.get(bundle.status, 202)  # type: ignore[call-overload]
-    return Status(status, bundle_out(request, bundle))
+    return Status(status, out)
 
 
 @router.get("/bundles/{bundle_id}", response=BundleOut)
 def get_bundle(request: HttpRequest, bundle_id: int) -> BundleOut:
-    """A bundle's import status and the runs it created."""
+    """A bundle's import status (queued → importing → imported, or failed), its progress, and its runs."""
     return bundle_out(request, get_object_or_404(Bundle, pk=bundle_id))

@@ -11,6 +11,7 @@ all give ParsedRuns, stored the same way.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import gzip
 import hashlib
@@ -18,15 +19,17 @@ import io
 import logging
 import os
 import tarfile
-from collections.abc import Callable, Mapping, Sequence
+import threading
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
-from django.db.models import Count
+from django.db import DatabaseError, IntegrityError, connection, transaction
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from runs import dbbench, ibench, sysbench
@@ -316,9 +319,26 @@ def _result_row(
     return row
 
 
-def parse_bundle(data: bytes, *, name: str, overrides: Mapping[str, Any] | None = None) -> ParsedBundle:
-    """Archive bytes → parsed runs. Raises BundleError, ManifestError or sysbench.ParseError."""
-    contents: BundleContents = read_bundle(data, name=name, limits=bundle_limits(), wanted=wanted)
+def parse_bundle(
+    data: bytes,
+    *,
+    name: str,
+    overrides: Mapping[str, Any] | None = None,
+    on_file: Callable[[], None] | None = None,
+) -> ParsedBundle:
+    """Archive bytes → parsed runs. Raises BundleError, ManifestError or sysbench.ParseError.
+
+    ``on_file`` is called for each result file read (the import's progress).
+    """
+
+    def keep(name: str) -> bool:
+        if not wanted(name):
+            return False
+        if on_file is not None:
+            on_file()
+        return True
+
+    contents: BundleContents = read_bundle(data, name=name, limits=bundle_limits(), wanted=keep)
     manifests: dict[str, Manifest] = {
         path: parse_manifest(raw, where=f"{name}:{path + '/' if path else ''}{MANIFEST_NAME}")
         for path, raw in contents.manifests.items()
@@ -541,10 +561,11 @@ class ImportedRun:
     tests: int
     results: int
     skipped: bool = False  # the same run was already imported (from another bundle)
+    existing_bundle_id: int | None = None  # where a skipped run was imported from
 
     def line(self) -> str:
         if self.skipped:
-            return f"{self.name}: already imported, skipped"
+            return f"{self.name}: already imported as run {self.id} (bundle {self.existing_bundle_id}), skipped"
         return f"{self.name}: {self.dbms} {self.version} on {self.server}, {self.tests} tests, {self.results} results"
 
 
@@ -556,12 +577,19 @@ class ImportReport:
     runs: list[ImportedRun]
     ignored_files: int = 0
     warnings: list[str] = field(default_factory=list)
+    imported_at: datetime | None = None
+
+    @property
+    def nothing_new(self) -> bool:
+        """Every run of the bundle was imported before, from other bundles."""
+        return bool(self.runs) and all(run.skipped for run in self.runs)
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "bundle_id": self.bundle_id,
             "bundle": self.bundle_name,
             "already_imported": self.already_imported,
+            "imported_at": self.imported_at.isoformat() if self.imported_at else None,
             "ignored_files": self.ignored_files,
             "warnings": self.warnings,
             "runs": [
@@ -574,6 +602,7 @@ class ImportReport:
                     "tests": r.tests,
                     "results": r.results,
                     "skipped": r.skipped,
+                    "existing_bundle_id": r.existing_bundle_id,
                 }
                 for r in self.runs
             ],
@@ -662,76 +691,214 @@ BAD_INPUT = (BundleError, ManifestError, sysbench.ParseError, dbbench.ParseError
 
 @dataclass(frozen=True)
 class PreParsed:
-    """A bundle parsed ahead (in another process) for ``import_bundle``: used only for the same bytes and inputs."""
+    """A bundle parsed ahead (in another process) for ``import_bundle``: used only for the same bytes and inputs.
+
+    ``error`` is set when it did not parse: the import records it without parsing again.
+    """
 
     sha256: str
     name: str
     overrides: dict[str, Any]
-    parsed: ParsedBundle
+    parsed: ParsedBundle | None
+    error: str = ""
 
 
-def pre_parse(data: bytes, *, name: str, overrides: Mapping[str, Any] | None = None) -> PreParsed | None:
-    """Parse a bundle without the database (safe in a worker process); None when it does not parse.
-
-    A bundle that does not parse is parsed again by ``import_bundle``, which
-    records the error the usual way.
-    """
+def pre_parse(data: bytes, *, name: str, overrides: Mapping[str, Any] | None = None) -> PreParsed:
+    """Parse a bundle without the database (safe in a worker process); a bad bundle's reason is kept."""
     kept = {k: v for k, v in (overrides or {}).items() if v}
+    digest = hashlib.sha256(data).hexdigest()
     try:
         parsed = parse_bundle(data, name=name[:255], overrides=kept)
-    except BAD_INPUT:
-        return None
-    return PreParsed(hashlib.sha256(data).hexdigest(), name[:255], kept, parsed)
+    except BAD_INPUT as exc:
+        return PreParsed(digest, name[:255], kept, None, str(exc))
+    return PreParsed(digest, name[:255], kept, parsed)
 
 
-def import_bundle(
-    bundle_id: int, *, progress: Callable[[str], None] | None = None, pre_parsed: PreParsed | None = None
-) -> ImportReport:
+@dataclass
+class Progress:
+    """What an import has done so far, shown while it runs (kept on the bundle by the heartbeat)."""
+
+    phase: str = "reading"  # reading the archive, then storing the runs
+    files_read: int = 0  # result files read into memory
+    runs_found: int = 0
+    runs_new: int = 0  # runs not imported before: the ones being stored
+    runs_stored: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "phase": self.phase,
+            "files_read": self.files_read,
+            "runs_found": self.runs_found,
+            "runs_new": self.runs_new,
+            "runs_stored": self.runs_stored,
+        }
+
+
+class BundleBusy(Exception):
+    """Another worker holds this bundle's import and is alive (its heartbeat is fresh)."""
+
+    def __init__(self, bundle_id: int, retry_in: float) -> None:
+        super().__init__(f"bundle {bundle_id} is being imported by another worker")
+        self.retry_in = retry_in
+
+
+def claim_stale_after() -> timedelta:
+    return timedelta(seconds=settings.BUNDLE_CLAIM_STALE_SECONDS)
+
+
+def claim_bundle(bundle_id: int) -> str | None:
+    """Take a bundle's import: a queued bundle, or one whose importer's heartbeat went stale (it died).
+
+    One conditional update, so of two workers only one gets it; the other is
+    told at once instead of waiting on a lock. Returns the claim's token.
+    """
+    token = uuid.uuid4().hex
+    now = timezone.now()
+    dead = Q(status=Bundle.Status.IMPORTING) & (Q(heartbeat_at__lt=now - claim_stale_after()) | Q(heartbeat_at=None))
+    taken = Bundle.objects.filter(Q(status=Bundle.Status.QUEUED) | dead, pk=bundle_id).update(
+        status=Bundle.Status.IMPORTING, claim=token, heartbeat_at=now, progress=Progress().as_dict()
+    )
+    return token if taken else None
+
+
+class Heartbeat(threading.Thread):
+    """Keeps a claimed bundle's heartbeat fresh and its progress visible, on a connection of its own.
+
+    The import's transaction is invisible to others until it commits; this
+    thread's updates commit at once, so the page sees the progress and other
+    workers see the import is alive, however long one COPY takes.
+    """
+
+    def __init__(self, bundle_id: int, token: str, progress: Progress) -> None:
+        super().__init__(name=f"bundle-heartbeat-{bundle_id}", daemon=True)
+        self.bundle_id = bundle_id
+        self.token = token
+        self.progress = progress
+        self.interval = min(1.0, settings.BUNDLE_CLAIM_STALE_SECONDS / 3)
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        try:
+            while not self.done.wait(self.interval):
+                try:
+                    Bundle.objects.filter(pk=self.bundle_id, claim=self.token, status=Bundle.Status.IMPORTING).update(
+                        heartbeat_at=timezone.now(), progress=self.progress.as_dict()
+                    )
+                except DatabaseError:
+                    # A blip must not end the import; a heartbeat missed for long lets another worker take over,
+                    # and this import then fails its final check and rolls back.
+                    log.warning("heartbeat of bundle %s not saved", self.bundle_id, exc_info=True)
+        finally:
+            connection.close()  # this thread's own connection
+
+    def finish(self) -> None:
+        self.done.set()
+        self.join(timeout=30)
+
+
+class ClaimLost(Exception):
+    """Another worker took this import over (this one's heartbeat went stale): its work is rolled back."""
+
+
+def import_bundle(bundle_id: int, *, pre_parsed: PreParsed | None = None) -> ImportReport:
     """Import a stored bundle; idempotent: an imported bundle is reported, not imported again.
 
-    Runs in one transaction with the bundle row locked, so a second delivery of
-    the same task waits and then finds it done, and a crash part-way leaves the
-    bundle queued with no runs. ``pre_parsed`` saves the parse when it was made
-    from this bundle's bytes, name and overrides.
+    The bundle is claimed first (``claim_bundle``) and stored in one
+    transaction, so a crash part-way leaves no run, and a second delivery of
+    the same task raises BundleBusy at once while the first is alive. Inside a
+    caller's transaction (the command, a triggered run) the claim is that
+    transaction's, and nobody else can see the bundle until it commits.
+    ``pre_parsed`` saves the parse when it was made from this bundle's bytes,
+    name and overrides.
     """
+    bundle = Bundle.objects.get(pk=bundle_id)
+    if bundle.status == Bundle.Status.IMPORTED:
+        return _report_existing(bundle)
+    token = claim_bundle(bundle_id)
+    if token is None:
+        bundle.refresh_from_db()
+        if bundle.status == Bundle.Status.IMPORTED:
+            return _report_existing(bundle)
+        if bundle.status == Bundle.Status.FAILED:
+            raise ImportFailed(bundle.error)
+        beat = bundle.heartbeat_at or timezone.now()
+        raise BundleBusy(bundle_id, max(1.0, (beat + claim_stale_after() - timezone.now()).total_seconds() + 1))
+    progress = Progress()
+    own_transaction = not connection.in_atomic_block
+    heartbeat = Heartbeat(bundle_id, token, progress) if own_transaction else None
+    if heartbeat is not None:
+        heartbeat.start()
     try:
+        if pre_parsed is not None and (pre_parsed.sha256, pre_parsed.name, pre_parsed.overrides) == (
+            bundle.sha256,
+            bundle.original_name,
+            bundle.overrides,
+        ):
+            if pre_parsed.parsed is None:
+                raise ImportFailed(pre_parsed.error)
+            parsed = pre_parsed.parsed
+        else:
+            data = bytes(BundleData.objects.get(bundle=bundle).content)
+
+            def read_one() -> None:
+                progress.files_read += 1
+
+            parsed = parse_bundle(data, name=bundle.original_name, overrides=bundle.overrides, on_file=read_one)
+        progress.runs_found = len(parsed.runs)
         with transaction.atomic():
-            bundle = Bundle.objects.select_for_update().get(pk=bundle_id)
-            if bundle.status == Bundle.Status.IMPORTED:
-                return _report_existing(bundle)
-            if progress:
-                progress(f"reading {bundle.original_name}")
-            if pre_parsed is not None and (pre_parsed.sha256, pre_parsed.name, pre_parsed.overrides) == (
-                bundle.sha256,
-                bundle.original_name,
-                bundle.overrides,
-            ):
-                parsed = pre_parsed.parsed
-            else:
-                data = bytes(BundleData.objects.get(bundle=bundle).content)
-                parsed = parse_bundle(data, name=bundle.original_name, overrides=bundle.overrides)
             report = _store(bundle, parsed, parsed.server_info, progress=progress)
-            bundle.status = Bundle.Status.IMPORTED
-            bundle.error = ""
-            bundle.imported_at = timezone.now()
-            bundle.stats = {
-                "format": parsed.format,
-                "members": parsed.members,
-                "ignored_files": parsed.ignored_files,
-                "runs": len(report.runs),
-                "results": sum(r.results for r in report.runs),
-                "warnings": parsed.warnings[:200],
-            }
-            bundle.save(update_fields=["status", "error", "imported_at", "stats"])
-            return report
+            done = Bundle.objects.filter(pk=bundle_id, claim=token, status=Bundle.Status.IMPORTING).update(
+                status=Bundle.Status.IMPORTED,
+                error="",
+                imported_at=timezone.now(),
+                claim="",
+                heartbeat_at=None,
+                progress=progress.as_dict(),
+                stats={
+                    "format": parsed.format,
+                    "members": parsed.members,
+                    "ignored_files": parsed.ignored_files,
+                    "runs": len(report.runs),
+                    "results": sum(r.results for r in report.runs),
+                    "warnings": parsed.warnings[:200],
+                    # Runs of this bundle that were imported before, from another bundle: where they are.
+                    "skipped_runs": [
+                        {"id": r.id, "name": r.name, "bundle_id": r.existing_bundle_id}
+                        for r in report.runs
+                        if r.skipped
+                    ][:1000],
+                },
+            )
+            if not done:
+                raise ClaimLost(f"bundle {bundle_id}: another worker took over this import")
+        report.imported_at = timezone.now()
+        return report
     except BAD_INPUT as exc:
         _mark_failed(bundle_id, str(exc))
         raise ImportFailed(str(exc)) from exc
+    except BaseException:
+        if own_transaction:
+            _release(bundle_id, token)
+        raise
+    finally:
+        if heartbeat is not None:
+            heartbeat.finish()
+
+
+def _release(bundle_id: int, token: str) -> None:
+    """Give an interrupted import back to the queue at once (a retry need not wait for the claim to go stale)."""
+    try:
+        Bundle.objects.filter(pk=bundle_id, claim=token, status=Bundle.Status.IMPORTING).update(
+            status=Bundle.Status.QUEUED, claim="", heartbeat_at=None
+        )
+    except DatabaseError:
+        # The database is away: the claim goes stale and a retry or requeue_bundles takes it then.
+        log.warning("could not release the claim of bundle %s", bundle_id, exc_info=True)
 
 
 def _mark_failed(bundle_id: int, error: str) -> None:
     Bundle.objects.filter(pk=bundle_id).exclude(status=Bundle.Status.IMPORTED).update(
-        status=Bundle.Status.FAILED, error=error[:10_000]
+        status=Bundle.Status.FAILED, error=error[:10_000], claim="", heartbeat_at=None
     )
 
 
@@ -748,11 +915,17 @@ def _report_existing(bundle: Bundle) -> ImportReport:
         .annotate(n=Count("microbenchmark", distinct=True))
         .order_by()
     )
+    skipped = [
+        ImportedRun(s.get("id"), s.get("name", ""), "", "", "", 0, 0, True, s.get("bundle_id"))
+        for s in bundle.stats.get("skipped_runs", [])
+    ]
     return ImportReport(
         bundle_id=bundle.pk,
         bundle_name=bundle.original_name,
         already_imported=True,
-        runs=[
+        imported_at=bundle.imported_at,
+        runs=skipped
+        + [
             ImportedRun(
                 id=run.pk,
                 name=run.name,
@@ -779,7 +952,7 @@ def _store(
     parsed: ParsedBundle,
     info: Mapping[str, Any],
     *,
-    progress: Callable[[str], None] | None,
+    progress: Progress | None,
 ) -> ImportReport:
     report = ImportReport(
         bundle_id=bundle.pk,
@@ -789,25 +962,38 @@ def _store(
         ignored_files=parsed.ignored_files,
         warnings=parsed.warnings,
     )
-    existing = set(
-        Run.objects.filter(content_sha256__in=[r.content_sha256 for r in parsed.runs]).values_list(
-            "content_sha256", flat=True
-        )
-    )
+    # Runs imported before (from another bundle): (run id, its bundle id), to link them.
+    existing: dict[str, tuple[int | None, int | None]] = {
+        sha: (pk, bundle_id)
+        for sha, pk, bundle_id in Run.objects.filter(
+            content_sha256__in=[r.content_sha256 for r in parsed.runs]
+        ).values_list("content_sha256", "pk", "bundle_id")
+    }
     new: list[ParsedRun] = []
     for parsed_run in parsed.runs:
         if parsed_run.content_sha256 in existing:  # imported before, or twice in this bundle
+            run_id, bundle_id = existing[parsed_run.content_sha256]
             report.runs.append(
-                ImportedRun(None, parsed_run.name, parsed_run.dbms, parsed_run.version, parsed_run.server, 0, 0, True)
+                ImportedRun(
+                    run_id,
+                    parsed_run.name,
+                    parsed_run.dbms,
+                    parsed_run.version,
+                    parsed_run.server,
+                    0,
+                    0,
+                    True,
+                    bundle_id,
+                )
             )
             continue
-        existing.add(parsed_run.content_sha256)
+        existing[parsed_run.content_sha256] = (None, bundle.pk)
         new.append(parsed_run)
     if not new:
         return report
     if progress:
-        more = " …" if len(new) > 1 else ""
-        progress(f"storing {len(new)} run{'s' if len(new) != 1 else ''}: {new[0].name}{more}")
+        progress.phase = "storing"
+        progress.runs_new = len(new)
     microbenchmarks = {
         suite: _microbenchmarks(
             {(row["test"], row["range_size"]) for r in new if r.suite == suite for row in r.results}, suite
@@ -815,23 +1001,19 @@ def _store(
         for suite in {r.suite for r in new}
     }
     runs = _create_runs(bundle, new, info)
-    if progress:
-        progress(f"storing {sum(len(r.results) for r in new):,} results")
+
     fields = ("run_id", "microbenchmark_id", *RESULT_FIELDS)
     defaults = {f.attname: f.get_default() for f in Result._meta.concrete_fields if f.attname in RESULT_FIELDS}
-    insert_rows(
-        Result,
-        fields,
-        (
-            (
-                run.pk,
-                microbenchmarks[parsed_run.suite][(row["test"], row["range_size"])],
-                *[row.get(name, defaults[name]) for name in RESULT_FIELDS],
-            )
-            for run, parsed_run in zip(runs, new, strict=True)
-            for row in parsed_run.results
-        ),
-    )
+
+    def result_rows() -> Iterator[tuple[Any, ...]]:
+        for run, parsed_run in zip(runs, new, strict=True):
+            ids = microbenchmarks[parsed_run.suite]
+            for row in parsed_run.results:
+                yield (run.pk, ids[(row["test"], row["range_size"])], *[row.get(n, defaults[n]) for n in RESULT_FIELDS])
+            if progress:
+                progress.runs_stored += 1  # its results are in the COPY stream: what the page counts as stored
+
+    insert_rows(Result, fields, result_rows())
     insert_rows(
         RunFile,
         ("run_id", "name", "kind", "text"),
@@ -1014,6 +1196,58 @@ def submit_and_import(
             raise
 
 
+# How much the check before queueing unpacks at most: a web request must not spend minutes on one upload.
+CHECK_UNPACKED_BYTES = 256 * 1024**2
+
+
+class _LooksLikeABundle(Exception):
+    """Raised by the quick check at the first result file: enough is known, the import reads the rest."""
+
+
+def check_bundle(data: bytes, *, name: str) -> None:
+    """A quick structural look at an upload before it is queued, so a bad one is refused at once.
+
+    The archive reader's own checks (format, limits, names, member types) run
+    up to the first result file of a run directory and stop there: the worker
+    then reads the archive once, as it would anyway. An archive without one is
+    read to its end (at most CHECK_UNPACKED_BYTES unpacked), and must hold
+    something the importer reads; its manifests must parse. Raises what
+    ``parse_bundle`` raises.
+    """
+
+    def stop_at_a_result(base: str) -> bool:
+        if wanted(base) and sysbench.parse_file_name(base) is not None:
+            raise _LooksLikeABundle
+        return False
+
+    limits = bundle_limits()
+    budget = min(limits.max_unpacked_bytes, CHECK_UNPACKED_BYTES)
+    try:
+        checked = dataclasses.replace(limits, max_unpacked_bytes=budget)
+        contents = read_bundle(data, name=name[:255], limits=checked, wanted=stop_at_a_result)
+    except _LooksLikeABundle:
+        return
+    except BundleError as exc:
+        if budget < limits.max_unpacked_bytes and f"{budget:,}-byte" in str(exc):
+            return  # past the check's budget, not the bundle's limit: the import reads on (bounded by the limit)
+        raise
+    for path, raw in contents.manifests.items():
+        parse_manifest(raw, where=f"{name[:255]}:{path + '/' if path else ''}{MANIFEST_NAME}")
+    if contents.runs and not contents.dbbench and not contents.ibench:
+        first = contents.runs[0]
+        raise sysbench.ParseError(
+            f"{name[:255]}:{first.path or first.name}: no result files (sb.o.<test>.range<R>.pk<P>.dop<N>) "
+            "in this run directory"
+        )
+
+
+@dataclass(frozen=True)
+class Submission:
+    bundle: Bundle
+    # These bytes were imported before this upload: nothing was queued, the bundle is the earlier one.
+    already_imported: bool
+
+
 def submit_bundle(
     data: bytes,
     *,
@@ -1021,17 +1255,35 @@ def submit_bundle(
     source: str,
     user: Any = None,
     overrides: Mapping[str, Any] | None = None,
-) -> Bundle:
-    """Store the bundle and queue its import (the upload page's and the API's path).
+) -> Submission:
+    """Check and store the bundle and queue its import (the upload page's and the API's path).
 
-    The task is sent after the commit, so a worker never looks for a bundle row
-    that is not there yet. If the broker is down the bundle stays queued; the
-    periodic ``requeue_bundles`` task sends it again once the broker is back.
+    A bundle that fails ``check_bundle`` is kept as failed with the reason, as
+    a failed import would be, and is not queued. The task is sent after the
+    commit, so a worker never looks for a bundle row that is not there yet. If
+    the broker is down the bundle stays queued; the periodic
+    ``requeue_bundles`` task sends it again once the broker is back.
     """
     from runs.tasks import import_bundle_task
 
-    bundle, _created = store_bundle(data, name=name, source=source, user=user, overrides=overrides)
-    if bundle.status == Bundle.Status.QUEUED:
+    earlier = Bundle.objects.filter(sha256=hashlib.sha256(data).hexdigest()).only("status").first()
+    if earlier is None or earlier.status == Bundle.Status.FAILED:
+        try:
+            check_bundle(data, name=name)
+        except BAD_INPUT as exc:
+            with transaction.atomic():
+                bundle, _created = store_bundle(data, name=name, source=source, user=user, overrides=overrides)
+                _mark_failed(bundle.pk, str(exc))
+            bundle.refresh_from_db()
+            return Submission(bundle, already_imported=False)
+    bundle, created = store_bundle(data, name=name, source=source, user=user, overrides=overrides)
+    already_imported = not created and bundle.status == Bundle.Status.IMPORTED
+    abandoned = (
+        bundle.status == Bundle.Status.IMPORTING
+        and bundle.heartbeat_at is not None
+        and bundle.heartbeat_at < timezone.now() - claim_stale_after()
+    )
+    if bundle.status == Bundle.Status.QUEUED or abandoned:
         bundle_id = bundle.pk
 
         def enqueue() -> None:
@@ -1044,4 +1296,4 @@ def submit_bundle(
 
         transaction.on_commit(enqueue)
     bundle.refresh_from_db()
-    return bundle
+    return Submission(bundle, already_imported=already_imported)

@@ -137,6 +137,13 @@ class Bundle(models.Model):
     stats = models.JSONField(default=dict, blank=True)
     # Metadata the uploader set for every run (server, workload, …), applied over the manifest.
     overrides = models.JSONField(default=dict, blank=True)
+    # The import's claim: a worker takes a queued bundle by a conditional update that sets ``claim`` and
+    # keeps ``heartbeat_at`` fresh while it works; a claim whose heartbeat went stale (its worker died)
+    # may be taken over. No row lock is held for the import, so a second delivery returns at once.
+    claim = models.CharField(max_length=32, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    # What the import has done so far: phase, files_read, runs_found, runs_stored (see runs.importer.Progress).
+    progress = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["-uploaded_at"]

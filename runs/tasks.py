@@ -5,12 +5,13 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
-from celery import shared_task
-from django.core.cache import cache
+from celery import Task, shared_task
+from celery.exceptions import MaxRetriesExceededError
 from django.db import InterfaceError, OperationalError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
-from runs.importer import ImportFailed, import_bundle
+from runs.importer import BundleBusy, ClaimLost, ImportFailed, claim_stale_after, import_bundle
 from runs.models import Bundle, Run
 
 log = logging.getLogger(__name__)
@@ -19,35 +20,32 @@ log = logging.getLogger(__name__)
 REQUEUE_AFTER = timedelta(minutes=2)
 
 
-def progress_key(bundle_id: int) -> str:
-    return f"bundle-progress:{bundle_id}"
-
-
-def note_progress(key: str, text: str | None) -> None:
-    """Show (or with None, clear) an import's progress note. The note is a courtesy: a cache that is down
-    or slow is logged and skipped, never a reason for the import to fail."""
-    try:
-        if text is None:
-            cache.delete(key)
-        else:
-            cache.set(key, text, 3600)
-    except Exception:
-        log.warning("progress note %s not written (cache unavailable)", key, exc_info=True)
-
-
 @shared_task(
+    bind=True,
     autoretry_for=(OperationalError,),  # the database restarting is transient: back off and retry
     retry_backoff=True,
     retry_backoff_max=300,
     max_retries=8,
 )
-def import_bundle_task(bundle_id: int) -> None:
-    key = progress_key(bundle_id)
+def import_bundle_task(self: Task, bundle_id: int) -> None:
     try:
-        report = import_bundle(bundle_id, progress=lambda text: note_progress(key, text))
+        report = import_bundle(bundle_id)
     except ImportFailed as exc:
         # Bad input is not retried: the error is recorded on the bundle for the user to read.
         log.info("bundle %s failed: %s", bundle_id, exc)
+        return
+    except BundleBusy as busy:
+        # Another worker imports it. Look again once its claim would be stale: if that worker died (killed
+        # mid-import), this redelivered message is what imports the bundle; if it finished, this ends here.
+        if self.request.is_eager:
+            return
+        try:
+            raise self.retry(countdown=busy.retry_in)
+        except MaxRetriesExceededError:
+            log.info("bundle %s is still being imported by another worker; requeue_bundles watches it", bundle_id)
+            return
+    except ClaimLost as exc:
+        log.warning("%s", exc)  # the worker that took over finishes the import; this one rolled back
         return
     except (OperationalError, InterfaceError):
         raise  # the database went away: transient, retried (autoretry_for)
@@ -57,8 +55,6 @@ def import_bundle_task(bundle_id: int) -> None:
         # say so on the bundle, and re-raise so the worker's log has the traceback.
         mark_crashed(bundle_id, exc)
         raise
-    finally:
-        note_progress(key, None)
     if not report.already_imported:
         refresh_after_import(bundle_id)
 
@@ -67,6 +63,8 @@ def mark_crashed(bundle_id: int, exc: BaseException) -> None:
     detail = (str(exc).strip().splitlines() or [""])[0][:300]
     Bundle.objects.filter(pk=bundle_id).exclude(status=Bundle.Status.IMPORTED).update(
         status=Bundle.Status.FAILED,
+        claim="",
+        heartbeat_at=None,
         error=f"the import stopped on an unexpected error and stored nothing ({type(exc).__name__}: {detail}); "
         "the details are in the server's log",
     )
@@ -94,8 +92,13 @@ def refresh_after_import(bundle_id: int) -> None:
 
 @shared_task
 def requeue_bundles() -> int:
-    """Send again the imports of bundles still queued after REQUEUE_AFTER (run by beat every minute)."""
-    stale = Bundle.objects.filter(status=Bundle.Status.QUEUED, uploaded_at__lt=timezone.now() - REQUEUE_AFTER)
+    """Send again the imports no worker holds: bundles still queued after REQUEUE_AFTER (their message was
+    lost), and bundles whose importer's heartbeat went stale (it died). Run by beat every minute."""
+    now = timezone.now()
+    stale = Bundle.objects.filter(
+        Q(status=Bundle.Status.QUEUED, uploaded_at__lt=now - REQUEUE_AFTER)
+        | Q(status=Bundle.Status.IMPORTING, heartbeat_at__lt=now - claim_stale_after())
+    )
     ids = list(stale.values_list("pk", flat=True)[:100])
     for bundle_id in ids:
         import_bundle_task.delay(bundle_id)

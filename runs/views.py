@@ -4,20 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.cache import cache
 from django.core.paginator import Paginator
 from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
+from django.utils import timezone
 from django.views.decorators.http import require_http_methods
+from django_htmx.http import HttpResponseClientRedirect
 
 from benchdash import pagecache
 from runs.forms import RunFilterForm, UploadForm
-from runs.importer import ImportFailed, submit_bundle
+from runs.importer import ImportFailed, claim_stale_after, submit_bundle
 from runs.models import Bundle, Dbms, Result, Run, RunFile, Server, runs_stamp
 from runs.permissions import UPLOAD, permission_required
-from runs.tasks import progress_key
 
 
 def run_list(request: HttpRequest) -> HttpResponse:
@@ -84,11 +84,13 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @permission_required(UPLOAD)
 @require_http_methods(["GET", "POST"])
 def upload(request: HttpRequest) -> HttpResponse:
-    form = UploadForm(request.POST or None, request.FILES or None)
+    # Bound on every POST: an empty one (no file chosen) must say what is missing, not show a blank form.
+    form = UploadForm(request.POST, request.FILES) if request.method == "POST" else UploadForm()
+    duplicate = None
     if request.method == "POST" and form.is_valid():
         uploaded = form.cleaned_data["bundle"]
         try:
-            bundle = submit_bundle(
+            submission = submit_bundle(
                 uploaded.read(),
                 name=uploaded.name,
                 source=Bundle.Source.UPLOAD,
@@ -98,9 +100,18 @@ def upload(request: HttpRequest) -> HttpResponse:
         except ImportFailed as exc:
             form.add_error("bundle", str(exc))
         else:
-            return redirect(bundle)
+            if submission.already_imported:
+                duplicate, form = submission.bundle, UploadForm()
+            elif request.htmx:
+                # A full page load of the bundle's page: the form's request must not swap a fragment in.
+                return HttpResponseClientRedirect(submission.bundle.get_absolute_url())
+            else:
+                return redirect(submission.bundle)
     recent = Bundle.objects.select_related("uploaded_by")[:10]
-    return render(request, "runs/upload.html", {"form": form, "recent": recent})
+    context = {"form": form, "recent": recent, "duplicate": duplicate}
+    if request.htmx:
+        return render(request, "runs/upload.html#panel", context)
+    return render(request, "runs/upload.html", context)
 
 
 def bundle_list(request: HttpRequest) -> HttpResponse:
@@ -117,14 +128,16 @@ def bundle_detail(request: HttpRequest, pk: int) -> HttpResponse:
         .annotate(n_results=Count("results"))
         .order_by("build__version__sort_key", "name")
     )
-    pending = bundle.status in (Bundle.Status.QUEUED, Bundle.Status.IMPORTING)
     context = {
         "bundle": bundle,
         "runs": runs,
-        "pending": pending,
-        # What the worker is doing now ("storing x.my8044…"), set by the import task.
-        "progress": cache.get(progress_key(bundle.pk)) if pending else None,
+        "pending": bundle.status in (Bundle.Status.QUEUED, Bundle.Status.IMPORTING),
+        "progress": bundle.progress,
+        "stalled": bundle.status == Bundle.Status.IMPORTING
+        and bundle.heartbeat_at is not None
+        and bundle.heartbeat_at < timezone.now() - claim_stale_after(),
+        "skipped": bundle.stats.get("skipped_runs", []),
     }
-    if request.htmx:
+    if request.htmx and request.htmx.target == "bundle-status":
         return render(request, "runs/bundle_detail.html#status", context)
     return render(request, "runs/bundle_detail.html", context)

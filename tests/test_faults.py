@@ -78,7 +78,8 @@ def test_a_web_process_killed_mid_import_leaves_no_partial_rows_and_the_same_upl
     data = synthetic.bundle_bytes(spec)
     expected_results = len(spec.versions) * len(spec.tests) * len(spec.dops)
 
-    with live.gunicorn(tmp_path, workers=1, threads=2) as server:
+    # The killed import's claim goes stale 2 s after its last heartbeat, then the same upload takes it over.
+    with live.gunicorn(tmp_path, workers=1, threads=2, env={"BUNDLE_CLAIM_STALE_SECONDS": "2"}) as server:
         (worker,) = server.started
         outcome: dict[str, Any] = {}
 
@@ -103,10 +104,11 @@ def test_a_web_process_killed_mid_import_leaves_no_partial_rows_and_the_same_upl
         bundle = Bundle.objects.get()  # read after the kill: committed before the import's transaction began
         # PostgreSQL rolls the dead process's transaction back when it notices the connection gone.
         _wait(lambda: not _results_being_written(), 30, "the killed import's transaction to be rolled back")
-        assert bundle.status == Bundle.Status.QUEUED
+        assert bundle.status == Bundle.Status.IMPORTING  # claimed by the dead process, nothing of it stored
         assert Run.objects.count() == 0 and Result.objects.count() == 0
 
         server.wait_for_workers(1)  # gunicorn's master starts a new worker
+        time.sleep(2.5)  # its claim is stale now: nobody beats its heartbeat
         status, body = _upload(server, uploader_token, data, "big.tar.gz")
         assert status == 201, body[:500]
         assert Bundle.objects.count() == 1 and Bundle.objects.get().status == Bundle.Status.IMPORTED

@@ -14,12 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.core.cache import cache
 from django.test import Client
 
 from runs import synthetic
 from runs.models import Bundle, Result, Run
-from runs.tasks import progress_key
 from tests import live
 
 pytestmark = [pytest.mark.worker, pytest.mark.services, pytest.mark.django_db(transaction=True)]
@@ -31,7 +29,10 @@ ROOT = Path(__file__).resolve().parent.parent
 def worker_queue() -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
     """Start workers on a private queue (``start(visibility_timeout=…)``); all stopped by pid at the end."""
     with live.celery_workers("test") as start:
-        yield lambda visibility_timeout=600: start({"CELERY_VISIBILITY_TIMEOUT": str(visibility_timeout)})
+        # A claim goes stale 3 s after its worker's last heartbeat, so a redelivered import need not wait a minute.
+        yield lambda visibility_timeout=600: start(
+            {"CELERY_VISIBILITY_TIMEOUT": str(visibility_timeout), "BUNDLE_CLAIM_STALE_SECONDS": "3"}
+        )
 
 
 @pytest.fixture
@@ -74,22 +75,66 @@ def test_a_worker_killed_mid_import_is_redelivered_and_nothing_is_duplicated(
     response = uploader.post("/api/bundles/", {"file": _upload(data, "big.tar.gz")})
     assert response.status_code == 202
     bundle_id = response.json()["bundle_id"]
-    key = progress_key(bundle_id)
     # The import stores its runs and results, then waits for the run files table held locked here: the
     # worker is killed inside the import's transaction, however fast the import is.
     with live.table_locked("runs_runfile"):
         _wait(lambda: live.waiting_for_lock("runs_runfile"), 90, "the import to reach the run files")
-        assert (cache.get(key) or "").startswith("storing"), cache.get(key)
+        # Its progress is visible while its transaction is open (the heartbeat has its own connection).
+        _wait(lambda: Bundle.objects.get(pk=bundle_id).progress["runs_stored"] == 30, 10, "the progress")
+        bundle = Bundle.objects.get(pk=bundle_id)
+        assert bundle.status == Bundle.Status.IMPORTING and bundle.progress["phase"] == "storing"
+        assert bundle.progress["runs_new"] == 30 and bundle.progress["files_read"] >= 30 * len(spec.tests)
         first.send_signal(signal.SIGKILL)
         first.wait()
-    # The killed transaction rolled back: nothing of the bundle is stored, and it is still queued.
-    assert Bundle.objects.get(pk=bundle_id).status == Bundle.Status.QUEUED
+    # The killed transaction rolled back: nothing of the bundle is stored; its claim is left, and goes stale.
+    assert Bundle.objects.get(pk=bundle_id).status == Bundle.Status.IMPORTING
     assert Run.objects.filter(bundle_id=bundle_id).count() == 0
     worker_queue(visibility_timeout=3)  # a new worker restores the unacknowledged task and runs it
     _wait(lambda: Bundle.objects.get(pk=bundle_id).status == Bundle.Status.IMPORTED, 120, "the redelivered import")
     assert Run.objects.filter(bundle_id=bundle_id).count() == len(spec.versions)
     assert Result.objects.filter(run__bundle_id=bundle_id).count() == len(spec.versions) * len(spec.tests) * 3
     assert Bundle.objects.filter(sha256=Bundle.objects.get(pk=bundle_id).sha256).count() == 1
+
+
+def test_a_duplicate_message_does_not_park_a_worker_while_a_long_import_holds_its_bundle(
+    worker_queue: Callable[..., subprocess.Popen[bytes]], uploader: Client, corpus: Path
+) -> None:
+    from runs.tasks import import_bundle_task
+    from runs.tests.hostile import tgz_of_files
+
+    worker_queue()
+    worker_queue()  # two worker slots, as in the report of one bundle occupying both
+    run = "x.my5651_rel_o2nofp.z12a_c8r32.pk1"
+    files = {f"{run}/{p.name}": p.read_bytes() for p in (corpus / "sysbench-mysql-small" / run).iterdir()}
+    earlier = uploader.post("/api/bundles/", {"file": _upload(tgz_of_files(files), "earlier.tgz")}).json()
+    _wait(lambda: Bundle.objects.get(pk=earlier["bundle_id"]).status == "imported", 90, "the earlier import")
+
+    spec = synthetic.SeriesSpec(versions=tuple(f"8.0.{n}" for n in range(10, 30)), dops=(1, 8), seed=12)
+    with live.table_locked("runs_runfile"):
+        long = uploader.post("/api/bundles/", {"file": _upload(synthetic.bundle_bytes(spec), "long.tar.gz")}).json()
+        _wait(lambda: live.waiting_for_lock("runs_runfile"), 90, "the long import to reach the run files")
+        for _ in range(3):
+            import_bundle_task.delay(long["bundle_id"])  # what requeue_bundles used to send every minute
+        # An unrelated upload (the same run packed again: it writes no run files) is imported meanwhile.
+        files["NOTES.txt"] = b"packed again\n"
+        other = uploader.post("/api/bundles/", {"file": _upload(tgz_of_files(files), "other.tgz")}).json()
+        _wait(lambda: Bundle.objects.get(pk=other["bundle_id"]).status == "imported", 30, "the unrelated upload")
+        held = Bundle.objects.get(pk=long["bundle_id"])
+        assert held.status == Bundle.Status.IMPORTING and live.waiting_for_lock("runs_runfile")
+    _wait(lambda: Bundle.objects.get(pk=long["bundle_id"]).status == "imported", 90, "the long import")
+    assert Run.objects.filter(bundle_id=long["bundle_id"]).count() == len(spec.versions)
+    assert Run.objects.filter(bundle_id=other["bundle_id"]).count() == 0  # its run was imported before
+
+
+def test_a_bad_upload_is_answered_422_at_once_in_worker_mode(
+    worker_queue: Callable[..., subprocess.Popen[bytes]], uploader: Client
+) -> None:
+    worker_queue()
+    response = uploader.post("/api/bundles/", {"file": _upload(b"not an archive at all\n" * 50, "notes.tar.gz")})
+    assert response.status_code == 422, response.content
+    body = response.json()
+    assert body["status"] == "failed" and "not a tar" in body["error"]
+    assert Bundle.objects.get().status == Bundle.Status.FAILED and Run.objects.count() == 0
 
 
 def _upload(data: bytes, name: str) -> object:
@@ -130,7 +175,7 @@ def test_the_worker_waits_out_broker_outages_finishes_its_import_and_resumes_bun
         assert worker.poll() is None, log.read_text()[-3000:]
         proxy.restore()
 
-        # An import in progress when the broker and cache go away: it finishes, its progress notes skipped.
+        # An import in progress when the broker and cache go away: it finishes (its progress lives in the database).
         response = uploader.post("/api/bundles/", {"file": _upload(synthetic.bundle_bytes(spec), "mid.tar.gz")})
         assert response.status_code == 202, response.content
         first = response.json()["bundle_id"]
@@ -173,4 +218,3 @@ def test_the_worker_waits_out_broker_outages_finishes_its_import_and_resumes_bun
     # The lost acknowledgement is logged (the message is delivered again and finds its work done); nothing
     # took the worker down.
     assert "Unrecoverable error" not in text, text[-3000:]
-    assert "progress note" in text  # the skipped notes were logged, not raised

@@ -17,6 +17,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection
 from django.test import Client
 
+from reports.models import SeriesSummary
 from runner import benchmark
 from runner.models import BenchmarkOutput, BenchmarkRun, Schedule, Target
 from runner.tasks import run_benchmark, run_schedule
@@ -173,6 +174,11 @@ def test_a_scheduled_run_records_the_red_flags_against_its_base(mariadb: Server,
     assert run.schedule == schedule and run.base_run == base
     assert sorted(f["label"] for f in run.red_flags) == sorted(TINY["microbenchmarks"])
     assert all(f["relative"] < 0.01 for f in run.red_flags)
+    # The series was refreshed after the import, as after an upload: the home page's summary counts the
+    # nightly run (without the refresh it would still be the base's summary of one run).
+    nightly_run = Run.objects.get(bundle=run.bundle)
+    summary = SeriesSummary.objects.get(server=nightly_run.server, workload=nightly_run.workload)
+    assert summary.runs == 2 and nightly_run.pk in (summary.base_run_id, summary.latest_run_id)
     # Beat delivering tonight's message again finds tonight's run, and starts nothing new.
     assert run_schedule.delay(schedule.pk).get() == run_id
     assert BenchmarkRun.objects.filter(schedule=schedule).count() == 1

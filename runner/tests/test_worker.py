@@ -23,6 +23,7 @@ from celery.signals import before_task_publish
 from django.conf import settings
 from django.db import connection
 
+from reports.models import SeriesSummary
 from runner import benchmark
 from runner.models import BenchmarkRun
 from runner.tests.services import Server, missing
@@ -76,7 +77,13 @@ def test_a_real_worker_runs_a_triggered_benchmark_from_a_redis_queue(postgres: S
     )
 
     log_path = tmp_path / "worker.log"
-    env = {**os.environ, "DATABASE_URL": database_url(), "REDIS_URL": redis_url, "CELERY_TASK_ALWAYS_EAGER": "false"}
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url(),
+        "REDIS_URL": redis_url,
+        "CELERY_TASK_ALWAYS_EAGER": "false",
+        "CELERY_QUEUE": queue,  # the refresh the import queues comes back to this worker
+    }
     with log_path.open("wb") as log:
         worker = subprocess.Popen(
             [*WORKER, "-Q", queue, "-n", f"{queue}@%h"],
@@ -104,6 +111,14 @@ def test_a_real_worker_runs_a_triggered_benchmark_from_a_redis_queue(postgres: S
                 break
             time.sleep(0.5)
         elapsed = time.monotonic() - started
+        # After the import, as after an upload, the worker refreshes the series: home summary, comparisons,
+        # regression detection.
+        bundle_id = BenchmarkRun.objects.values_list("bundle_id", flat=True).get(pk=run.pk)
+        imported_run = Run.objects.filter(bundle_id=bundle_id).first() if bundle_id else None
+        while imported_run is not None and time.monotonic() - started < WAIT_SECONDS and worker.poll() is None:
+            if SeriesSummary.objects.filter(latest_run=imported_run).exists():
+                break
+            time.sleep(0.5)
     finally:
         before_task_publish.disconnect(record)
         sender.close()
@@ -118,6 +133,8 @@ def test_a_real_worker_runs_a_triggered_benchmark_from_a_redis_queue(postgres: S
     (imported,) = Run.objects.filter(bundle=run.bundle)
     assert Bundle.objects.get().source == Bundle.Source.TRIGGERED
     assert imported.results.filter(qps__gt=0).count() == 3
+    summary = SeriesSummary.objects.get(server=imported.server, workload=imported.workload)
+    assert summary.latest_run == imported and summary.base_run == imported and summary.runs == 1
     # Only the id travelled: no password in the message, and none in what the worker logged.
     assert published and all(postgres.password not in p for p in published)
     assert postgres.password not in log_text

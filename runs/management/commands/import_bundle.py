@@ -64,7 +64,16 @@ class Command(BaseCommand):
                 self.stderr.write(f"error: {path.name}: the database refused a value ({detail}); nothing was written")
                 continue
             if report.already_imported:
-                self.stdout.write(f"{name}: already imported (bundle {report.bundle_id}), nothing new")
+                when = f" on {report.imported_at:%Y-%m-%d %H:%M} UTC" if report.imported_at else ""
+                self.stdout.write(f"{name}: already imported{when} as bundle {report.bundle_id}, nothing new")
+                continue
+            if report.nothing_new:
+                self.stdout.write(
+                    f"{name}: bundle {report.bundle_id}: all {len(report.runs)} runs were imported before, "
+                    "from other bundles; nothing new"
+                )
+                for run in report.runs:
+                    self.stdout.write(f"  {run.line()}")
                 continue
             # Comparisons, home-page summaries and regressions of the touched series: a worker's job.
             refresh_after_import(report.bundle_id)
