@@ -16,7 +16,8 @@ app.autodiscover_tasks()
 
 
 class RequeueOnConnect(bootsteps.StartStopStep):
-    """Each time the worker's consumer (re)connects to the broker, queued bundles are sent again.
+    """Each time the worker's consumer (re)connects to the broker, queued bundles are sent again, and
+    series whose after-import refresh was lost are refreshed.
 
     An upload made while the broker was down is stored as queued but its task
     never reached a queue; without this it would wait for beat (if beat runs at
@@ -30,7 +31,8 @@ class RequeueOnConnect(bootsteps.StartStopStep):
 
     def start(self, parent: Any) -> None:
         try:
-            parent.app.send_task("runs.tasks.requeue_bundles", queue=parent.app.conf.task_default_queue)
+            for task in ("runs.tasks.requeue_bundles", "runs.tasks.refresh_lost_series"):
+                parent.app.send_task(task, queue=parent.app.conf.task_default_queue)
         except Exception:
             log.warning("could not ask for the requeue of queued bundles; beat will", exc_info=True)
 

@@ -195,6 +195,8 @@ CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_BEAT_SCHEDULE = {
     # Uploads whose task was lost (broker down at upload time) are imported once it is back.
     "requeue-queued-bundles": {"task": "runs.tasks.requeue_bundles", "schedule": 60.0},
+    # Series whose after-import refresh was lost (broker down when the import committed) are recomputed.
+    "refresh-lost-series": {"task": "runs.tasks.refresh_lost_series", "schedule": 60.0},
 }
 CELERY_TIMEZONE = TIME_ZONE
 

@@ -8,7 +8,7 @@ from datetime import timedelta
 from celery import Task, shared_task
 from celery.exceptions import MaxRetriesExceededError
 from django.db import InterfaceError, OperationalError, transaction
-from django.db.models import Q
+from django.db.models import Max, Min, Q
 from django.utils import timezone
 
 from runs.importer import BundleBusy, ClaimLost, ImportFailed, claim_stale_after, import_bundle
@@ -103,3 +103,47 @@ def requeue_bundles() -> int:
     for bundle_id in ids:
         import_bundle_task.delay(bundle_id)
     return len(ids)
+
+
+# Imports older than this whose series summary is older than the import lost their refresh; newer ones may
+# still have it queued or running.
+REFRESH_GRACE = timedelta(minutes=2)
+# How far back lost refreshes are looked for: bounded, so the check reads a day's bundles, not the archive.
+REFRESH_LOOKBACK = timedelta(days=1)
+
+
+@shared_task
+def refresh_lost_series() -> int:
+    """Queue the refresh of series whose newest import is newer than their home-page summary.
+
+    The refresh is sent after an import commits; if the broker is down at that moment the message is lost
+    and the redelivered import finds nothing new to do, so nothing would ever recompute the series. Run
+    by beat every minute and by each worker when it (re)connects to the broker; a refresh is idempotent,
+    so one sent twice costs only time.
+    """
+    from reports.models import SeriesSummary
+
+    now = timezone.now()
+    recent = Bundle.objects.filter(
+        status=Bundle.Status.IMPORTED,
+        imported_at__gte=now - REFRESH_LOOKBACK,
+        imported_at__lt=now - REFRESH_GRACE,
+    )
+    imported = {
+        (row["server_id"], row["workload_id"]): row["newest"]
+        for row in Run.objects.filter(bundle__in=recent)
+        .values("server_id", "workload_id")
+        .annotate(newest=Max("bundle__imported_at"))
+    }
+    if not imported:
+        return 0
+    computed = {
+        (row["server_id"], row["workload_id"]): row["oldest"]
+        for row in SeriesSummary.objects.filter(server_id__in={server for server, _ in imported})
+        .values("server_id", "workload_id")
+        .annotate(oldest=Min("computed_at"))
+    }
+    lost = [key for key, newest in imported.items() if key not in computed or computed[key] < newest]
+    for server_id, workload_id in lost:
+        refresh_series_task.delay(server_id, workload_id)
+    return len(lost)
