@@ -176,6 +176,10 @@ def parse_run(run_dir: RunDir, meta: RunMeta, *, bundle_name: str) -> ParsedRun:
         path = f"{where}/{file_name}"
         if fn is None:
             kind = _file_kind(file_name)
+            if kind and b"\0" in data:
+                # Kept as text, and PostgreSQL text holds no NUL: refused here with the file named, not by the
+                # database half-way through the import.
+                raise sysbench.ParseError(f"{where}: NUL byte in {file_name} of run {run_dir.name}")
             if kind and kind not in seen_kinds:
                 # One copy per kind: the test-by-test copies of settings are the same text.
                 seen_kinds.add(kind)
