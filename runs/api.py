@@ -10,6 +10,7 @@ from django.shortcuts import get_object_or_404
 from ninja import File, Form, Router, Schema, Status
 from ninja.files import UploadedFile
 
+from runs.api_errors import ErrorOut, ValidationErrorOut, responses
 from runs.importer import ImportFailed, submit_bundle
 from runs.models import Bundle, Run, Server
 from runs.permissions import UPLOAD, api_auth
@@ -36,10 +37,6 @@ class BundleOut(Schema):
     error: str
     url: str
     runs: list[RunOut]
-
-
-class ErrorOut(Schema):
-    detail: str
 
 
 def bundle_out(request: HttpRequest, bundle: Bundle, *, already_imported: bool = False) -> BundleOut:
@@ -75,15 +72,8 @@ def bundle_out(request: HttpRequest, bundle: Bundle, *, already_imported: bool =
 @router.post(
     "/bundles/",
     auth=api_auth(UPLOAD),
-    response={
-        201: BundleOut,
-        200: BundleOut,
-        202: BundleOut,
-        422: BundleOut,
-        400: ErrorOut,
-        401: ErrorOut,
-        403: ErrorOut,
-    },
+    # 422: a bad bundle (BundleOut, its error says why) or a request without the form's fields.
+    response=responses({201: BundleOut, 200: BundleOut, 202: BundleOut, 422: BundleOut | ValidationErrorOut}),
 )
 def upload_bundle(
     request: HttpRequest,
@@ -115,7 +105,7 @@ def upload_bundle(
     return Status(status, bundle_out(request, bundle))
 
 
-@router.get("/bundles/{bundle_id}", response=BundleOut)
+@router.get("/bundles/{int:bundle_id}", response=responses({200: BundleOut}, not_found=True))
 def get_bundle(request: HttpRequest, bundle_id: int) -> BundleOut:
     """A bundle's import status and the runs it created."""
     return bundle_out(request, get_object_or_404(Bundle, pk=bundle_id))
