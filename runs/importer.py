@@ -31,7 +31,7 @@ from django.utils import timezone
 
 from runs import dbbench, ibench, sysbench
 from runs.bulk import find_or_create, insert_rows
-from runs.bundle import BundleContents, BundleError, DbBenchFile, IbenchFile, Limits, RunDir, read_bundle
+from runs.bundle import BundleContents, BundleError, DbBenchFile, IbenchFile, Limits, RunDir, manifest_path, read_bundle
 from runs.manifest import MANIFEST_NAME, Manifest, ManifestError, RunMeta, parse_manifest
 from runs.models import (
     METRIC_FIELDS,
@@ -366,7 +366,7 @@ def parse_bundle(data: bytes, *, name: str, overrides: Mapping[str, Any] | None 
 def _meta_for(run_dir: RunDir, manifests: Mapping[str, Manifest]) -> RunMeta:
     """Manifests from the root down to the run directory; the nearest one wins key by key."""
     merged: dict[str, Any] = {}
-    parts = run_dir.path.split("/") if run_dir.path else [run_dir.name]
+    parts = manifest_path(run_dir.path, run_dir.origin).split("/") if run_dir.path else [run_dir.name]
     for depth in range(len(parts) + 1):
         manifest = manifests.get("/".join(parts[:depth]))
         if manifest is not None:
@@ -408,7 +408,7 @@ def parse_dbbench_bundle(
             continue
         warnings.extend(file_warnings)
         for run in found:
-            meta = _dbbench_meta(file.path, run.name, manifests)
+            meta = _dbbench_meta(manifest_path(file.path, file.origin), run.name, manifests)
             meta = RunMeta(**{**meta.model_dump(exclude_none=True), **overrides.model_dump(exclude_none=True)})
             runs.append(_dbbench_parsed_run(run, meta, where))
             warnings.extend(runs[-1].warnings)
@@ -489,10 +489,11 @@ def parse_ibench_bundle(
     step directories): they are read together, so each run is assembled once.
     """
     found, warnings, not_read = ibench.parse_bundle_files((f.path, f.data, f.mtime) for f in files)
+    origins = {f.path: f.origin for f in files}
     runs: list[ParsedRun] = []
     for run in found:
         where = f"{bundle_name}:{run.sources[0]}"
-        meta = _dbbench_meta(run.sources[0], run.name, manifests)
+        meta = _dbbench_meta(manifest_path(run.sources[0], origins.get(run.sources[0], "")), run.name, manifests)
         meta = RunMeta(**{**meta.model_dump(exclude_none=True), **overrides.model_dump(exclude_none=True)})
         runs.append(_ibench_parsed_run(run, meta, where))
         warnings.extend(runs[-1].warnings)

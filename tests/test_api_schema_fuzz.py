@@ -14,6 +14,7 @@ shrinking, so it stays within about a minute on PostgreSQL.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -25,7 +26,11 @@ from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
 from schemathesis import GenerationMode  # noqa: E402
 from schemathesis.specs.openapi.checks import negative_data_rejection  # noqa: E402
 
-EXAMPLES = 10
+# Per operation and generation mode. With every check (some re-send the request) this keeps the two tests
+# near a minute on PostgreSQL on a small machine.
+EXAMPLES = 6
+# A request that takes longer than this is a failure of its own (a hang, a query without a bound).
+DEADLINE = timedelta(seconds=10)
 
 
 # Valid data may still name a server, run or state of the world that does not exist, which the schema cannot
@@ -92,7 +97,7 @@ def _fuzz_operation(
     @given(case=operation.as_strategy(generation_mode=mode))
     @settings(
         max_examples=examples,
-        deadline=None,
+        deadline=DEADLINE,
         phases=[Phase.explicit, Phase.generate],
         suppress_health_check=list(HealthCheck),
         database=None,
