@@ -37,6 +37,7 @@ class BundleOut(Schema):
     error: str
     url: str
     runs: list[RunOut]
+    warnings: list[str] = []  # what the import noticed: 0 QPS results, runs already imported for another server
 
 
 def bundle_out(request: HttpRequest, bundle: Bundle, *, already_imported: bool = False) -> BundleOut:
@@ -52,6 +53,7 @@ def bundle_out(request: HttpRequest, bundle: Bundle, *, already_imported: bool =
         status=bundle.status,
         already_imported=already_imported,
         error=bundle.error,
+        warnings=list((bundle.stats or {}).get("warnings", [])),
         url=request.build_absolute_uri(bundle.get_absolute_url()),
         runs=[
             RunOut(

@@ -11,6 +11,7 @@ all give ParsedRuns, stored the same way.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import gzip
 import hashlib
@@ -114,6 +115,11 @@ class ParsedRun:
     @property
     def tests(self) -> int:
         return len({(r["test"], r["range_size"]) for r in self.results})
+
+    @property
+    def attach_existing(self) -> bool:
+        """Results already imported for another series are added to this one too (the manifest says so)."""
+        return bool(self.meta.attach_existing)
 
 
 @dataclass
@@ -241,6 +247,7 @@ def parse_run(run_dir: RunDir, meta: RunMeta, *, bundle_name: str) -> ParsedRun:
 
     if not results:
         raise sysbench.ParseError(f"{where}: no result files (sb.o.<test>.range<R>.pk<P>.dop<N>) in this run directory")
+    warnings.extend(_zero_qps_warnings(run_dir.name, results))
 
     outs = list(outputs.values())
     workload, params = _workload(outs)
@@ -276,6 +283,20 @@ def parse_run(run_dir: RunDir, meta: RunMeta, *, bundle_name: str) -> ParsedRun:
         warnings=warnings,
         ignored_files=len(run_dir.ignored),
     )
+
+
+def _zero_qps_warnings(run_name: str, results: list[dict[str, Any]]) -> list[str]:
+    """A result of 0 QPS (or -0.0) is kept as measured, as 0.0, but said: it is a failed test far more often
+    than a real measurement, and anything compared against it is infinitely faster."""
+    zero = []
+    for row in results:
+        if row["qps"] == 0:
+            row["qps"] = 0.0
+            zero.append(f"{sysbench.test_label(row['test'], row['range_size'])} at {row['dop']} threads")
+    if not zero:
+        return []
+    shown = ", ".join(sorted(zero)[:10]) + (f" and {len(zero) - 10} more" if len(zero) > 10 else "")
+    return [f"{run_name}: 0 QPS for {shown}; imported as measured (a failed test?)"]
 
 
 def _at(values: list[float] | None, i: int) -> float | None:
@@ -546,8 +567,11 @@ class ImportedRun:
     tests: int
     results: int
     skipped: bool = False  # the same run was already imported (from another bundle)
+    existing: dict[str, Any] | None = None  # when skipped: the run that holds these results (id, name, server, …)
 
     def line(self) -> str:
+        if self.skipped and self.existing:
+            return f"{self.name}: already imported as run {self.existing['id']} on {self.existing['server']}, skipped"
         if self.skipped:
             return f"{self.name}: already imported, skipped"
         return f"{self.name}: {self.dbms} {self.version} on {self.server}, {self.tests} tests, {self.results} results"
@@ -579,6 +603,7 @@ class ImportReport:
                     "tests": r.tests,
                     "results": r.results,
                     "skipped": r.skipped,
+                    "existing_run": r.existing,
                 }
                 for r in self.runs
             ],
@@ -725,7 +750,7 @@ def import_bundle(
                 "ignored_files": parsed.ignored_files,
                 "runs": len(report.runs),
                 "results": sum(r.results for r in report.runs),
-                "warnings": parsed.warnings[:200],
+                "warnings": report.warnings[:200],
             }
             bundle.save(update_fields=["status", "error", "imported_at", "stats"])
             return report
@@ -792,22 +817,9 @@ def _store(
         already_imported=False,
         runs=[],
         ignored_files=parsed.ignored_files,
-        warnings=parsed.warnings,
+        warnings=list(parsed.warnings),
     )
-    existing = set(
-        Run.objects.filter(content_sha256__in=[r.content_sha256 for r in parsed.runs]).values_list(
-            "content_sha256", flat=True
-        )
-    )
-    new: list[ParsedRun] = []
-    for parsed_run in parsed.runs:
-        if parsed_run.content_sha256 in existing:  # imported before, or twice in this bundle
-            report.runs.append(
-                ImportedRun(None, parsed_run.name, parsed_run.dbms, parsed_run.version, parsed_run.server, 0, 0, True)
-            )
-            continue
-        existing.add(parsed_run.content_sha256)
-        new.append(parsed_run)
+    new = _new_runs(parsed.runs, report)
     if not new:
         return report
     if progress:
@@ -859,6 +871,62 @@ def _store(
             )
         )
     return report
+
+
+def _attached_sha256(run: ParsedRun) -> str:
+    """The identity of results attached to one more series: the content's hash bound to that series, so the
+    same attachment twice is one run, like any re-import."""
+    return hashlib.sha256(f"{run.content_sha256}\0{run.server}\0{run.workload}".encode()).hexdigest()
+
+
+def _new_runs(parsed: Sequence[ParsedRun], report: ImportReport) -> list[ParsedRun]:
+    """The runs to store; the others are listed in ``report`` as skipped, with the run that holds their results.
+
+    Results imported before under another server or workload are said in a warning (that series would
+    otherwise silently lack the run, e.g. its base); with ``attach_existing`` they are stored for this
+    series too, under an identity of their own.
+    """
+    wanted = {r.content_sha256 for r in parsed} | {_attached_sha256(r) for r in parsed if r.attach_existing}
+    holders = {
+        run.content_sha256: run
+        for run in Run.objects.filter(content_sha256__in=wanted).select_related("server", "workload")
+    }
+    seen: set[str] = set()
+    new: list[ParsedRun] = []
+    for parsed_run in parsed:
+        holder = holders.get(parsed_run.content_sha256)
+        elsewhere = holder is not None and (holder.server.name, holder.workload.name) != (
+            parsed_run.server,
+            parsed_run.workload,
+        )
+        if elsewhere and parsed_run.attach_existing:
+            parsed_run = dataclasses.replace(parsed_run, content_sha256=_attached_sha256(parsed_run))
+            holder = holders.get(parsed_run.content_sha256)
+            elsewhere = False
+        if holder is None and parsed_run.content_sha256 not in seen:
+            seen.add(parsed_run.content_sha256)
+            new.append(parsed_run)
+            continue
+        existing = None
+        if holder is not None:
+            existing = {
+                "id": holder.pk,
+                "name": holder.name,
+                "server": holder.server.name,
+                "workload": holder.workload.name,
+                "bundle_id": holder.bundle_id,
+            }
+        skipped = ImportedRun(
+            None, parsed_run.name, parsed_run.dbms, parsed_run.version, parsed_run.server, 0, 0, True, existing
+        )
+        report.runs.append(skipped)
+        if elsewhere and holder is not None:
+            report.warnings.append(
+                f"{parsed_run.name}: its results are already imported as run {holder.pk} ({holder.name}) on server "
+                f"{holder.server.name!r}, workload {holder.workload.name!r}, so server {parsed_run.server!r} does "
+                "not get it; set attach_existing = true in benchdash.toml to add it to this series too"
+            )
+    return new
 
 
 def _microbenchmarks(

@@ -19,7 +19,7 @@ It may sit at the bundle's root (applies to every run) or inside a run directory
     config = "z12a_c8r32"
     notes = "built with -O2 -fno-omit-frame-pointer"
 
-Keys of a run table: dbms, version, build, flavour, config, server, workload, notes.
+Keys of a run table: dbms, version, build, flavour, config, server, workload, notes, attach_existing.
 Unknown keys are an error, so a typo is never ignored silently.
 """
 
@@ -51,6 +51,9 @@ class RunMeta(BaseModel):
     server: str | None = Field(default=None, max_length=200)
     workload: str | None = Field(default=None, max_length=200)
     notes: str | None = None
+    # Results already imported for another server or workload are added to this series too, instead of
+    # being skipped (a base run shared by two series, a run first uploaded under the wrong server name).
+    attach_existing: bool | None = None
 
 
 class ServerInfo(BaseModel):
