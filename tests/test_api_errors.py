@@ -275,3 +275,26 @@ def test_a_database_outage_answers_503_in_json_with_retry_after_and_the_api_reco
             status = server.request("GET", "/api/regressions")[0]
             time.sleep(0.2)
         assert status == 200, "the API did not recover once the database was back"
+
+
+def test_djangos_last_resort_answers_json_under_the_api_and_its_own_page_elsewhere(rf: Any) -> None:
+    """handler500 runs while Django handles an exception raised outside ninja (a middleware, say)."""
+    from django.db import OperationalError
+
+    from runs.api_errors import handler500
+
+    for path, exc, status in (
+        ("/api/regressions", OperationalError("server closed the connection unexpectedly"), 503),
+        ("/api/regressions", RuntimeError("a bug"), 500),
+    ):
+        try:
+            raise exc
+        except Exception:
+            response = handler500(rf.get(path))
+        assert response.status_code == status and response["Content-Type"] == "application/json"
+        assert ("Retry-After" in response) == (status == 503)
+    try:
+        raise RuntimeError("a bug")
+    except RuntimeError:
+        page = handler500(rf.get("/runs/"))
+    assert page.status_code == 500 and page["Content-Type"].startswith("text/html")

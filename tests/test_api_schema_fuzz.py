@@ -13,6 +13,7 @@ shrinking, so it stays within about a minute on PostgreSQL.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator
 from datetime import timedelta
 from typing import Any
@@ -28,7 +29,10 @@ from schemathesis.specs.openapi.checks import negative_data_rejection  # noqa: E
 
 # Per operation and generation mode. With every check (some re-send the request) this keeps the two tests
 # near a minute on PostgreSQL on a small machine.
-EXAMPLES = 6
+EXAMPLES = 10
+# Coverage-phase cases per operation (boundaries, missing parts, wrong methods): a bound above what any
+# operation of ours yields today, so all of them run.
+COVERAGE_CASES = 150
 # A request that takes longer than this is a failure of its own (a hang, a query without a bound).
 DEADLINE = timedelta(seconds=10)
 
@@ -81,7 +85,35 @@ def _fuzz(schema: Any, headers: dict[str, str], examples: int, also: Callable[[A
             # Every operation is tried and all failures reported together; schemathesis raises a group.
             except (Exception, BaseExceptionGroup) as exc:
                 failures.append(f"{operation.label} ({mode.value}): {type(exc).__name__}: {str(exc)[:1500]}")
+        failures += _coverage(schema, operation, headers, also)
     return failures
+
+
+def _coverage(schema: Any, operation: Any, headers: dict[str, str], also: Callable[[Any, Any], None]) -> list[str]:
+    """Schemathesis' coverage phase for one operation: boundary values (the largest offset, an id beyond any
+    row), each required part missing, and methods the path does not have. Deterministic; the first
+    ``COVERAGE_CASES`` of each operation."""
+    failures = []
+    cases = schema.iter_coverage_cases(
+        operation,
+        generation_modes=[GenerationMode.POSITIVE, GenerationMode.NEGATIVE],
+        generation_config=schema.config.generation_for(operation=operation),
+    )
+    for case in itertools.islice(cases, COVERAGE_CASES):
+        try:
+            response = case.call(headers=headers)
+            case.validate_response(response, headers=headers, excluded_checks=_excluded(operation))
+            also(case, response)
+        except (Exception, BaseExceptionGroup) as exc:
+            failures.append(f"{case.method} {case.path} (coverage): {type(exc).__name__}: {str(exc)[:1500]}")
+    return failures
+
+
+def _excluded(operation: Any) -> list[Any]:
+    # A multipart field is text on the wire: schemathesis' "a number instead of a string" is the string of
+    # that number there, a valid value, so invalid-data-rejected cannot hold for the upload's form fields.
+    multipart = "multipart/form-data" in str(operation.definition.raw.get("requestBody", ""))
+    return [negative_data_rejection] if multipart else []
 
 
 def _fuzz_operation(
@@ -89,10 +121,8 @@ def _fuzz_operation(
 ) -> None:
     """Plain hypothesis over the operation's strategy: schemathesis' own pytest integration (``from_fixture``)
     does not run under pytest 9. No shrinking and no example database: a failure is reported as found."""
-    # A multipart field is text on the wire: schemathesis' "a number instead of a string" is the string of
-    # that number there, a valid value, so invalid-data-rejected cannot hold for the upload's form fields.
-    multipart = "multipart/form-data" in str(operation.definition.raw.get("requestBody", ""))
-    excluded = [negative_data_rejection] if multipart else []
+    excluded = _excluded(operation)
+    multipart = bool(excluded)
 
     @given(case=operation.as_strategy(generation_mode=mode))
     @settings(
