@@ -18,6 +18,7 @@ from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from ninja import Field, Query, Router, Schema, Status
+from pydantic import ConfigDict
 
 from reports import bugs as bugrefs
 from reports.models import Bug, Regression, TriageEvent
@@ -122,6 +123,10 @@ class RegressionIn(Schema):
 
 
 class RegressionPatch(Schema):
+    # Every field is optional, and ninja's schemas read attributes of any object (for model rows): without
+    # this, a JSON list or number would pass as an empty patch, and a misspelt key would be ignored.
+    model_config = ConfigDict(extra="forbid")
+
     state: StateName | None = None
     note: str = ""
     fixed_in: str | None = None  # a version text; "" clears it

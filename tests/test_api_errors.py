@@ -92,6 +92,19 @@ def test_triaging_ids_beyond_any_row_is_refused_with_422(triager: Client) -> Non
     assert response.status_code == 422 and response.json()["detail"][0]["loc"] == ["body", "payload", "ids", 0]
 
 
+@pytest.mark.django_db
+@pytest.mark.parametrize("body", ["[null, null]", "3", '{"stat": "noise"}'])
+def test_a_patch_that_is_not_an_object_of_known_keys_is_refused_and_changes_nothing(
+    small_base: Run, triager: Client, body: str
+) -> None:
+    detect_regressions(small_base.server_id, small_base.workload_id)
+    regression = Regression.objects.order_by("pk").first()
+    assert regression is not None
+    response = triager.patch(f"/api/regressions/{regression.pk}", body, content_type="application/json")
+    assert response.status_code == 422, response.content[:300]
+    assert Regression.objects.get(pk=regression.pk).updated_at == regression.updated_at
+
+
 def test_the_schema_enums_are_the_models_choices() -> None:
     assert set(get_args(StateName)) == set(Regression.State.values)
     assert set(get_args(StateFilter)) == {"open", "any", *Regression.State.values}
