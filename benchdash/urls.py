@@ -1,11 +1,12 @@
 from __future__ import annotations
 
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
 from ninja import NinjaAPI
 
 from reports.api import router as compare_router
 from reports.regressions_api import regressions_router
+from runs import api_errors
 from runs.api import router as bundles_router
 from runs.permissions import API_READ_AUTH
 
@@ -24,12 +25,25 @@ api = NinjaAPI(
 api.add_router("/", bundles_router)
 api.add_router("/", compare_router)
 api.add_router("/", regressions_router)
+api_errors.install(api)
+
+api_patterns, api_app, api_namespace = api.urls
+# JSON under /api/ for every answer: 405 from ninja, 403 from a CSRF check, and 404 for a path no operation
+# has (a catch-all, so DEBUG's HTML 404 page never answers there either).
+api_urls = (
+    [*api_errors.json_error_bodies(api_patterns), re_path(r"^", api_errors.api_not_found)],
+    api_app,
+    api_namespace,
+)
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path("api/", api.urls),
+    path("api/", api_urls),
     path("account/", include("runs.account_urls")),
     path("", include("runs.urls")),
     path("", include("reports.urls")),
     path("", include("runner.urls")),
 ]
+
+handler404 = api_errors.handler404
+handler500 = api_errors.handler500

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from django.http import HttpRequest, HttpResponse
 from ninja import Query, Router, Schema, Status
 
 from reports.compare import ComparisonError, ComparisonSpec, get_comparison, resolve_run
-from reports.exports import CONTENT_TYPES, FORMATS, export, spec_for_format
+from reports.exports import CONTENT_TYPES, export, spec_for_format
+from runs.api_errors import ErrorOut, responses
 
 router = Router(tags=["comparisons"])
 
@@ -23,16 +24,20 @@ class CompareParams(Schema):
     red: float = 0.95
     green: float = 1.05
     include_warmups: bool = False
-    format: str = "json"
+    format: Literal["json", "tsv", "csv", "markdown"] = "json"
     absolute: bool = False
     metrics: bool = False
 
 
-class ErrorOut(Schema):
-    detail: str
+# The text exports are the same 200 in other media types: documented beside the JSON body.
+_TEXT_EXPORTS = {
+    "200": {
+        "content": {CONTENT_TYPES[f].split(";")[0]: {"schema": {"type": "string"}} for f in ("tsv", "csv", "markdown")}
+    }
+}
 
 
-@router.get("/compare", response={200: dict[str, Any], 400: ErrorOut})
+@router.get("/compare", response=responses({200: dict[str, Any]}), openapi_extra={"responses": _TEXT_EXPORTS})
 def compare(request: HttpRequest, params: Query[CompareParams]) -> Any:
     """Relative QPS of runs of one server + workload against ``base`` (a run name or id).
 
@@ -44,8 +49,6 @@ def compare(request: HttpRequest, params: Query[CompareParams]) -> Any:
     ratios are the string ``"inf"``. ``format=tsv|csv|markdown`` returns those
     exports as text instead.
     """
-    if params.format not in FORMATS:
-        return Status(400, ErrorOut(detail=f"format must be one of {', '.join(FORMATS)}"))
     try:
         base = resolve_run(params.base, server=params.server, workload=params.workload)
         names = [n.strip() for n in params.runs.split(",") if n.strip()]

@@ -9,29 +9,37 @@ the command use.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Literal
+from urllib.parse import urlencode
 
 from django.db import IntegrityError, transaction
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
-from ninja import Query, Router, Schema, Status
+from django.urls import reverse
+from ninja import Field, Query, Router, Schema, Status
+from pydantic import ConfigDict
 
 from reports import bugs as bugrefs
 from reports.models import Bug, Regression, TriageEvent
 from reports.regressions import link_bug, triage, unlink_bug
 from reports.tasks import detect_regressions_task
+from runs.api_errors import ErrorOut, responses
 from runs.models import Dbms, Microbenchmark, Server, Version, Workload
 from runs.permissions import TRIAGE, api_auth
 
 regressions_router = Router(tags=["regressions"])
 
 State = Regression.State
+# Choices as schema enums: a value outside them is refused as invalid input (422) before any query.
+StateName = Literal["new", "acknowledged", "bug_filed", "fixed", "expected", "noise"]
+StateFilter = Literal["open", "any", "new", "acknowledged", "bug_filed", "fixed", "expected", "noise"]
+KindName = Literal["regression", "improvement"]
 MAX_LIMIT = 500
-
-
-class ErrorOut(Schema):
-    detail: str
+# Far beyond any real count of records, far below what the database's bigint offset can hold.
+MAX_OFFSET = 10**9
+# Ids are bigints: a larger number names no row, and the database driver cannot even send it.
+RowId = Annotated[int, Field(ge=1, le=2**63 - 1)]
 
 
 class BugOut(Schema):
@@ -86,15 +94,15 @@ class RegressionPage(Schema):
 
 
 class RegressionFilter(Schema):
-    state: str = "open"  # open (not fixed, expected or noise), any, or one state
-    kind: str | None = None
+    state: StateFilter = "open"  # open (not fixed, expected or noise), any, or one state
+    kind: KindName | None = None
     dbms: str | None = None
     server: str | None = None
     workload: str | None = None
     group: str | None = None
     microbenchmark: str | None = None  # a label (point-query_range=100) or a test (point-query)
-    limit: int = 100
-    offset: int = 0
+    limit: int = Field(100, ge=1, le=MAX_LIMIT)
+    offset: int = Field(0, ge=0, le=MAX_OFFSET)
 
 
 class RegressionIn(Schema):
@@ -102,27 +110,31 @@ class RegressionIn(Schema):
     workload: str
     dbms: str
     arrived_in: str  # version text, e.g. 8.0.30
-    kind: str = "regression"
+    kind: KindName = "regression"
     microbenchmark: str | None = None  # a label: point-query_range=100
     group: str = ""
     previous_version: str | None = None
     fixed_in: str | None = None
     level_before: float | None = None
     level_after: float | None = None
-    state: str = "new"
+    state: StateName = "new"
     note: str = ""
     bugs: list[str] = []
 
 
 class RegressionPatch(Schema):
-    state: str | None = None
+    # Every field is optional, and ninja's schemas read attributes of any object (for model rows): without
+    # this, a JSON list or number would pass as an empty patch, and a misspelt key would be ignored.
+    model_config = ConfigDict(extra="forbid")
+
+    state: StateName | None = None
     note: str = ""
     fixed_in: str | None = None  # a version text; "" clears it
 
 
 class TriageIn(Schema):
-    ids: list[int]
-    state: str
+    ids: list[RowId]
+    state: StateName
     note: str = ""
 
 
@@ -148,8 +160,12 @@ class DetectIn(Schema):
 
 
 class DetectOut(Schema):
-    task_id: str | None
-    result: dict[str, Any] | None
+    """Detection is queued, never awaited: its records appear at ``regressions`` once a worker has run it."""
+
+    task_id: str
+    server: str
+    workload: str
+    regressions: str
 
 
 def _user(request: HttpRequest) -> Any:
@@ -223,7 +239,7 @@ def _detail(request: HttpRequest, pk: int) -> dict[str, Any]:
     }
 
 
-@regressions_router.get("/regressions", response={200: RegressionPage, 400: ErrorOut})
+@regressions_router.get("/regressions", response=responses({200: RegressionPage}))
 def list_regressions(request: HttpRequest, filters: Query[RegressionFilter]) -> Any:
     """Regression records by series and version; ``state=open`` (the default) leaves out fixed, expected and noise."""
     found = _regressions().select_related("persists_until")
@@ -248,13 +264,13 @@ def list_regressions(request: HttpRequest, filters: Query[RegressionFilter]) -> 
         found = found.filter(microbenchmark__test=test)
         if size.isdigit():
             found = found.filter(microbenchmark__range_size=int(size))
-    limit = max(1, min(filters.limit, MAX_LIMIT))
-    offset = max(0, filters.offset)
-    items = [regression_out(request, r) for r in found[offset : offset + limit]]
+    items = [regression_out(request, r) for r in found[filters.offset : filters.offset + filters.limit]]
     return Status(200, {"count": found.count(), "items": items})
 
 
-@regressions_router.get("/regressions/{int:regression_id}", response=RegressionDetailOut)
+@regressions_router.get(
+    "/regressions/{int:regression_id}", response=responses({200: RegressionDetailOut}, not_found=True)
+)
 def get_regression(request: HttpRequest, regression_id: int) -> Any:
     """One regression with its evidence (values per version) and its triage log."""
     return _detail(request, regression_id)
@@ -274,7 +290,7 @@ def _microbenchmark(label: str) -> Microbenchmark | None:
 
 
 @regressions_router.post(
-    "/regressions", auth=api_auth(TRIAGE), response={201: RegressionDetailOut, 400: ErrorOut, 409: ErrorOut}
+    "/regressions", auth=api_auth(TRIAGE), response=responses({201: RegressionDetailOut, 409: ErrorOut})
 )
 def create_regression(request: HttpRequest, payload: RegressionIn) -> Any:
     """Record a regression by hand (one known from a write-up or a bug report); detection may update its size later."""
@@ -336,7 +352,9 @@ def create_regression(request: HttpRequest, payload: RegressionIn) -> Any:
 
 
 @regressions_router.patch(
-    "/regressions/{int:regression_id}", auth=api_auth(TRIAGE), response={200: RegressionDetailOut, 400: ErrorOut}
+    "/regressions/{int:regression_id}",
+    auth=api_auth(TRIAGE),
+    response=responses({200: RegressionDetailOut}, not_found=True),
 )
 def update_regression(request: HttpRequest, regression_id: int, payload: RegressionPatch) -> Any:
     """Change the state (logged with the note) or correct ``fixed_in``."""
@@ -360,7 +378,7 @@ def update_regression(request: HttpRequest, regression_id: int, payload: Regress
     return Status(200, _detail(request, regression.pk))
 
 
-@regressions_router.post("/regressions/triage", auth=api_auth(TRIAGE), response={200: TriageOut, 400: ErrorOut})
+@regressions_router.post("/regressions/triage", auth=api_auth(TRIAGE), response=responses({200: TriageOut}))
 def triage_regressions(request: HttpRequest, payload: TriageIn) -> Any:
     """Move many regressions to one state at once, one triage event each."""
     try:
@@ -370,7 +388,7 @@ def triage_regressions(request: HttpRequest, payload: TriageIn) -> Any:
 
 
 @regressions_router.post(
-    "/regressions/{int:regression_id}/bugs", auth=api_auth(TRIAGE), response={200: LinkOut, 400: ErrorOut}
+    "/regressions/{int:regression_id}/bugs", auth=api_auth(TRIAGE), response=responses({200: LinkOut}, not_found=True)
 )
 def link_regression_bug(request: HttpRequest, regression_id: int, payload: LinkIn) -> Any:
     """Link a bug by key or URL; ``carry`` links it to the same regression on other servers too."""
@@ -383,17 +401,20 @@ def link_regression_bug(request: HttpRequest, regression_id: int, payload: LinkI
 
 
 @regressions_router.delete(
-    "/regressions/{int:regression_id}/bugs/{int:bug_id}", auth=api_auth(TRIAGE), response={204: None, 404: ErrorOut}
+    "/regressions/{int:regression_id}/bugs/{int:bug_id}",
+    auth=api_auth(TRIAGE),
+    response=responses({204: None}, not_found=True),
 )
 def unlink_regression_bug(request: HttpRequest, regression_id: int, bug_id: int) -> Any:
+    """Unlink a bug from a regression; 404 when either does not exist or the bug is not linked to it."""
     regression = get_object_or_404(Regression, pk=regression_id)
     bug = get_object_or_404(Bug, pk=bug_id)
     if not unlink_bug(regression, bug, user=_user(request)):
-        return Status(404, ErrorOut(detail=f"{bug.label} is not linked to regression {int:regression_id}"))
+        return Status(404, ErrorOut(detail=f"{bug.label} is not linked to regression {regression_id}"))
     return Status(204, None)
 
 
-@regressions_router.get("/bugs", response=list[dict[str, Any]])
+@regressions_router.get("/bugs", response=responses({200: list[dict[str, Any]]}))
 def list_bugs(request: HttpRequest) -> Any:
     """Every bug with the ids of the regressions it explains."""
     return [
@@ -402,13 +423,29 @@ def list_bugs(request: HttpRequest) -> Any:
     ]
 
 
-@regressions_router.post("/regressions/detect", auth=api_auth(TRIAGE), response={202: DetectOut, 400: ErrorOut})
+@regressions_router.post("/regressions/detect", auth=api_auth(TRIAGE), response=responses({202: DetectOut}))
 def detect(request: HttpRequest, payload: DetectIn) -> Any:
-    """Queue detection for a server + workload (runs at once when Celery is eager); returns the task's result if any."""
+    """Queue change-point detection for a server + workload; 202 says what was queued.
+
+    Task results are not kept (no result backend), so the answer never waits for the worker: the records it
+    creates or updates appear at ``regressions`` (this series' records, every state) when it has run.
+    """
     server = Server.objects.filter(name=payload.server).first()
     workload = Workload.objects.filter(name=payload.workload).first()
     if server is None or workload is None:
         return Status(400, ErrorOut(detail="server and workload must name existing rows"))
-    result = detect_regressions_task.delay(server.pk, workload.pk)
-    ready = result.result if result.ready() else None
-    return Status(202, DetectOut(task_id=result.id, result=ready if isinstance(ready, dict) else None))
+    queued = detect_regressions_task.delay(server.pk, workload.pk)
+    listing = (
+        reverse("api:list_regressions")
+        + "?"
+        + urlencode({"server": server.name, "workload": workload.name, "state": "any"})
+    )
+    return Status(
+        202,
+        DetectOut(
+            task_id=queued.id,
+            server=server.name,
+            workload=workload.name,
+            regressions=request.build_absolute_uri(listing),
+        ),
+    )

@@ -11,6 +11,7 @@ from django.urls import reverse
 from ninja import Field, File, Form, Router, Schema, Status
 from ninja.files import UploadedFile
 
+from runs.api_errors import ErrorOut, ValidationErrorOut, responses
 from runs.importer import ImportFailed, submit_bundle
 from runs.models import Bundle, Run, Server
 from runs.permissions import UPLOAD, api_auth
@@ -59,10 +60,9 @@ class BundleOut(Schema):
     progress: ProgressOut
     runs: list[RunOut]
     skipped_runs: list[SkippedRunOut] = Field(description="runs of the bundle imported before, from other bundles")
-
-
-class ErrorOut(Schema):
-    detail: str
+    warnings: list[str] = Field(
+        [], description="what the import noticed: 0 QPS results, runs already imported for another server"
+    )
 
 
 def bundle_out(request: HttpRequest, bundle: Bundle, *, already_imported: bool = False) -> BundleOut:
@@ -96,6 +96,7 @@ def bundle_out(request: HttpRequest, bundle: Bundle, *, already_imported: bool =
         imported_at=bundle.imported_at,
         note=_note(bundle, already_imported=already_imported, new_runs=len(run_rows), skipped=len(skipped)),
         error=bundle.error,
+        warnings=list((bundle.stats or {}).get("warnings", [])),
         url=request.build_absolute_uri(bundle.get_absolute_url()),
         progress=ProgressOut(**progress),
         runs=run_rows,
@@ -123,15 +124,8 @@ def _note(bundle: Bundle, *, already_imported: bool, new_runs: int, skipped: int
 @router.post(
     "/bundles/",
     auth=api_auth(UPLOAD),
-    response={
-        201: BundleOut,
-        200: BundleOut,
-        202: BundleOut,
-        422: BundleOut,
-        400: ErrorOut,
-        401: ErrorOut,
-        403: ErrorOut,
-    },
+    # 422: a bad bundle (BundleOut, its error says why) or a request without the form's fields.
+    response=responses({201: BundleOut, 200: BundleOut, 202: BundleOut, 422: BundleOut | ValidationErrorOut}),
 )
 def upload_bundle(
     request: HttpRequest,
@@ -164,7 +158,7 @@ def upload_bundle(
     return Status(status, out)
 
 
-@router.get("/bundles/{bundle_id}", response=BundleOut)
+@router.get("/bundles/{int:bundle_id}", response=responses({200: BundleOut}, not_found=True))
 def get_bundle(request: HttpRequest, bundle_id: int) -> BundleOut:
     """A bundle's import status (queued → importing → imported, or failed), its progress, and its runs."""
     return bundle_out(request, get_object_or_404(Bundle, pk=bundle_id))

@@ -100,6 +100,7 @@ class RunDir:
     files: dict[str, bytes] = field(default_factory=dict)
     mtimes: dict[str, float] = field(default_factory=dict)
     ignored: list[str] = field(default_factory=list)
+    origin: str = ""  # the nested archive it came from ("" for the bundle itself): whose manifest applies
 
 
 @dataclass
@@ -109,6 +110,7 @@ class DbBenchFile:
     path: str
     data: bytes
     mtime: float
+    origin: str = ""  # the nested archive it came from ("" for the bundle itself): whose manifest applies
 
 
 @dataclass
@@ -118,6 +120,7 @@ class IbenchFile:
     path: str
     data: bytes
     mtime: float
+    origin: str = ""  # the nested archive it came from ("" for the bundle itself): whose manifest applies
 
 
 @dataclass
@@ -131,6 +134,20 @@ class BundleContents:
     ignored_count: int
     dbbench: list[DbBenchFile] = field(default_factory=list)
     ibench: list[IbenchFile] = field(default_factory=list)
+
+
+def manifest_path(path: str, origin: str) -> str:
+    """Where a manifest lookup for ``path`` (a run directory or result file) walks from the root down.
+
+    Contents of a nested archive sit in the folder the archive is in (``path``), but its manifests are kept
+    under the archive's own path (``_Scope.folder``): the walk passes the outer folders' manifests, then the
+    archive's, then its inner folders'.
+    """
+    if not origin:
+        return path
+    parent = origin.rpartition("/")[0]
+    inner = path[len(parent) + 1 :] if parent else path
+    return f"{origin}/{inner}"
 
 
 def _keep_all(basename: str) -> bool:
@@ -202,6 +219,13 @@ class _Scope:
     @property
     def nested(self) -> bool:
         return bool(self.origin)
+
+    @property
+    def folder(self) -> tuple[str, ...]:
+        """The folder a manifest at this scope's root governs: a nested archive's is named after the archive,
+        so its manifest applies to its own contents only (tarballs that each carry a manifest can be tarred
+        up side by side); see ``manifest_path``."""
+        return tuple(self.origin.split("/")) if self.nested else self.prefix
 
 
 _TOP = _Scope()
@@ -491,7 +515,7 @@ class _Reader:
         path = "/".join((*scope.prefix, *run_parts))
         run = self.runs.get(path)
         if run is None:
-            run = self.runs[path] = RunDir(path=path, name=run_parts[-1])
+            run = self.runs[path] = RunDir(path=path, name=run_parts[-1], origin=scope.origin)
             self.run_origin[path] = scope.origin
         elif self.run_origin[path] != scope.origin:
             first, second = (_origin_text(origin) for origin in (self.run_origin[path], scope.origin))
@@ -501,7 +525,7 @@ class _Reader:
         return run
 
     def _add_manifest(self, scope: _Scope, raw: str, parts: list[str], size: int, opener: _Opener) -> None:
-        folder = "/".join((*scope.prefix, *parts[:-1]))
+        folder = "/".join((*scope.folder, *parts[:-1]))
         if folder in self.manifests:
             raise self.error(scope, raw, f"is a second {MANIFEST_NAME} for folder {_show(folder)}")
         self.manifests[folder] = self._read_kept(scope, raw, size, opener)
@@ -511,14 +535,18 @@ class _Reader:
         if path in self.dbbench:
             first, second = (_origin_text(origin) for origin in (self.dbbench_origin[path], scope.origin))
             raise BundleError(f"{self.name}: {_show(path)} appears twice ({first} and {second}); include it once")
-        self.dbbench[path] = DbBenchFile(path=path, data=self._read_kept(scope, raw, size, opener), mtime=mtime)
+        self.dbbench[path] = DbBenchFile(
+            path=path, data=self._read_kept(scope, raw, size, opener), mtime=mtime, origin=scope.origin
+        )
         self.dbbench_origin[path] = scope.origin
 
     def _add_ibench(self, scope: _Scope, raw: str, parts: list[str], size: int, mtime: float, opener: _Opener) -> None:
         path = "/".join((*scope.prefix, *parts))
         if path in self.ibench:
             raise BundleError(f"{self.name}: {_show(path)} appears twice; include it once")
-        self.ibench[path] = IbenchFile(path=path, data=self._read_kept(scope, raw, size, opener), mtime=mtime)
+        self.ibench[path] = IbenchFile(
+            path=path, data=self._read_kept(scope, raw, size, opener), mtime=mtime, origin=scope.origin
+        )
 
     def _read_kept(self, scope: _Scope, raw: str, size: int, opener: _Opener) -> bytes:
         limit = self.limits.max_member_bytes

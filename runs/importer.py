@@ -34,7 +34,7 @@ from django.utils import timezone
 
 from runs import dbbench, ibench, sysbench
 from runs.bulk import find_or_create, insert_rows
-from runs.bundle import BundleContents, BundleError, DbBenchFile, IbenchFile, Limits, RunDir, read_bundle
+from runs.bundle import BundleContents, BundleError, DbBenchFile, IbenchFile, Limits, RunDir, manifest_path, read_bundle
 from runs.manifest import MANIFEST_NAME, Manifest, ManifestError, RunMeta, parse_manifest
 from runs.models import (
     METRIC_FIELDS,
@@ -118,6 +118,11 @@ class ParsedRun:
     def tests(self) -> int:
         return len({(r["test"], r["range_size"]) for r in self.results})
 
+    @property
+    def attach_existing(self) -> bool:
+        """Results already imported for another series are added to this one too (the manifest says so)."""
+        return bool(self.meta.attach_existing)
+
 
 @dataclass
 class ParsedBundle:
@@ -179,6 +184,10 @@ def parse_run(run_dir: RunDir, meta: RunMeta, *, bundle_name: str) -> ParsedRun:
         path = f"{where}/{file_name}"
         if fn is None:
             kind = _file_kind(file_name)
+            if kind and b"\0" in data:
+                # Kept as text, and PostgreSQL text holds no NUL: refused here with the file named, not by the
+                # database half-way through the import.
+                raise sysbench.ParseError(f"{where}: NUL byte in {file_name} of run {run_dir.name}")
             if kind and kind not in seen_kinds:
                 # One copy per kind: the test-by-test copies of settings are the same text.
                 seen_kinds.add(kind)
@@ -240,6 +249,7 @@ def parse_run(run_dir: RunDir, meta: RunMeta, *, bundle_name: str) -> ParsedRun:
 
     if not results:
         raise sysbench.ParseError(f"{where}: no result files (sb.o.<test>.range<R>.pk<P>.dop<N>) in this run directory")
+    warnings.extend(_zero_qps_warnings(run_dir.name, results))
 
     outs = list(outputs.values())
     workload, params = _workload(outs)
@@ -275,6 +285,20 @@ def parse_run(run_dir: RunDir, meta: RunMeta, *, bundle_name: str) -> ParsedRun:
         warnings=warnings,
         ignored_files=len(run_dir.ignored),
     )
+
+
+def _zero_qps_warnings(run_name: str, results: list[dict[str, Any]]) -> list[str]:
+    """A result of 0 QPS (or -0.0) is kept as measured, as 0.0, but said: it is a failed test far more often
+    than a real measurement, and anything compared against it is infinitely faster."""
+    zero = []
+    for row in results:
+        if row["qps"] == 0:
+            row["qps"] = 0.0
+            zero.append(f"{sysbench.test_label(row['test'], row['range_size'])} at {row['dop']} threads")
+    if not zero:
+        return []
+    shown = ", ".join(sorted(zero)[:10]) + (f" and {len(zero) - 10} more" if len(zero) > 10 else "")
+    return [f"{run_name}: 0 QPS for {shown}; imported as measured (a failed test?)"]
 
 
 def _at(values: list[float] | None, i: int) -> float | None:
@@ -382,7 +406,7 @@ def parse_bundle(
 def _meta_for(run_dir: RunDir, manifests: Mapping[str, Manifest]) -> RunMeta:
     """Manifests from the root down to the run directory; the nearest one wins key by key."""
     merged: dict[str, Any] = {}
-    parts = run_dir.path.split("/") if run_dir.path else [run_dir.name]
+    parts = manifest_path(run_dir.path, run_dir.origin).split("/") if run_dir.path else [run_dir.name]
     for depth in range(len(parts) + 1):
         manifest = manifests.get("/".join(parts[:depth]))
         if manifest is not None:
@@ -424,7 +448,7 @@ def parse_dbbench_bundle(
             continue
         warnings.extend(file_warnings)
         for run in found:
-            meta = _dbbench_meta(file.path, run.name, manifests)
+            meta = _dbbench_meta(manifest_path(file.path, file.origin), run.name, manifests)
             meta = RunMeta(**{**meta.model_dump(exclude_none=True), **overrides.model_dump(exclude_none=True)})
             runs.append(_dbbench_parsed_run(run, meta, where))
             warnings.extend(runs[-1].warnings)
@@ -505,10 +529,11 @@ def parse_ibench_bundle(
     step directories): they are read together, so each run is assembled once.
     """
     found, warnings, not_read = ibench.parse_bundle_files((f.path, f.data, f.mtime) for f in files)
+    origins = {f.path: f.origin for f in files}
     runs: list[ParsedRun] = []
     for run in found:
         where = f"{bundle_name}:{run.sources[0]}"
-        meta = _dbbench_meta(run.sources[0], run.name, manifests)
+        meta = _dbbench_meta(manifest_path(run.sources[0], origins.get(run.sources[0], "")), run.name, manifests)
         meta = RunMeta(**{**meta.model_dump(exclude_none=True), **overrides.model_dump(exclude_none=True)})
         runs.append(_ibench_parsed_run(run, meta, where))
         warnings.extend(runs[-1].warnings)
@@ -561,11 +586,15 @@ class ImportedRun:
     tests: int
     results: int
     skipped: bool = False  # the same run was already imported (from another bundle)
-    existing_bundle_id: int | None = None  # where a skipped run was imported from
+    existing: dict[str, Any] | None = None  # when skipped: the run that holds these results (id, name, server, …)
 
     def line(self) -> str:
+        if self.skipped and self.existing:
+            held = self.existing
+            where = f" on {held['server']}" if held["server"] != self.server else ""
+            return f"{self.name}: already imported as run {held['id']} (bundle {held['bundle_id']}){where}, skipped"
         if self.skipped:
-            return f"{self.name}: already imported as run {self.id} (bundle {self.existing_bundle_id}), skipped"
+            return f"{self.name}: twice in this bundle, skipped"
         return f"{self.name}: {self.dbms} {self.version} on {self.server}, {self.tests} tests, {self.results} results"
 
 
@@ -602,7 +631,7 @@ class ImportReport:
                     "tests": r.tests,
                     "results": r.results,
                     "skipped": r.skipped,
-                    "existing_bundle_id": r.existing_bundle_id,
+                    "existing_run": r.existing,
                 }
                 for r in self.runs
             ],
@@ -860,10 +889,14 @@ def import_bundle(bundle_id: int, *, pre_parsed: PreParsed | None = None) -> Imp
                     "ignored_files": parsed.ignored_files,
                     "runs": len(report.runs),
                     "results": sum(r.results for r in report.runs),
-                    "warnings": parsed.warnings[:200],
+                    "warnings": report.warnings[:200],
                     # Runs of this bundle that were imported before, from another bundle: where they are.
                     "skipped_runs": [
-                        {"id": r.id, "name": r.name, "bundle_id": r.existing_bundle_id}
+                        {
+                            "id": (r.existing or {}).get("id"),
+                            "name": r.name,
+                            "bundle_id": (r.existing or {}).get("bundle_id", bundle_id),
+                        }
                         for r in report.runs
                         if r.skipped
                     ][:1000],
@@ -960,35 +993,9 @@ def _store(
         already_imported=False,
         runs=[],
         ignored_files=parsed.ignored_files,
-        warnings=parsed.warnings,
+        warnings=list(parsed.warnings),
     )
-    # Runs imported before (from another bundle): (run id, its bundle id), to link them.
-    existing: dict[str, tuple[int | None, int | None]] = {
-        sha: (pk, bundle_id)
-        for sha, pk, bundle_id in Run.objects.filter(
-            content_sha256__in=[r.content_sha256 for r in parsed.runs]
-        ).values_list("content_sha256", "pk", "bundle_id")
-    }
-    new: list[ParsedRun] = []
-    for parsed_run in parsed.runs:
-        if parsed_run.content_sha256 in existing:  # imported before, or twice in this bundle
-            run_id, bundle_id = existing[parsed_run.content_sha256]
-            report.runs.append(
-                ImportedRun(
-                    run_id,
-                    parsed_run.name,
-                    parsed_run.dbms,
-                    parsed_run.version,
-                    parsed_run.server,
-                    0,
-                    0,
-                    True,
-                    bundle_id,
-                )
-            )
-            continue
-        existing[parsed_run.content_sha256] = (None, bundle.pk)
-        new.append(parsed_run)
+    new = _new_runs(parsed.runs, report)
     if not new:
         return report
     if progress:
@@ -1036,6 +1043,62 @@ def _store(
             )
         )
     return report
+
+
+def _attached_sha256(run: ParsedRun) -> str:
+    """The identity of results attached to one more series: the content's hash bound to that series, so the
+    same attachment twice is one run, like any re-import."""
+    return hashlib.sha256(f"{run.content_sha256}\0{run.server}\0{run.workload}".encode()).hexdigest()
+
+
+def _new_runs(parsed: Sequence[ParsedRun], report: ImportReport) -> list[ParsedRun]:
+    """The runs to store; the others are listed in ``report`` as skipped, with the run that holds their results.
+
+    Results imported before under another server or workload are said in a warning (that series would
+    otherwise silently lack the run, e.g. its base); with ``attach_existing`` they are stored for this
+    series too, under an identity of their own.
+    """
+    wanted = {r.content_sha256 for r in parsed} | {_attached_sha256(r) for r in parsed if r.attach_existing}
+    holders = {
+        run.content_sha256: run
+        for run in Run.objects.filter(content_sha256__in=wanted).select_related("server", "workload")
+    }
+    seen: set[str] = set()
+    new: list[ParsedRun] = []
+    for parsed_run in parsed:
+        holder = holders.get(parsed_run.content_sha256)
+        elsewhere = holder is not None and (holder.server.name, holder.workload.name) != (
+            parsed_run.server,
+            parsed_run.workload,
+        )
+        if elsewhere and parsed_run.attach_existing:
+            parsed_run = dataclasses.replace(parsed_run, content_sha256=_attached_sha256(parsed_run))
+            holder = holders.get(parsed_run.content_sha256)
+            elsewhere = False
+        if holder is None and parsed_run.content_sha256 not in seen:
+            seen.add(parsed_run.content_sha256)
+            new.append(parsed_run)
+            continue
+        existing = None
+        if holder is not None:
+            existing = {
+                "id": holder.pk,
+                "name": holder.name,
+                "server": holder.server.name,
+                "workload": holder.workload.name,
+                "bundle_id": holder.bundle_id,
+            }
+        skipped = ImportedRun(
+            None, parsed_run.name, parsed_run.dbms, parsed_run.version, parsed_run.server, 0, 0, True, existing
+        )
+        report.runs.append(skipped)
+        if elsewhere and holder is not None:
+            report.warnings.append(
+                f"{parsed_run.name}: its results are already imported as run {holder.pk} ({holder.name}) on server "
+                f"{holder.server.name!r}, workload {holder.workload.name!r}, so server {parsed_run.server!r} does "
+                "not get it; set attach_existing = true in benchdash.toml to add it to this series too"
+            )
+    return new
 
 
 def _microbenchmarks(

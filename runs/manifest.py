@@ -19,7 +19,7 @@ It may sit at the bundle's root (applies to every run) or inside a run directory
     config = "z12a_c8r32"
     notes = "built with -O2 -fno-omit-frame-pointer"
 
-Keys of a run table: dbms, version, build, flavour, config, server, workload, notes.
+Keys of a run table: dbms, version, build, flavour, config, server, workload, notes, attach_existing.
 Unknown keys are an error, so a typo is never ignored silently.
 """
 
@@ -51,6 +51,9 @@ class RunMeta(BaseModel):
     server: str | None = Field(default=None, max_length=200)
     workload: str | None = Field(default=None, max_length=200)
     notes: str | None = None
+    # Results already imported for another server or workload are added to this series too, instead of
+    # being skipped (a base run shared by two series, a run first uploaded under the wrong server name).
+    attach_existing: bool | None = None
 
 
 class ServerInfo(BaseModel):
@@ -76,11 +79,37 @@ class Manifest(RunMeta):
         return RunMeta(**base)
 
 
+def _nul_in(value: object, path: str) -> str | None:
+    """The dotted key of the first string (value or key) holding a NUL, which no database column can store."""
+    if isinstance(value, str):
+        return path if "\x00" in value else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            where = f"{path}.{key}" if path else str(key)
+            if "\x00" in str(key):
+                return where
+            found = _nul_in(item, where)
+            if found:
+                return found
+    if isinstance(value, list):
+        for n, item in enumerate(value):
+            found = _nul_in(item, f"{path}[{n}]")
+            if found:
+                return found
+    return None
+
+
 def parse_manifest(content: bytes, *, where: str = MANIFEST_NAME) -> Manifest:
     try:
         data = tomllib.loads(content.decode("utf-8"))
+        nul = _nul_in(data, "")
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ManifestError(f"{where}: not valid TOML: {exc}") from exc
+    except RecursionError as exc:
+        # tomllib parses nested arrays and inline tables recursively; no real manifest nests beyond a few levels.
+        raise ManifestError(f"{where}: manifest nested too deeply") from exc
+    if nul is not None:
+        raise ManifestError(f"{where}: manifest value {nul!r} contains a NUL byte")
     try:
         return Manifest.model_validate(data)
     except ValidationError as exc:

@@ -592,6 +592,24 @@ def cases_beyond_the_archive() -> list[Hostile]:
             r"benchdash\.toml: server: String should have at most 200 characters",
         ),
         Hostile(
+            "nul-in-mycnf",
+            "c.tgz",
+            lambda: tgz(good_run({"my.cnf": b"[mysqld]\x00\ninnodb_buffer_pool_size=1G\n"})),
+            r"NUL byte in my\.cnf of run x\.my8044_rel_o2nofp\.z12a_c8r32\.pk1",
+        ),
+        Hostile(
+            "nul-in-manifest-value",
+            "m.tgz",
+            _manifest('server = "pn\\u000053"\n'),
+            r"benchdash\.toml: manifest value 'server' contains a NUL byte",
+        ),
+        Hostile(
+            "manifest-nested-deeply",
+            "m.tgz",
+            _manifest("notes = " + "[" * 5000 + "]" * 5000 + "\n"),
+            r"benchdash\.toml: manifest nested too deeply",
+        ),
+        Hostile(
             "manifest-absurd-cpus",
             "m.tgz",
             _manifest("[server_info]\ncpus = 99999999999999\n"),

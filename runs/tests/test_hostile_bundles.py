@@ -337,24 +337,15 @@ def test_a_base_run_with_zero_qps_compares_as_infinite_or_unchanged_and_never_cr
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_nul_byte_in_a_config_file_never_leaves_the_upload_queued(user_with_role: Callable[..., Any]) -> None:
-    """PostgreSQL refuses NUL in text, SQLite keeps it: either way the upload ends, and never half-stored.
-
-    Without the import task's last-resort handler (runs.tasks.mark_crashed) the PostgreSQL refusal left the
-    bundle queued, re-sent by requeue_bundles every few minutes, forever.
-    """
-    from django.db import connection
-
+def test_a_nul_byte_in_a_config_file_is_refused_with_the_file_and_run_named(user_with_role: Callable[..., Any]) -> None:
+    """PostgreSQL refuses NUL in text and SQLite keeps it: the importer refuses it first, the same on both."""
     _row, token = create_token(user_with_role(UPLOADER), "nul")
     data = hostile.tgz(hostile.good_run({"my.cnf": b"[mysqld]\x00\ninnodb_buffer_pool_size=1G\n"}))
     response = Client().post(
         "/api/bundles/", {"file": SimpleUploadedFile("nul.tgz", data)}, headers={"Authorization": f"Bearer {token}"}
     )
     bundle = Bundle.objects.get()
-    if connection.vendor == "postgresql":
-        assert response.status_code == 422 and bundle.status == Bundle.Status.FAILED
-        assert "cannot contain NUL (0x00) bytes" in bundle.error and "stored nothing" in bundle.error
-        assert _counts() == (0, 0, 0)
-    else:
-        assert response.status_code == 201 and bundle.status == Bundle.Status.IMPORTED
-        assert RunFile.objects.get(name="my.cnf").text.startswith("[mysqld]\x00")
+    assert response.status_code == 422 and bundle.status == Bundle.Status.FAILED
+    assert f"NUL byte in my.cnf of run {hostile.RUN}" in response.json()["error"]
+    assert "unexpected" not in bundle.error
+    assert _counts() == (0, 0, 0)

@@ -331,3 +331,34 @@ def test_a_big_import_leaves_the_planner_statistics_of_the_grown_tables_fresh(co
     assert known_rows("runs_result") == Result.objects.count() > 300
     # A small import into a table the statistics know well is left to autovacuum.
     assert analyze_if_grown({Result: 1}) == []
+
+
+def test_a_tarball_of_the_generators_tarballs_applies_each_inner_manifest_to_its_own_runs(tmp_path: Path) -> None:
+    """bench/generate.py writes one tarball per series, each with a root manifest naming its server; tarred up
+    together in one folder, each manifest still names only its own runs' server."""
+    from bench.generate import Series, series_bundle
+
+    inner = {
+        "M/first.tar.gz": series_bundle(Series(index=0, server="server-a", dbms=0, versions=3, table_size=10_000_000)),
+        "M/second.tar.gz": series_bundle(Series(index=9, server="server-b", dbms=2, versions=2, table_size=10_000_000)),
+    }
+    report = submit_and_import(tgz_of_files(inner), name="generated.tgz", source=Bundle.Source.COMMAND)
+
+    assert len(report.runs) == 5
+    servers = {run.name: run.server.name for run in Run.objects.select_related("server")}
+    assert len(servers) == 5
+    assert {name.split(".")[1][:2] for name, server in servers.items() if server == "server-a"} == {"my"}
+    assert {name.split(".")[1][:2] for name, server in servers.items() if server == "server-b"} == {"pg"}
+    assert sorted(servers.values()).count("server-a") == 3
+
+
+def test_two_manifests_for_one_folder_of_one_nested_archive_are_still_refused() -> None:
+    from runs.tests import hostile
+
+    inner = hostile.tgz(
+        [*hostile.good_run(), hostile.member("benchdash.toml", b'server = "a"\n'), hostile.member("benchdash.toml")]
+    )
+    outer = tgz_of_files({"M/a.tar.gz": inner, "M/benchdash.toml": b'workload = "w"\n'})
+    with pytest.raises(ImportFailed, match=r"second benchdash\.toml for folder 'M/a\.tar\.gz'"):
+        submit_and_import(outer, name="two.tgz", source=Bundle.Source.COMMAND)
+    assert Run.objects.count() == 0

@@ -74,6 +74,8 @@ class Command(BaseCommand):
                 )
                 for run in report.runs:
                     self.stdout.write(f"  {run.line()}")
+                for warning in report.warnings:
+                    self.stdout.write(f"  warning: {warning}")
                 continue
             # Comparisons, home-page summaries and regressions of the touched series: a worker's job.
             refresh_after_import(report.bundle_id)
