@@ -24,6 +24,8 @@ from django.middleware.csrf import get_token
 from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 
+from runs.permissions import Abilities
+
 CSRF_PLACEHOLDER = "benchdash-csrf-placeholder"
 USERNAV_PLACEHOLDER = "<!--benchdash:usernav-->"
 _CSRF_BYTES = CSRF_PLACEHOLDER.encode()
@@ -85,6 +87,8 @@ def page(request: HttpRequest, key: str | None, render: Callable[[dict[str, Any]
     if key is None or not cacheable(request):
         out = render({})
         return out if isinstance(out, HttpResponse) else HttpResponse(personalise(request, out.encode()))
+    # Actions shown depend on the visitor's roles (runs.permissions): one copy per set of abilities.
+    key = f"{key}|{Abilities(request.user).fingerprint()}"
     full_key = f"page:{FORMAT}:{generation()}:{hashlib.sha256(key.encode()).hexdigest()}"
     # Kept as UTF-8 bytes: no encoding of the whole page per response, and the cache stores it as is.
     html = cache.get(full_key)

@@ -7,7 +7,7 @@ from ninja import NinjaAPI
 from reports.api import router as compare_router
 from reports.regressions_api import regressions_router
 from runs.api import router as bundles_router
-from runs.permissions import API_READ_AUTH
+from runs.permissions import API_READ_AUTH, api_docs_access
 
 # Reads are open while browsing is public; every write endpoint names the role it needs (runs.permissions).
 api = NinjaAPI(
@@ -15,6 +15,7 @@ api = NinjaAPI(
     version="1",
     urls_namespace="api",
     auth=API_READ_AUTH,
+    docs_decorator=api_docs_access,
     description=(
         "Reads need no credentials while the site's browsing is public (BENCHDASH_PUBLIC_BROWSING), else a token "
         "or a session. Writes need a role: send `Authorization: Bearer <token>` (create one at /account/tokens/) "

@@ -76,8 +76,14 @@ def base_series(table_size: int = 10_000) -> Run:
     return Run.objects.get()
 
 
-def test_the_runner_pages_need_a_login(client: Client) -> None:
-    for url in ("/targets/", "/targets/new/", "/benchmarks/", "/benchmarks/schedules/"):
+def test_the_runner_pages_are_read_like_every_page_and_their_forms_need_a_login(client: Client, settings: Any) -> None:
+    for url in ("/targets/", "/benchmarks/", "/benchmarks/schedules/"):
+        assert client.get(url).status_code == 200, url
+    for url in ("/targets/new/", "/benchmarks/schedules/new/"):
+        response = client.get(url)
+        assert response.status_code == 302 and "/login/" in response["Location"], url
+    settings.BENCHDASH_PUBLIC_BROWSING = False
+    for url in ("/targets/", "/benchmarks/", "/benchmarks/schedules/"):
         response = client.get(url)
         assert response.status_code == 302 and "/login/" in response["Location"], url
 
