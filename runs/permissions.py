@@ -36,6 +36,7 @@ from datetime import timedelta
 from functools import wraps
 from typing import Any, TypeVar
 
+from axes.backends import AxesStandaloneBackend
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
@@ -154,6 +155,22 @@ def permission_required(permission: str, *, reads_open: bool = False) -> Callabl
 
 def refusal(permission: str) -> str:
     return f"this needs the permission {permission} (ask an admin for the role)"
+
+
+# --------------------------------------------------------------------------- logging in
+
+
+class LoginThrottleBackend(AxesStandaloneBackend):
+    """django-axes' lockout check on every login made over HTTP (the login page, the admin's).
+
+    ``authenticate`` without a request (a management command, a shell) has no address to throttle by;
+    axes would raise, so it is left to the next backend.
+    """
+
+    def authenticate(self, request: HttpRequest | None, *args: Any, **kwargs: Any) -> None:
+        if request is None:
+            return None
+        return super().authenticate(request, *args, **kwargs)  # type: ignore[no-any-return]
 
 
 # --------------------------------------------------------------------------- tokens
