@@ -1,5 +1,5 @@
 """Roles get the permissions of the changes that had none: saving reports and editing server records;
-the admin role can manage users and groups in the Django admin.
+the admin role can manage users and groups in the Django admin, and lift login lockouts.
 
 Saving a report: uploader, triager (and admin). Editing a server record: uploader (and admin), who
 knows the hardware the results came from. Managing users and groups is what putting people in roles
@@ -15,7 +15,14 @@ from django.db import migrations
 ADDED = {
     "uploader": ["reports.add_report", "runs.change_server"],
     "triager": ["reports.add_report"],
-    "admin": [f"auth.{action}_{model}" for model in ("user", "group") for action in ("view", "add", "change", "delete")],
+    "admin": [
+        *(f"auth.{action}_{model}" for model in ("user", "group") for action in ("view", "add", "change", "delete")),
+        # The login lockouts: seeing them, and deleting one to let its user in before the cool-off ends.
+        "axes.view_accessattempt",
+        "axes.delete_accessattempt",
+        "axes.view_accesslog",
+        "axes.view_accessfailurelog",
+    ],
 }
 # Every permission of the benchdash apps too, as they are now (models added since the role migration).
 ADMIN_APPS = ("runs", "reports", "runner")
@@ -58,6 +65,7 @@ class Migration(migrations.Migration):
         ("reports", "0004_series_summaries"),
         ("runner", "0002_encrypt_target_password"),
         ("auth", "0012_alter_user_first_name_max_length"),
+        ("axes", "0010_accessattemptexpiration"),
     ]
 
     operations = [migrations.RunPython(grant, revoke)]
