@@ -256,15 +256,18 @@ class RoleSessionAuth(SessionAuth):
         super().__init__(csrf=True)
 
     def _get_key(self, request: HttpRequest) -> str | None:
-        if _sends_credentials(request) or not request.user.is_authenticated:
+        if not self._applies(request):
             return None
         return super()._get_key(request)
 
     def authenticate(self, request: HttpRequest, key: str | None) -> Any | None:
-        if key is None:
+        if not self._applies(request):
             return None
-        user = super().authenticate(request, key)
-        return _check(user, self.permission) if user is not None else None
+        return _check(request.user, self.permission)
+
+    @staticmethod
+    def _applies(request: HttpRequest) -> bool:
+        return not _sends_credentials(request) and bool(request.user.is_authenticated)
 
 
 class PublicBrowsing:
