@@ -307,3 +307,31 @@ def test_load_demo_creates_no_login_in_production(tmp_path: Any, settings: Any, 
     call_command("load_demo", corpus=tmp_path, stdout=out)
     assert "no demo user created" in out.getvalue()
     assert not django_user_model.objects.filter(username="demo").exists()
+
+
+def test_the_admin_role_puts_a_user_in_a_role_in_the_admin_but_cannot_make_a_superuser(make_user: MakeUser) -> None:
+    boss = make_user(ADMIN, username="boss")
+    boss.is_staff = True
+    boss.save()
+    newcomer = make_user(VIEWER, username="newcomer")
+    client = Client()
+    client.force_login(boss)
+    url = f"/admin/auth/user/{newcomer.pk}/change/"
+    form = client.get(url).content.decode()
+    assert 'name="groups"' in form and 'name="is_superuser"' not in form and 'name="user_permissions"' not in form
+    joined = newcomer.date_joined
+    response = client.post(
+        url,
+        {
+            "username": "newcomer",
+            "is_active": "on",
+            "is_superuser": "on",  # ignored: read-only for a non-superuser
+            "groups": [Group.objects.get(name=UPLOADER).pk],
+            "date_joined_0": joined.strftime("%Y-%m-%d"),
+            "date_joined_1": joined.strftime("%H:%M:%S"),
+        },
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    newcomer.refresh_from_db()
+    assert list(newcomer.groups.values_list("name", flat=True)) == [UPLOADER]
+    assert not newcomer.is_superuser and newcomer.has_perm(UPLOAD)
