@@ -279,3 +279,26 @@ def test_the_admin_pages_of_the_runner_open(admin_client: Client) -> None:
         response = admin_client.get(url)
         assert response.status_code == 200, url
         assert SECRET not in response.content.decode(), url
+
+
+def test_the_target_list_shows_where_the_servers_are_only_to_who_may_run_benchmarks(
+    client: Client, user_with_role: Callable[..., Any]
+) -> None:
+    Target.objects.create(
+        name="lab",
+        kind="mariadb",
+        host="db-lab.internal",
+        port=3306,
+        user="bench",
+        database="sbtest",
+        build_label="ma110402",
+        config_label="z12a_c8r32",
+        server_name="lab server",
+    )
+    assert "db-lab.internal" not in client.get("/targets/").content.decode()  # anonymous, browsing public
+    client.force_login(user_with_role("viewer"))
+    page = client.get("/targets/").content.decode()
+    assert "lab server" in page and "db-lab.internal" not in page and "Start a run" not in page
+    client.force_login(user_with_role("uploader"))
+    page = client.get("/targets/").content.decode()
+    assert "bench@db-lab.internal:3306" in page and "Start a run" in page and "New target" not in page
