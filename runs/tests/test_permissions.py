@@ -294,6 +294,7 @@ def test_load_demo_gives_the_demo_an_admin_login_with_a_fresh_password_each_time
     assert passwords[0] != passwords[1]
     user = authenticate(username="demo", password=passwords[1])
     assert user is not None and user.is_staff and user.has_perm(UPLOAD) and user.has_perm(MANAGE_TARGETS)
+    assert user.has_perm("auth.change_user") and user.has_perm("auth.change_group")  # puts people in roles
     assert authenticate(username="demo", password=passwords[0]) is None
 
 
