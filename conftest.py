@@ -89,12 +89,13 @@ def user_with_role(django_user_model: Any) -> Callable[..., Any]:
 def _role_group_from_migration(role: str) -> Any:
     from django.contrib.auth.models import Group, Permission
 
-    migration = importlib.import_module("runs.migrations.0005_role_groups")
+    roles = importlib.import_module("runs.migrations.0005_role_groups")
+    added = importlib.import_module("runs.migrations.0007_role_permissions")
     group = Group.objects.create(name=role)
+    wanted = [*roles.ROLES.get(role, []), *added.ADDED.get(role, [])]
     if role == "admin":
-        group.permissions.add(*Permission.objects.filter(content_type__app_label__in=migration.ADMIN_APPS))
-    else:
-        for full in migration.ROLES[role]:
-            app_label, codename = full.split(".")
-            group.permissions.add(Permission.objects.get(content_type__app_label=app_label, codename=codename))
+        group.permissions.add(*Permission.objects.filter(content_type__app_label__in=roles.ADMIN_APPS))
+    for full in wanted:
+        app_label, codename = full.split(".")
+        group.permissions.add(Permission.objects.get(content_type__app_label=app_label, codename=codename))
     return group

@@ -36,6 +36,8 @@ from django.middleware.csrf import get_token
 from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 
+from runs.permissions import Abilities
+
 log = logging.getLogger(__name__)
 
 # Entries are found again through keys that change with the data; the lifetime only bounds what an
@@ -152,7 +154,9 @@ def page(
     if key is None or not cacheable(request):
         out = render({})
         return out if isinstance(out, HttpResponse) else HttpResponse(out)
-    text = f"{key}|{bool(getattr(request, 'htmx', False))}|{request.GET.urlencode()}"
+    # Actions shown depend on the visitor's roles (runs.permissions): one copy per set of abilities.
+    abilities = Abilities(request.user).fingerprint()
+    text = f"{key}|{abilities}|{bool(getattr(request, 'htmx', False))}|{request.GET.urlencode()}"
     full_key = f"page:{FORMAT}:{generation()}:{hashlib.sha256(text.encode()).hexdigest()}"
     entry = _get(full_key)
     if entry is None:

@@ -9,6 +9,7 @@ turns the safety checks on: no DEBUG, a real SECRET_KEY and ALLOWED_HOSTS.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -63,6 +64,7 @@ INSTALLED_APPS = [
     "django_celery_beat",
     # Only for its static files: the API docs page then loads Swagger UI from us, not from a CDN.
     "ninja",
+    "axes",
     "runs",
     "reports",
     "runner",
@@ -81,6 +83,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "runs.middleware.ContentSecurityPolicyMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes asks: turns a locked-out login attempt into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "benchdash.urls"
@@ -96,6 +100,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "runs.permissions.abilities",
             ],
             "builtins": ["template_partials.templatetags.partials"],
         },
@@ -149,6 +154,17 @@ WHITENOISE_AUTOREFRESH = not PRODUCTION
 LOGIN_URL = "account:login"
 LOGIN_REDIRECT_URL = "reports:home"
 LOGOUT_REDIRECT_URL = "reports:home"
+
+# Login throttling (django-axes): after AXES_FAILURE_LIMIT wrong passwords for one username from one
+# address, that pair is refused for AXES_COOLOFF_TIME, even with the right password; other users and
+# addresses are unaffected. Failures are kept in the database (unlock early in the admin's "Access
+# attempts"). API tokens never pass through here: a 256-bit token cannot be guessed.
+AUTHENTICATION_BACKENDS = ["runs.permissions.LoginThrottleBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = env.int("BENCHDASH_LOGIN_FAILURE_LIMIT", default=5)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_COOLOFF_TIME = timedelta(minutes=15)
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "runs.account_views.locked_out"
 # Anyone may read the dashboards (the demo, a team's internal site); off, every page needs a login.
 # Changing data always needs a role (runs.permissions). Private unless said otherwise in production.
 BENCHDASH_PUBLIC_BROWSING = env.bool("BENCHDASH_PUBLIC_BROWSING", default=not PRODUCTION)

@@ -8,7 +8,7 @@ from reports.api import router as compare_router
 from reports.regressions_api import regressions_router
 from runs import api_errors
 from runs.api import router as bundles_router
-from runs.permissions import API_READ_AUTH
+from runs.permissions import API_READ_AUTH, api_docs_access
 
 # Reads are open while browsing is public; every write endpoint names the role it needs (runs.permissions).
 api = NinjaAPI(
@@ -16,6 +16,7 @@ api = NinjaAPI(
     version="1",
     urls_namespace="api",
     auth=API_READ_AUTH,
+    docs_decorator=api_docs_access,
     description=(
         "Reads need no credentials while the site's browsing is public (BENCHDASH_PUBLIC_BROWSING), else a token "
         "or a session. Writes need a role: send `Authorization: Bearer <token>` (create one at /account/tokens/) "
@@ -31,7 +32,7 @@ api_patterns, api_app, api_namespace = api.urls
 # JSON under /api/ for every answer: 405 from ninja, 403 from a CSRF check, and 404 for a path no operation
 # has (a catch-all, so DEBUG's HTML 404 page never answers there either).
 api_urls = (
-    [*api_errors.json_error_bodies(api_patterns), re_path(r"^", api_errors.api_not_found)],
+    [*api_errors.json_error_bodies(api_patterns), re_path(r"^", api_errors.api_not_found, name="not_found")],
     api_app,
     api_namespace,
 )

@@ -12,7 +12,6 @@ from typing import Any
 
 from django import forms
 from django.contrib import messages
-from django.contrib.auth.views import redirect_to_login
 from django.db.models import Count
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -24,6 +23,7 @@ from reports.diff import RunSettings, diff_runs, run_settings
 from runs import configs
 from runs.models import Run, RunFile, Server
 from runs.naming import RunName
+from runs.permissions import EDIT_SERVER, permission_required
 
 
 class HtmxHttpRequest(HttpRequest):
@@ -163,14 +163,13 @@ def _suggestions(server: Server, facts: dict[str, Any]) -> dict[str, Any]:
     return initial
 
 
+@permission_required(EDIT_SERVER, reads_open=True)
 @require_http_methods(["GET", "POST"])
 def server_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     server = get_object_or_404(Server, pk=pk)
     facts = bundle_facts(server)
     suggested: dict[str, Any] = {}  # only a fresh form offers guesses; a posted one shows what was sent
     if request.method == "POST":
-        if not request.user.is_authenticated:
-            return redirect_to_login(request.get_full_path())
         form = ServerForm(request.POST, instance=server)
         if form.is_valid():
             form.save()

@@ -38,6 +38,7 @@ from reports.stats import flag as stats_flag
 from reports.stats import metric_ratio
 from reports.templatetags.benchdash import rel
 from runs.models import Microbenchmark, Result, Run, runs_stamp
+from runs.permissions import SAVE_REPORT, permission_required
 
 
 def home(request: HttpRequest) -> HttpResponse:
@@ -563,6 +564,7 @@ def compare_export(request: HttpRequest) -> HttpResponse:
     return response
 
 
+@permission_required(SAVE_REPORT)
 @require_POST
 def save_report(request: HttpRequest) -> HttpResponse:
     form, base, _series = _form(request.POST)

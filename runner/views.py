@@ -1,14 +1,13 @@
 """Pages to trigger benchmark runs: targets, starting and following a run, schedules.
 
-All of them need a login: they reveal where the database servers are and start load on them. Changes need
-a role (runs.permissions): starting and cancelling runs the uploader's, targets and schedules the admin's.
+Reading them follows the site's read rule like every page; changes need a role (runs.permissions):
+starting and cancelling runs the uploader's, targets and schedules the admin's.
 """
 
 from __future__ import annotations
 
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.db import transaction
 from django.db.models import Count, Max
 from django.http import Http404, HttpRequest, HttpResponse
@@ -31,7 +30,6 @@ class HtmxHttpRequest(HttpRequest):
 # --------------------------------------------------------------------------- targets
 
 
-@login_required
 def target_list(request: HttpRequest) -> HttpResponse:
     targets = Target.objects.annotate(n_runs=Count("benchmark_runs"), last_run=Max("benchmark_runs__created_at"))
     return render(request, "runner/target_list.html", {"targets": targets})
@@ -111,13 +109,11 @@ def benchmark_start(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "runner/benchmark_start.html", context)
 
 
-@login_required
 def benchmark_list(request: HttpRequest) -> HttpResponse:
     runs = BenchmarkRun.objects.select_related("target", "requested_by", "schedule")[:200]
     return render(request, "runner/benchmark_list.html", {"runs": runs})
 
 
-@login_required
 def benchmark_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     run = get_object_or_404(
         BenchmarkRun.objects.select_related("target", "bundle", "base_run", "requested_by", "schedule"), pk=pk
@@ -156,7 +152,6 @@ def benchmark_cancel(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     return redirect("runner:benchmark", pk=pk)
 
 
-@login_required
 def benchmark_output(request: HttpRequest, pk: int) -> HttpResponse:
     output = BenchmarkOutput.objects.filter(pk=pk).first()
     if output is None:
@@ -169,7 +164,6 @@ def benchmark_output(request: HttpRequest, pk: int) -> HttpResponse:
 # --------------------------------------------------------------------------- schedules
 
 
-@login_required
 def schedule_list(request: HttpRequest) -> HttpResponse:
     schedules = Schedule.objects.select_related("target", "base_run", "periodic_task").annotate(
         n_runs=Count("benchmark_runs"), last_run=Max("benchmark_runs__created_at")

@@ -1,10 +1,14 @@
-"""The API token page: create a token (shown once), see when each was last used, revoke one."""
+"""The API token page (create a token, shown once; see when each was last used; revoke one), and the login lockout."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import AuthenticationForm
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
@@ -41,3 +45,16 @@ def token_revoke(request: HttpRequest, pk: int) -> HttpResponse:
     else:
         messages.error(request, "No such token of yours, or it was already revoked.")
     return redirect("account:tokens")
+
+
+def locked_out(request: HttpRequest, original_response: HttpResponse | None, credentials: Any = None) -> HttpResponse:
+    """django-axes' answer to a locked-out login: the login page again, saying why and for how long (429)."""
+    minutes = int(settings.AXES_COOLOFF_TIME.total_seconds() // 60)
+    # Unbound: binding would validate, which authenticates, which axes refuses again.
+    form = AuthenticationForm(request, initial={"username": request.POST.get("username", "")})
+    lockout = (
+        f"Too many failed logins for this username from your address: logging in is refused for {minutes} "
+        "minutes, even with the right password. Ask an admin to unlock it sooner."
+    )
+    context = {"form": form, "lockout": lockout, "next": request.POST.get("next", "")}
+    return render(request, "account/login.html", context, status=429)

@@ -1,6 +1,10 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import admin
+from django.contrib.auth.admin import UserAdmin
+from django.contrib.auth.models import User
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils import timezone
@@ -124,3 +128,24 @@ class ApiTokenAdmin(admin.ModelAdmin):
     @admin.action(description="Revoke the selected tokens")
     def revoke(self, request: HttpRequest, queryset: QuerySet[ApiToken]) -> None:
         queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+
+
+# --------------------------------------------------------------------------- users, for the admin role
+
+
+class RoleUserAdmin(UserAdmin):
+    """Users as the admin role manages them: logins, staff status and roles (groups).
+
+    Only a superuser makes superusers or grants single permissions: otherwise the admin role could raise
+    itself (or anyone) above every check with one tick box.
+    """
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        fields = tuple(super().get_readonly_fields(request, obj))
+        if request.user.is_superuser:  # type: ignore[union-attr]
+            return fields
+        return (*fields, "is_superuser", "user_permissions")
+
+
+admin.site.unregister(User)
+admin.site.register(User, RoleUserAdmin)

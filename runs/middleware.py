@@ -9,10 +9,11 @@ from django.conf import settings
 from django.contrib.auth.middleware import LoginRequiredMiddleware
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 
-from runs.permissions import public_browsing
+from runs.permissions import may_read
 
 # Views reachable without a login even when browsing is private: load balancers probe healthz, and the
-# API answers 401 in JSON through its own auth (runs.permissions.API_READ_AUTH) instead of redirecting.
+# API answers 401 in JSON through its own auth (runs.permissions.API_READ_AUTH, and api_docs_access for
+# its schema and docs) instead of redirecting.
 OPEN_VIEW_NAMES = frozenset({"reports:healthz"})
 OPEN_NAMESPACES = frozenset({"api"})
 
@@ -49,7 +50,8 @@ class RejectNulMiddleware:
 
 
 class PrivateUnlessPublicMiddleware(LoginRequiredMiddleware):
-    """Django's LoginRequiredMiddleware, switched off while ``BENCHDASH_PUBLIC_BROWSING`` is on.
+    """The read rule (``runs.permissions.may_read``) on every page: Django's LoginRequiredMiddleware while
+    ``BENCHDASH_PUBLIC_BROWSING`` is off. Views that change something check their role on top of it.
 
     The setting is read per request, so a test (or an operator's settings change) needs no restart of the wiring.
     """
@@ -57,7 +59,7 @@ class PrivateUnlessPublicMiddleware(LoginRequiredMiddleware):
     def process_view(
         self, request: HttpRequest, view_func: Callable[..., Any], view_args: Any, view_kwargs: Any
     ) -> HttpResponseBase | None:
-        if public_browsing():
+        if may_read(request.user):
             return None
         match = request.resolver_match
         if match is not None and (match.view_name in OPEN_VIEW_NAMES or match.namespace in OPEN_NAMESPACES):

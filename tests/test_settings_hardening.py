@@ -158,6 +158,7 @@ def test_the_csrf_token_a_page_hands_out_belongs_to_the_session_that_asked(
     tokens = {}
     for name in ("first", "second"):
         client = Client(enforce_csrf_checks=True)
+        client.force_login(user_with_role("triager", username=name))
         html = client.get(url).content.decode()
         save_form = next(
             body

@@ -6,6 +6,7 @@ import io
 import json
 import statistics
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.core.management import call_command
@@ -235,7 +236,8 @@ def test_the_csv_export_of_the_page_is_the_reference_csv(small: Path, client: Cl
     assert response.content.decode() == (small / "qps.rel.all.csv").read_text()
 
 
-def test_a_saved_report_has_a_permalink(small: Path, client: Client) -> None:
+def test_a_saved_report_has_a_permalink(small: Path, client: Client, user_with_role: Any) -> None:
+    client.force_login(user_with_role("triager"))
     base = Run.objects.get(name=BASE)
     response = client.post("/reports/save", {"base": base.pk, "group_set": "auto", "name": "MySQL 5.6 to 9.5"})
     report = Report.objects.get()

@@ -8,6 +8,7 @@ import math
 import tarfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -346,7 +347,7 @@ def test_the_server_page_shows_what_the_bundles_tell(pg: dict[str, Run], client:
     assert "to edit this server" in html and 'name="storage"' not in html  # no form without a login
 
 
-def test_editing_a_server_needs_a_login(pg: dict[str, Run], client: Client) -> None:
+def test_editing_a_server_needs_the_uploader_role(pg: dict[str, Run], client: Client, user_with_role: Any) -> None:
     server = pg[PG17].server
     url = reverse("reports:server", args=[server.pk])
     data = {"cpus": "48", "ram_gb": "128", "storage": "NVMe RAID0", "os": "Ubuntu 24.04", "governor": "performance"}
@@ -355,7 +356,13 @@ def test_editing_a_server_needs_a_login(pg: dict[str, Run], client: Client) -> N
     server.refresh_from_db()
     assert server.storage == ""
 
-    client.force_login(User.objects.create_user("engineer", password="not-used-here"))
+    client.force_login(User.objects.create_user("no-role", password="not-used-here"))
+    assert 'name="storage"' not in client.get(url).content.decode()
+    assert client.post(url, data).status_code == 403
+    server.refresh_from_db()
+    assert server.storage == ""
+
+    client.force_login(user_with_role("uploader"))
     assert 'name="storage"' in client.get(url).content.decode()
     saved = client.post(url, data)
     assert saved.status_code == 302 and saved["Location"] == url
@@ -373,10 +380,10 @@ def test_editing_a_server_needs_a_login(pg: dict[str, Run], client: Client) -> N
 
 
 def test_a_blank_cpu_count_is_suggested_from_the_runs_but_an_entered_one_is_kept(
-    pg: dict[str, Run], client: Client
+    pg: dict[str, Run], client: Client, user_with_role: Any
 ) -> None:
     server = pg[PG17].server
-    client.force_login(User.objects.create_user("engineer", password="not-used-here"))
+    client.force_login(user_with_role("uploader"))
     Server.objects.filter(pk=server.pk).update(cpus=None)
     html = client.get(reverse("reports:server", args=[server.pk])).content.decode()
     assert 'name="cpus" value="48"' in html and "suggested from the bundles" in html

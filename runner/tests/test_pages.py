@@ -76,8 +76,14 @@ def base_series(table_size: int = 10_000) -> Run:
     return Run.objects.get()
 
 
-def test_the_runner_pages_need_a_login(client: Client) -> None:
-    for url in ("/targets/", "/targets/new/", "/benchmarks/", "/benchmarks/schedules/"):
+def test_the_runner_pages_are_read_like_every_page_and_their_forms_need_a_login(client: Client, settings: Any) -> None:
+    for url in ("/targets/", "/benchmarks/", "/benchmarks/schedules/"):
+        assert client.get(url).status_code == 200, url
+    for url in ("/targets/new/", "/benchmarks/schedules/new/"):
+        response = client.get(url)
+        assert response.status_code == 302 and "/login/" in response["Location"], url
+    settings.BENCHDASH_PUBLIC_BROWSING = False
+    for url in ("/targets/", "/benchmarks/", "/benchmarks/schedules/"):
         response = client.get(url)
         assert response.status_code == 302 and "/login/" in response["Location"], url
 
@@ -273,3 +279,26 @@ def test_the_admin_pages_of_the_runner_open(admin_client: Client) -> None:
         response = admin_client.get(url)
         assert response.status_code == 200, url
         assert SECRET not in response.content.decode(), url
+
+
+def test_the_target_list_shows_where_the_servers_are_only_to_who_may_run_benchmarks(
+    client: Client, user_with_role: Callable[..., Any]
+) -> None:
+    Target.objects.create(
+        name="lab",
+        kind="mariadb",
+        host="db-lab.internal",
+        port=3306,
+        user="bench",
+        database="sbtest",
+        build_label="ma110402",
+        config_label="z12a_c8r32",
+        server_name="lab server",
+    )
+    assert "db-lab.internal" not in client.get("/targets/").content.decode()  # anonymous, browsing public
+    client.force_login(user_with_role("viewer"))
+    page = client.get("/targets/").content.decode()
+    assert "lab server" in page and "db-lab.internal" not in page and "Start a run" not in page
+    client.force_login(user_with_role("uploader"))
+    page = client.get("/targets/").content.decode()
+    assert "bench@db-lab.internal:3306" in page and "Start a run" in page and "New target" not in page

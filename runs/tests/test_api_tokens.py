@@ -170,3 +170,37 @@ def test_an_admin_revokes_a_leaked_token_in_the_admin(uploader: Any, admin_clien
     assert response.status_code == 302
     assert user_for_token(token) is None
     assert admin_client.get("/admin/runs/apitoken/add/").status_code == 403  # tokens are made by their owner only
+
+
+@pytest.mark.parametrize("kind", ["unknown", "revoked", "deactivated"])
+def test_a_bad_token_gets_401_in_json_never_a_csrf_refusal(uploader: Any, kind: str) -> None:
+    row, token = create_token(uploader, "ci")
+    if kind == "unknown":
+        token = token[:-4] + "zzzz"
+    elif kind == "revoked":
+        row.revoked_at = timezone.now()
+        row.save()
+    else:
+        uploader.is_active = False
+        uploader.save()
+    headers = {"Authorization": f"Bearer {token}"}
+    # A script sends no cookie and no CSRF token: exactly what the CSRF check would refuse.
+    for client in (Client(enforce_csrf_checks=True), _logged_in_browser(uploader, kind)):
+        upload = client.post("/api/bundles/", {"file": SimpleUploadedFile("b.tgz", b"x" * 10)}, headers=headers)
+        patch = client.patch("/api/regressions/1", "{}", content_type="application/json", headers=headers)
+        read = client.get("/api/regressions", headers=headers)  # public browsing would let it in without one
+        for response in (upload, patch, read):
+            assert response.status_code == 401, (kind, response.status_code, response.content)
+            assert response["Content-Type"].startswith("application/json")
+            assert response.json() == {"detail": "Unauthorized"}
+    assert Bundle.objects.count() == 0
+
+
+def _logged_in_browser(user: Any, kind: str) -> Client:
+    """A browser holding a session of another, active user: a bad token it sends is still a bad token."""
+    from django.contrib.auth import get_user_model
+
+    other = get_user_model().objects.create_user(f"browser-{kind}")
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(other)
+    return client

@@ -193,9 +193,14 @@ def test_the_home_page_lists_each_server_and_workload_with_a_link_to_its_runs(cl
     )
 
 
-def test_the_home_page_without_runs_points_to_the_upload_page(client: Client) -> None:
+def test_the_home_page_without_runs_points_to_the_upload_page_those_who_may_upload(
+    client: Client, user_with_role: Any
+) -> None:
     page = _page(client, "/")
     assert "No runs yet" in _text(page)
+    assert "/upload/" not in {dict(e.attributes).get("href") for e in _elements(page) if e.name == "a"}
+    client.force_login(user_with_role("uploader"))
+    page = _page(client, "/")
     assert "/upload/" in {dict(e.attributes).get("href") for e in _elements(page) if e.name == "a"}
 
 

@@ -17,12 +17,10 @@ from runs import synthetic
 from runs.importer import submit_and_import
 from runs.models import Bundle, Run
 from runs.permissions import (
+    ACTIONS,
     ADMIN,
-    MANAGE_SCHEDULES,
     MANAGE_TARGETS,
     ROLE_CHECKS,
-    RUN_BENCHMARKS,
-    TRIAGE,
     UPLOAD,
     UPLOADER,
     VIEWER,
@@ -32,7 +30,7 @@ from runs.permissions import (
 pytestmark = pytest.mark.django_db
 
 MakeUser = Callable[..., Any]
-KEY_PERMISSIONS = (UPLOAD, RUN_BENCHMARKS, TRIAGE, MANAGE_TARGETS, MANAGE_SCHEDULES)
+KEY_PERMISSIONS = tuple(ACTIONS.values())
 
 
 def _client_as(make_user: MakeUser, role: str) -> Client:
@@ -70,11 +68,15 @@ def test_each_migrated_role_group_grants_exactly_its_key_permissions(role: str, 
     assert granted == ROLE_CHECKS[role]
 
 
-def test_the_admin_role_also_lets_staff_manage_every_benchdash_model_in_the_admin(django_user_model: Any) -> None:
+def test_the_admin_role_also_lets_staff_manage_every_benchdash_model_and_users_and_groups_in_the_admin(
+    django_user_model: Any,
+) -> None:
     user = django_user_model.objects.create_user("boss")
     user.groups.add(Group.objects.get(name=ADMIN))
     assert user.has_perm("runs.delete_bundle") and user.has_perm("runner.add_target")
-    assert user.has_perm("reports.delete_bug") and not user.has_perm("auth.add_user")
+    assert user.has_perm("reports.delete_bug")
+    assert all(user.has_perm(f"auth.{a}_{m}") for a in ("view", "add", "change", "delete") for m in ("user", "group"))
+    assert not user.has_perm("auth.change_permission")  # permissions are given through groups, never edited
 
 
 # --------------------------------------------------------------------------- upload
@@ -207,11 +209,21 @@ def test_with_private_browsing_the_api_answers_401_to_anonymous_reads_and_serves
     assert Client().get("/api/regressions", headers=_bearer(make_user, VIEWER)).status_code == 200
 
 
-def test_with_private_browsing_health_login_and_the_api_schema_stay_reachable(private: None) -> None:
+def test_with_private_browsing_health_and_login_stay_reachable_and_the_api_schema_needs_a_login(
+    private: None, make_user: MakeUser
+) -> None:
     client = Client()
     assert client.get("/healthz").status_code == 200
     assert client.get("/account/login/").status_code == 200
-    assert client.get("/api/openapi.json").status_code == 200
+    refused = client.get("/api/openapi.json")
+    assert refused.status_code == 401 and refused.json() == {"detail": "Unauthorized"}
+    docs = client.get("/api/docs")
+    assert docs.status_code == 302 and docs["Location"] == "/account/login/?next=/api/docs"
+    assert client.get("/api/openapi.json", headers=_bearer(make_user, VIEWER)).json()["info"]["title"]
+    bad = client.get("/api/openapi.json", headers={"Authorization": "Bearer bd_revoked-or-never-made"})
+    assert bad.status_code == 401
+    client.force_login(make_user("triager"))
+    assert client.get("/api/openapi.json").status_code == 200 and client.get("/api/docs").status_code == 200
 
 
 def test_with_private_browsing_a_viewer_reads_every_page(private: None, series: Run, make_user: MakeUser) -> None:
@@ -282,6 +294,7 @@ def test_load_demo_gives_the_demo_an_admin_login_with_a_fresh_password_each_time
     assert passwords[0] != passwords[1]
     user = authenticate(username="demo", password=passwords[1])
     assert user is not None and user.is_staff and user.has_perm(UPLOAD) and user.has_perm(MANAGE_TARGETS)
+    assert user.has_perm("auth.change_user") and user.has_perm("auth.change_group")  # puts people in roles
     assert authenticate(username="demo", password=passwords[0]) is None
 
 
@@ -295,3 +308,31 @@ def test_load_demo_creates_no_login_in_production(tmp_path: Any, settings: Any, 
     call_command("load_demo", corpus=tmp_path, stdout=out)
     assert "no demo user created" in out.getvalue()
     assert not django_user_model.objects.filter(username="demo").exists()
+
+
+def test_the_admin_role_puts_a_user_in_a_role_in_the_admin_but_cannot_make_a_superuser(make_user: MakeUser) -> None:
+    boss = make_user(ADMIN, username="boss")
+    boss.is_staff = True
+    boss.save()
+    newcomer = make_user(VIEWER, username="newcomer")
+    client = Client()
+    client.force_login(boss)
+    url = f"/admin/auth/user/{newcomer.pk}/change/"
+    form = client.get(url).content.decode()
+    assert 'name="groups"' in form and 'name="is_superuser"' not in form and 'name="user_permissions"' not in form
+    joined = newcomer.date_joined
+    response = client.post(
+        url,
+        {
+            "username": "newcomer",
+            "is_active": "on",
+            "is_superuser": "on",  # ignored: read-only for a non-superuser
+            "groups": [Group.objects.get(name=UPLOADER).pk],
+            "date_joined_0": joined.strftime("%Y-%m-%d"),
+            "date_joined_1": joined.strftime("%H:%M:%S"),
+        },
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    newcomer.refresh_from_db()
+    assert list(newcomer.groups.values_list("name", flat=True)) == [UPLOADER]
+    assert not newcomer.is_superuser and newcomer.has_perm(UPLOAD)
