@@ -11,7 +11,10 @@ WORKDIR /app
 COPY requirements.txt .
 RUN pip install --no-cache-dir -r requirements.txt
 COPY . .
-RUN BENCHDASH_MODE=demo python manage.py collectstatic --noinput
+# In production mode, so the manifest that production's static storage serves from is written; the key
+# and host are placeholders only this build step sees (the running container gets the real ones).
+RUN BENCHDASH_MODE=production SECRET_KEY=collectstatic-build-step-only ALLOWED_HOSTS=build.invalid \
+    python manage.py collectstatic --noinput --verbosity 0
 
 RUN useradd --create-home benchdash && mkdir -p /app/var && chown benchdash /app/var
 USER benchdash

@@ -10,18 +10,23 @@ PORT ?= 8000
 install: $(VENV)/.installed
 
 $(VENV)/.installed: requirements.txt
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -r requirements.txt
-	touch $@
+	@echo "installing the pinned dependencies into $(VENV)/"
+	@$(PYTHON) -m venv $(VENV)
+	@$(BIN)/python -m pip install --quiet --upgrade pip
+	@$(BIN)/python -m pip install --quiet -r requirements.txt
+	@touch $@
 
+# The demo's SQLite file lives in var/ (or BENCHDASH_VAR_DIR), which a fresh clone does not have.
 migrate: install
-	$(BIN)/python manage.py migrate --noinput
+	@mkdir -p "$${BENCHDASH_VAR_DIR:-var}"
+	@echo "migrating the database"
+	@$(BIN)/python manage.py migrate --noinput --verbosity 0
 
+# Quiet on purpose: the login load_demo prints last must not scroll away under task logs.
 demo: migrate
-	$(BIN)/python manage.py load_demo
+	@LOG_LEVEL=WARNING $(BIN)/python manage.py load_demo
 	@echo "benchdash is serving on http://$(HOST):$(PORT)/ (Ctrl-C stops it)"
-	$(BIN)/python manage.py runserver $(HOST):$(PORT) --noreload
+	@$(BIN)/python manage.py runserver $(HOST):$(PORT) --noreload
 
 serve: migrate
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)

@@ -129,7 +129,8 @@ USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+# collectstatic's output (the image builds it in /app/staticfiles); a test builds into a folder of its own.
+STATIC_ROOT = Path(env.str("BENCHDASH_STATIC_ROOT", default=str(BASE_DIR / "staticfiles")))
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATICFILES_FINDERS = [
     "django.contrib.staticfiles.finders.FileSystemFinder",
@@ -187,7 +188,8 @@ BUNDLE_CLAIM_STALE_SECONDS = env.float("BUNDLE_CLAIM_STALE_SECONDS", default=60.
 
 # Celery. Without REDIS_URL tasks run eagerly in the calling process (demo and tests).
 REDIS_URL = env.str("REDIS_URL", default="")
-CELERY_BROKER_URL = REDIS_URL or "memory://"
+# A host name, though the in-process transport ignores it: without one kombu warns on every process's first task.
+CELERY_BROKER_URL = REDIS_URL or "memory://localhost/"
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=not REDIS_URL)
 # An eager task re-raises, so a failure in tests and the demo is seen, not swallowed.
 CELERY_TASK_EAGER_PROPAGATES = True

@@ -8,6 +8,7 @@ uploads, triage and runs still go through the same role checks as in production.
 from __future__ import annotations
 
 import secrets
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         corpus: Path = options["corpus"]
+        self.loaded: Counter[str] = Counter()
         if corpus.is_dir() and not options["synthetic"]:
             self.stdout.write(f"loading the real corpus from {corpus}")
             for relative, server, kind in CORPUS_BUNDLES:
@@ -68,6 +70,10 @@ class Command(BaseCommand):
                 seed=7,
             )
             self._import(synthetic.bundle_bytes(maria), "generated-mariadb-series.tar.gz", "generated 24-core server")
+        self.stdout.write(
+            f"loaded {self.loaded['runs']} runs and {self.loaded['results']} results "
+            f"({self.loaded['bundles']} new bundles, {self.loaded['known']} already there)"
+        )
         # Last, so the login is the final line before the server starts.
         if not options["no_demo_user"]:
             self._demo_user()
@@ -84,7 +90,8 @@ class Command(BaseCommand):
         user.save()
         user.groups.add(Group.objects.get(name=ADMIN))
         what = "created" if created else "password reset"
-        self.stdout.write(f"demo login ({what}): user {DEMO_USER!r}, password {password!r} (admin role)")
+        # Set apart by a blank line: it is the one line of the output a first-time user must find.
+        self.stdout.write(f"\ndemo login ({what}): user {DEMO_USER!r}, password {password!r} (admin role)\n")
 
     def _import(self, data: bytes, name: str, server: str) -> None:
         try:
@@ -93,8 +100,10 @@ class Command(BaseCommand):
             self.stderr.write(f"  {name}: {exc}")
             raise
         if report.already_imported:
+            self.loaded["known"] += 1
             self.stdout.write(f"  {name}: already imported")
             return
         refresh_after_import(report.bundle_id)
         total = sum(r.results for r in report.runs)
+        self.loaded.update(bundles=1, runs=len(report.runs), results=total)
         self.stdout.write(f"  {name}: {len(report.runs)} runs, {total} results")
