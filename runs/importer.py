@@ -11,6 +11,7 @@ all give ParsedRuns, stored the same way.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gzip
 import hashlib
@@ -18,20 +19,22 @@ import io
 import logging
 import os
 import tarfile
-from collections.abc import Callable, Mapping, Sequence
+import tempfile
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Count
+from django.db.models import BinaryField, Count
+from django.db.models.functions import Length, Substr
 from django.utils import timezone
 
 from runs import dbbench, ibench, sysbench
 from runs.bulk import find_or_create, insert_rows
-from runs.bundle import BundleContents, BundleError, DbBenchFile, IbenchFile, Limits, RunDir, read_bundle
+from runs.bundle import BundleContents, BundleError, DbBenchFile, IbenchFile, KeptFile, Limits, RunDir, read_bundle
 from runs.manifest import MANIFEST_NAME, Manifest, ManifestError, RunMeta, parse_manifest
 from runs.models import (
     METRIC_FIELDS,
@@ -106,7 +109,8 @@ class ParsedRun:
     sysbench_version: str
     commands: dict[str, str]
     results: list[dict[str, Any]]
-    files: list[tuple[str, str, str]]  # (name, kind, text)
+    # (name, kind, contents): decoded only when stored, so a bundle's settings files are never all in memory at once
+    files: list[tuple[str, str, KeptFile]]
     warnings: list[str] = field(default_factory=list)
     ignored_files: int = 0
     suite: str = Suite.SYSBENCH
@@ -163,24 +167,24 @@ def parse_run(run_dir: RunDir, meta: RunMeta, *, bundle_name: str) -> ParsedRun:
     mets: dict[tuple[str, int, int], dict[str, float]] = {}
     summaries: dict[tuple[str, int], dict[str, list[float]]] = {}
     load = None
-    files: list[tuple[str, str, str]] = []
+    files: list[tuple[str, str, KeptFile]] = []
     seen_kinds: set[str] = set()
     hasher = hashlib.sha256()
     mtimes: list[float] = []
 
     for file_name in sorted(run_dir.files):
-        data = run_dir.files[file_name]
         fn = sysbench.parse_file_name(file_name)
-        if fn is not None:
-            hasher.update(file_name.encode() + b"\0" + data + b"\0")
-        path = f"{where}/{file_name}"
         if fn is None:
             kind = _file_kind(file_name)
             if kind and kind not in seen_kinds:
                 # One copy per kind: the test-by-test copies of settings are the same text.
                 seen_kinds.add(kind)
-                files.append((file_name, kind, _text(data)))
+                files.append((file_name, kind, run_dir.files[file_name]))
             continue
+        # One result file in memory at a time; the others stay in the bundle's spill store.
+        data = run_dir.files[file_name].read()
+        hasher.update(file_name.encode() + b"\0" + data + b"\0")
+        path = f"{where}/{file_name}"
         if fn.kind == "o":
             dop = fn.dop
             out = sysbench.parse_output(_text(data), test=fn.test, file_name=path)
@@ -241,7 +245,7 @@ def parse_run(run_dir: RunDir, meta: RunMeta, *, bundle_name: str) -> ParsedRun:
     outs = list(outputs.values())
     workload, params = _workload(outs)
     cpus = next((o.cpus for o in outs if o.cpus), None)
-    config_text = next((text for (n, kind, text) in files if kind == RunFile.Kind.CONFIG), "")
+    config_text = next((_text(kept.read()) for (n, kind, kept) in files if kind == RunFile.Kind.CONFIG), "")
     server = meta.server or (f"{cpus}-CPU server" if cpus else "unknown server")
     if not meta.server:
         warnings.append(f"{run_dir.name}: no server named (manifest or upload form); using {server!r}")
@@ -316,8 +320,9 @@ def _result_row(
     return row
 
 
-def parse_bundle(data: bytes, *, name: str, overrides: Mapping[str, Any] | None = None) -> ParsedBundle:
-    """Archive bytes → parsed runs. Raises BundleError, ManifestError or sysbench.ParseError."""
+def parse_bundle(data: bytes | IO[bytes], *, name: str, overrides: Mapping[str, Any] | None = None) -> ParsedBundle:
+    """Archive bytes (or an open archive file) → parsed runs. Raises BundleError, ManifestError or
+    sysbench.ParseError."""
     contents: BundleContents = read_bundle(data, name=name, limits=bundle_limits(), wanted=wanted)
     manifests: dict[str, Manifest] = {
         path: parse_manifest(raw, where=f"{name}:{path + '/' if path else ''}{MANIFEST_NAME}")
@@ -484,7 +489,9 @@ def parse_ibench_bundle(
     The files of one run may be spread over the bundle (summaries, merged tables,
     step directories): they are read together, so each run is assembled once.
     """
-    found, warnings, not_read = ibench.parse_bundle_files((f.path, f.data, f.mtime) for f in files)
+    # The files themselves, not their bytes: the parser decodes each when it reads it, so they are never all in
+    # memory at once (a KeptFile decodes like bytes).
+    found, warnings, not_read = ibench.parse_bundle_files((f.path, f.kept, f.mtime) for f in files)  # type: ignore[misc]
     runs: list[ParsedRun] = []
     for run in found:
         where = f"{bundle_name}:{run.sources[0]}"
@@ -708,8 +715,8 @@ def import_bundle(
             ):
                 parsed = pre_parsed.parsed
             else:
-                data = bytes(BundleData.objects.get(bundle=bundle).content)
-                parsed = parse_bundle(data, name=bundle.original_name, overrides=bundle.overrides)
+                with _archive_file(bundle) as archive:
+                    parsed = parse_bundle(archive, name=bundle.original_name, overrides=bundle.overrides)
             report = _store(bundle, parsed, parsed.server_info, progress=progress)
             bundle.status = Bundle.Status.IMPORTED
             bundle.error = ""
@@ -727,6 +734,23 @@ def import_bundle(
     except BAD_INPUT as exc:
         _mark_failed(bundle_id, str(exc))
         raise ImportFailed(str(exc)) from exc
+
+
+ARCHIVE_READ_CHUNK = 8 * 1024 * 1024
+
+
+@contextlib.contextmanager
+def _archive_file(bundle: Bundle) -> Iterator[IO[bytes]]:
+    """The stored archive copied to a temporary file a slice at a time, so it is never whole in memory."""
+    stored = BundleData.objects.filter(bundle=bundle)
+    size = stored.annotate(n=Length("content")).values_list("n", flat=True).get()
+    with tempfile.TemporaryFile(prefix="benchdash-bundle-") as out:
+        for start in range(0, size, ARCHIVE_READ_CHUNK):
+            # SQL counts from 1; SUBSTRING of a bytea / blob is bytes, not text.
+            part = Substr("content", start + 1, ARCHIVE_READ_CHUNK, output_field=BinaryField())
+            out.write(bytes(stored.annotate(part=part).values_list("part", flat=True).get()))
+        out.seek(0)
+        yield out
 
 
 def _mark_failed(bundle_id: int, error: str) -> None:
@@ -836,9 +860,9 @@ def _store(
         RunFile,
         ("run_id", "name", "kind", "text"),
         (
-            (run.pk, n, kind, text)
+            (run.pk, n, kind, _text(kept.read()))
             for run, parsed_run in zip(runs, new, strict=True)
-            for (n, kind, text) in parsed_run.files
+            for (n, kind, kept) in parsed_run.files
         ),
     )
     for run, parsed_run in zip(runs, new, strict=True):
