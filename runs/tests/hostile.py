@@ -611,19 +611,22 @@ def by_id() -> dict[str, Hostile]:
 # --------------------------------------------------------------------------- bundles that aim at memory
 
 
-def many_big_kept_files(files: int = 63, size: int = 64 * MiB - 4 * KiB) -> bytes:
-    """One run of ``files`` valid sb.o files of ``size`` bytes each (explain-like lines, then the real output):
-    inside every default limit, about 4 GiB of kept files from a ~4 MiB upload."""
+def many_big_kept_files(
+    files: int = 63, size: int = 64 * MiB - 4 * KiB, name: str = "sb.o.t{n}.range100.pk1.dop1"
+) -> bytes:
+    """One run of ``files`` kept files of ``size`` bytes each (explain-like lines, then a valid sb.o output):
+    inside every default limit, about 4 GiB of kept files from a ~9 MiB upload. With another ``name`` (sb.gv.{n},
+    say) the run's own result files come first."""
     line = b"x" * 1023 + b"\n"
     piece = gzip.compress(line * (MiB // len(line)), compresslevel=9, mtime=0)
-    parts = []
+    parts = [] if name.startswith("sb.o.") else [gzip.compress(raw_members(good_run()), mtime=0)]
     for n in range(files):
         full, rest = divmod(size - MiB, MiB)
         tail_text = sb_o()
         tail_lines, odd = divmod(MiB + rest - len(tail_text), len(line))
         tail = line * tail_lines + b"y" * (odd - 1) + b"\n" + tail_text if odd else line * tail_lines + tail_text
         assert len(tail) == MiB + rest
-        parts.append(gzip.compress(tar_header(f"{RUN}/sb.o.t{n}.range100.pk1.dop1", size), mtime=0))
+        parts.append(gzip.compress(tar_header(f"{RUN}/{name.format(n=n)}", size), mtime=0))
         parts.append(piece * full)
         parts.append(gzip.compress(tail + bytes(-size % 512), mtime=0))
     parts.append(gzip.compress(bytes(1024), mtime=0))
