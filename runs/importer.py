@@ -97,7 +97,7 @@ class ParsedRun:
     build: str
     flavour: str
     config: str
-    config_text: str
+    config_text: str | KeptFile  # decoded when its Config row is made: configs are not all in memory at once
     pk: int
     server: str
     cpus: int | None
@@ -245,7 +245,7 @@ def parse_run(run_dir: RunDir, meta: RunMeta, *, bundle_name: str) -> ParsedRun:
     outs = list(outputs.values())
     workload, params = _workload(outs)
     cpus = next((o.cpus for o in outs if o.cpus), None)
-    config_text = next((_text(kept.read()) for (n, kind, kept) in files if kind == RunFile.Kind.CONFIG), "")
+    config_text: str | KeptFile = next((kept for (n, kind, kept) in files if kind == RunFile.Kind.CONFIG), "")
     server = meta.server or (f"{cpus}-CPU server" if cpus else "unknown server")
     if not meta.server:
         warnings.append(f"{run_dir.name}: no server named (manifest or upload form); using {server!r}")
@@ -958,22 +958,21 @@ def _create_runs(bundle: Bundle, parsed: Sequence[ParsedRun], info: Mapping[str,
                 f"{p.name}: build {p.build!r} is already recorded as {build.version}, not "
                 f"{p.dbms} {p.version}; fix the manifest or the build name"
             )
-    config_hashes = {p.config_text: hashlib.sha256(p.config_text.encode()).hexdigest() for p in parsed}
-    configs = find_or_create(
-        Config,
-        {
-            (p.config, config_hashes[p.config_text]): functools.partial(
-                Config, name=p.config, text_sha256=config_hashes[p.config_text], text=p.config_text
-            )
-            for p in parsed
-        },
-        fetch=lambda keys: (
-            ((c.name, c.text_sha256), c)
-            for c in Config.objects.filter(name__in={k[0] for k in keys}, text_sha256__in={k[1] for k in keys}).defer(
-                "text"
-            )
-        ),
-    )
+    config_keys = [(p.config, hashlib.sha256(_config_str(p).encode()).hexdigest()) for p in parsed]
+    config_of = dict(zip(config_keys, parsed, strict=True))
+    configs: dict[tuple[str, str], Config] = {}
+    # Created in batches of bounded text: a bundle's config files can add up to gigabytes.
+    for batch in _batches(list(config_of), lambda key: _config_size(config_of[key]), CONFIG_BATCH_BYTES):
+        configs |= find_or_create(
+            Config,
+            {key: functools.partial(_new_config, key, config_of[key]) for key in batch},
+            fetch=lambda keys: (
+                ((c.name, c.text_sha256), c)
+                for c in Config.objects.filter(
+                    name__in={k[0] for k in keys}, text_sha256__in={k[1] for k in keys}
+                ).defer("text")
+            ),
+        )
 
     servers = find_or_create(
         Server,
@@ -999,7 +998,7 @@ def _create_runs(bundle: Bundle, parsed: Sequence[ParsedRun], info: Mapping[str,
                 bundle=bundle,
                 path=p.path,
                 build=builds[p.build],
-                config=configs[(p.config, config_hashes[p.config_text])],
+                config=configs[key],
                 server=servers[p.server],
                 workload=workloads[(p.suite, p.workload)],
                 pk_mode=p.pk,
@@ -1012,9 +1011,40 @@ def _create_runs(bundle: Bundle, parsed: Sequence[ParsedRun], info: Mapping[str,
                 sysbench_version=p.sysbench_version,
                 warnings=p.warnings,
             )
-            for p in parsed
+            for p, key in zip(parsed, config_keys, strict=True)
         ]
     )
+
+
+CONFIG_BATCH_BYTES = 64 * 1024 * 1024
+
+
+def _config_str(parsed: ParsedRun) -> str:
+    text = parsed.config_text
+    return text if isinstance(text, str) else _text(text.read())
+
+
+def _config_size(parsed: ParsedRun) -> int:
+    text = parsed.config_text
+    return len(text) if isinstance(text, str) else text.size
+
+
+def _new_config(key: tuple[str, str], parsed: ParsedRun) -> Config:
+    return Config(name=key[0], text_sha256=key[1], text=_config_str(parsed))
+
+
+def _batches(keys: list[Any], size: Callable[[Any], int], budget: int) -> Iterator[list[Any]]:
+    """``keys`` in order, in runs whose sizes add up to at most ``budget`` (a bigger one alone)."""
+    batch: list[Any] = []
+    total = 0
+    for key in keys:
+        if batch and total + size(key) > budget:
+            yield batch
+            batch, total = [], 0
+        batch.append(key)
+        total += size(key)
+    if batch:
+        yield batch
 
 
 def submit_and_import(

@@ -25,7 +25,7 @@ from runs import bundle as bundle_module
 from runs import importer
 from runs.bundle import BundleError, read_bundle
 from runs.importer import wanted
-from runs.models import Bundle, Result, RunFile
+from runs.models import Bundle, Config, Result, Run, RunFile
 from runs.tests import hostile
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -175,3 +175,25 @@ def test_the_bundle_of_big_kept_files_imports_the_same_qps_as_its_small_twin() -
     assert sorted(Result.objects.values_list("qps", flat=True)) == [14178.15, 14178.15]
     small = importer.parse_bundle(hostile.tgz(hostile.good_run()), name="small.tar.gz")
     assert {row["qps"] for row in small.runs[0].results} == {14178.15}
+
+
+@pytest.mark.django_db
+def test_configs_are_created_in_batches_of_bounded_text_and_shared_by_runs_with_the_same_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(importer, "CONFIG_BATCH_BYTES", 100_000)  # every big config is a batch of its own
+    texts = [b"[mysqld]\n" + bytes([65 + n]) * 80_000 + b"\n" for n in range(3)]
+    files: dict[str, bytes] = {}
+    for n, version in enumerate(("8044", "8043", "8406", "5744")):
+        run = f"x.my{version}_rel_o2nofp.z12a_c8r32.pk1"
+        files[f"{run}/sb.o.point-query.range100.pk1.dop1"] = hostile.sb_o(qps=f"{1000 + n}")
+        files[f"{run}/my.cnf"] = texts[min(n, 2)]  # the last two runs share a config
+    importer.submit_and_import(hostile.tgz_of_files(files), name="configs.tar.gz", source=Bundle.Source.COMMAND)
+    assert sorted(Config.objects.values_list("text", flat=True)) == sorted(t.decode() for t in texts)
+    by_run = dict(Run.objects.values_list("name", "config__text"))
+    assert (
+        by_run["x.my8406_rel_o2nofp.z12a_c8r32.pk1"]
+        == by_run["x.my5744_rel_o2nofp.z12a_c8r32.pk1"]
+        == (texts[2].decode())
+    )
+    assert by_run["x.my8044_rel_o2nofp.z12a_c8r32.pk1"] == texts[0].decode()
