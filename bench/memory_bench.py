@@ -295,7 +295,9 @@ def api_and_worker_doors(
         deadline = time.monotonic() + 900
         while status == 202 and bundle_id and time.monotonic() < deadline:
             time.sleep(0.2)
-            with urllib.request.urlopen(f"{base}/api/bundles/{bundle_id}", timeout=30) as response:
+            auth = {"Authorization": f"Bearer {token}"}
+            poll = urllib.request.Request(f"{base}/api/bundles/{bundle_id}", headers=auth)
+            with urllib.request.urlopen(poll, timeout=30) as response:
                 now = json.loads(response.read())
             if now["status"] not in ("queued", "importing"):
                 body = now
@@ -316,19 +318,14 @@ def forget_bundles(env: dict[str, str]) -> None:
 
 
 def make_token(env: dict[str, str]) -> str:
-    token = secrets.token_urlsafe(32)
     script = (
-        "import hashlib\n"
         "from django.contrib.auth.models import Group, User\n"
-        "from runs.models import ApiToken\n"
+        "from runs.permissions import UPLOADER, create_token\n"
         "user, _ = User.objects.get_or_create(username='membench')\n"
-        "user.groups.add(Group.objects.get(name='uploader'))\n"
-        f"t = {token!r}\n"
-        "ApiToken.objects.create(user=user, name='membench', prefix=t[:8], "
-        "digest=hashlib.sha256(t.encode()).hexdigest())\n"
+        "user.groups.add(Group.objects.get(name=UPLOADER))\n"
+        "print(create_token(user, 'memory bench')[1])\n"
     )
-    manage(env, "shell", "-c", script)
-    return token
+    return manage(env, "shell", "-c", script).stdout.strip().splitlines()[-1]
 
 
 # --------------------------------------------------------------------------- main
@@ -348,6 +345,8 @@ def main() -> None:
     parser.add_argument("--target-mb", type=int, default=512)
     parser.add_argument("--kill-mb", type=int, default=5000)
     args = parser.parse_args()
+    # A TERM (timeout, kill by pid) unwinds like an error, so the servers started are stopped.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if not os.environ.get("DATABASE_URL", "").startswith("postgres") or not os.environ.get("REDIS_URL"):
         sys.exit("set DATABASE_URL (a scratch PostgreSQL database) and REDIS_URL (a Redis database for the broker)")
     doors = set(args.doors.split(","))
