@@ -9,7 +9,7 @@ and the Redis database of REDIS_URL is the broker of the worker it starts.
 Bundles: every case of the hostile corpus (``runs/tests/hostile.py``, its
 memory cases included) and a few large legitimate ones: the real Postgres
 tarballs of the corpus, the three of them in one tarball of tarballs, and a
-synthetic archive of 2,000 runs (``runs/synthetic.py``, one tarball of 40
+synthetic archive of 1,000 runs (``runs/synthetic.py``, one tarball of 20
 series). Each is imported:
 
 - **command**: ``manage.py import_bundle PATH`` in a child process; its peak RSS.
@@ -160,7 +160,7 @@ def bundles(work: Path, only: set[str]) -> Iterator[tuple[str, Path]]:
     legit: dict[str, Callable[[], bytes]] = {
         "legit-pg-tarball": lambda: tarballs[-1].read_bytes(),
         "legit-pg-tarball-of-tarballs": lambda: _tar_of({p.name: p.read_bytes() for p in tarballs}),
-        "legit-synthetic-2000-runs": lambda: _synthetic(2000),  # each series in a folder: its manifest is its own
+        "legit-synthetic-1000-runs": lambda: _synthetic(1000),  # each series in a folder: its manifest is its own
     }
     for key, build in legit.items():
         if only and key not in only:
