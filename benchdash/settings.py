@@ -76,6 +76,7 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "runs.middleware.RejectNulMiddleware",
+    "runs.uploadlimit.UploadLimitMiddleware",  # before anything reads the body (CSRF reads POST)
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "runs.middleware.PrivateUnlessPublicMiddleware",
@@ -201,6 +202,10 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 # Imports and benchmark runs are long: take one at a time so others stay free for the rest.
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Python rarely gives freed memory back to the OS, so a worker child that once imported a big bundle would keep
+# its peak for good. The prefork pool replaces a child whose RSS is over this (KiB) once its task is done: the
+# memory returns with no change to how tasks run, and a child that stays small is kept (no fork per task).
+CELERY_WORKER_MAX_MEMORY_PER_CHILD = env.int("CELERY_WORKER_MAX_MEMORY_PER_CHILD", default=300 * 1024)
 # A stuck task is interrupted (soft) and then killed (hard) instead of holding a worker forever.
 CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=15 * 60)
 CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=20 * 60)

@@ -1,4 +1,4 @@
-"""Read an uploaded result bundle in memory and return the run directories it holds.
+"""Read an uploaded result bundle and return the run directories it holds.
 
 A bundle is a tar (plain, gzip, bzip2, xz or zstd compressed) or zip archive, or a
 directory on disk, holding sysbench run directories (``x.<build>.<config>.pk<0|1>``)
@@ -9,9 +9,12 @@ see ``is_ibench_file``).
 One level of nested archives is opened too, so a user can tar up several result
 tarballs into one upload.
 
-Uploads are untrusted: nothing is ever extracted to disk, names and member types
-are checked before anything is read, only members the caller wants are read, and
-every size is bounded (see ``Limits``). Any problem is a ``BundleError`` whose
+Uploads are untrusted: nothing is ever extracted under its own name, names and
+member types are checked before anything is read, only members the caller wants
+are read, and every size is bounded (see ``Limits``). The members that are kept
+go to one spill store per bundle (``KeptFile``): memory up to a small budget,
+then an anonymous temporary file, so a bundle of gigabytes of kept files costs
+disk, not RAM. Any problem is a ``BundleError`` whose
 message is meant for the user, and nothing is returned.
 
 This module is deliberately free of Django so it can be used and tested alone.
@@ -31,9 +34,11 @@ import os
 import re
 import stat
 import struct
+import tempfile
+import weakref
 import zipfile
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Protocol, cast
 
@@ -56,6 +61,9 @@ _CHUNK = 64 * 1024
 # about 32 KiB, so feeding 1 KiB at a time keeps one step's output to ~32 MiB.
 _ZSTD_INPUT_CHUNK = 1024
 _SNIFF_BYTES = 512
+# Kept files of a typical bundle (a few MB of sb.o / sb.met) stay in memory; past this the spill store moves to
+# a temporary file, so what a bundle keeps is bounded by disk, not RAM.
+SPILL_MEMORY_BYTES = 16 * 1024**2
 _SHOW_MAX = 200
 
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -74,6 +82,7 @@ _KIND_PROBLEMS = {
 _ZIP_UTF8_FLAG = 0x800
 _ZIP_UNIX = 3
 _ZIP_EXTENDED_TIMESTAMP = 0x5455
+_ZIP_LOCAL_HEADER = 30
 
 
 class BundleError(ValueError):
@@ -93,11 +102,75 @@ class Limits:
 DEFAULT_LIMITS = Limits()
 
 
+class _Spill:
+    """Where one bundle's kept members go: appended one after another, read back by offset."""
+
+    def __init__(self) -> None:
+        self._file = tempfile.SpooledTemporaryFile(max_size=SPILL_MEMORY_BYTES)  # noqa: SIM115 - lives with its files
+        self._end = 0
+        # Its KeptFiles may outlive the parse (they are decoded when stored): closed when the last one goes.
+        self._closer = weakref.finalize(self, self._file.close)
+
+    def append(self, chunks: Callable[[], bytes]) -> tuple[int, int]:
+        """Write what ``chunks()`` returns until it returns b""; (offset, size) of what was written."""
+        start = self._end
+        self._file.seek(start)
+        while chunk := chunks():
+            self._file.write(chunk)
+            self._end += len(chunk)
+        return start, self._end - start
+
+    def read(self, offset: int, size: int) -> bytes:
+        self._file.seek(offset)
+        return self._file.read(size)
+
+    def close(self) -> None:
+        self._closer()
+
+
+class KeptFile:
+    """The bytes of one kept member, held in its bundle's spill store rather than as a ``bytes`` object.
+
+    ``read()`` returns them, ``decode()`` their text; it compares equal to the same bytes. Pickled (a parse made
+    in a worker process), it travels as its bytes.
+    """
+
+    __slots__ = ("_offset", "_spill", "size")
+
+    def __init__(self, spill: _Spill | bytes, offset: int = 0, size: int | None = None) -> None:
+        self._spill = spill
+        self._offset = offset
+        self.size = len(spill) if isinstance(spill, bytes) else (size or 0)
+
+    def read(self) -> bytes:
+        if isinstance(self._spill, bytes):
+            return self._spill
+        return self._spill.read(self._offset, self.size)
+
+    def decode(self, encoding: str = "utf-8", errors: str = "strict") -> str:
+        return self.read().decode(encoding, errors)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, KeptFile):
+            return self.read() == other.read()
+        if isinstance(other, bytes | bytearray):
+            return self.read() == other
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[type[KeptFile], tuple[bytes]]:
+        return KeptFile, (self.read(),)
+
+    def __repr__(self) -> str:
+        return f"KeptFile({self.size:,} bytes)"
+
+
 @dataclass
 class RunDir:
     path: str
     name: str
-    files: dict[str, bytes] = field(default_factory=dict)
+    files: dict[str, KeptFile] = field(default_factory=dict)
     mtimes: dict[str, float] = field(default_factory=dict)
     ignored: list[str] = field(default_factory=list)
     origin: str = ""  # the nested archive it came from ("" for the bundle itself): whose manifest applies
@@ -108,9 +181,13 @@ class DbBenchFile:
     """A db_bench result file: where it is in the bundle (its folders say workload, build, server) and its bytes."""
 
     path: str
-    data: bytes
+    kept: KeptFile
     mtime: float
     origin: str = ""  # the nested archive it came from ("" for the bundle itself): whose manifest applies
+
+    @property
+    def data(self) -> bytes:
+        return self.kept.read()
 
 
 @dataclass
@@ -118,16 +195,20 @@ class IbenchFile:
     """An Insert Benchmark result file: where it is in the bundle (its folders say clients, rows, build), its bytes."""
 
     path: str
-    data: bytes
+    kept: KeptFile
     mtime: float
     origin: str = ""  # the nested archive it came from ("" for the bundle itself): whose manifest applies
+
+    @property
+    def data(self) -> bytes:
+        return self.kept.read()
 
 
 @dataclass
 class BundleContents:
     format: str
     runs: list[RunDir]
-    manifests: dict[str, bytes]
+    manifests: dict[str, KeptFile]
     members: int
     unpacked_bytes: int
     ignored: list[str]
@@ -155,13 +236,14 @@ def _keep_all(basename: str) -> bool:
 
 
 def read_bundle(
-    source: bytes | str | os.PathLike[str],
+    source: bytes | str | os.PathLike[str] | IO[bytes],
     *,
     name: str = "",
     limits: Limits = DEFAULT_LIMITS,
     wanted: Callable[[str], bool] = _keep_all,
 ) -> BundleContents:
-    """Return the run directories in ``source`` (archive bytes, or a path to an archive or a directory).
+    """Return the run directories in ``source`` (archive bytes, an open archive file, or a path to an archive
+    or a directory).
 
     Only files directly inside a run directory for which ``wanted(basename)`` is true
     are read, and db_bench result files wherever they are; ``name`` is how the
@@ -172,8 +254,21 @@ def read_bundle(
         if len(source) > limits.max_bytes:
             raise BundleError(f"{label}: is {len(source):,} bytes, over the {limits.max_bytes:,}-byte upload limit")
         reader = _Reader(label, limits, wanted)
-        fmt = reader.read_archive(_TOP, io.BytesIO(source), seekable=True)
-        return reader.result(fmt)
+        with reader.discarded_on_error():
+            fmt = reader.read_archive(_TOP, io.BytesIO(source), seekable=True)
+            return reader.result(fmt)
+
+    if hasattr(source, "read"):
+        archive = cast("IO[bytes]", source)
+        label = _printable(name or "bundle")
+        size = archive.seek(0, io.SEEK_END)
+        archive.seek(0)
+        if size > limits.max_bytes:
+            raise BundleError(f"{label}: is {size:,} bytes, over the {limits.max_bytes:,}-byte upload limit")
+        reader = _Reader(label, limits, wanted)
+        with reader.discarded_on_error():
+            fmt = reader.read_archive(_TOP, archive, seekable=True)
+            return reader.result(fmt)
 
     path = os.fspath(source)
     label = _printable(name or os.path.basename(os.path.normpath(path)) or "bundle")
@@ -181,8 +276,9 @@ def read_bundle(
         mode = os.stat(path).st_mode
         if stat.S_ISDIR(mode):
             reader = _Reader(label, limits, wanted, noun="entry")
-            reader.read_dir(path)
-            return reader.result("directory")
+            with reader.discarded_on_error():
+                reader.read_dir(path)
+                return reader.result("directory")
         if not stat.S_ISREG(mode):
             raise BundleError(f"{label}: is neither an archive file nor a directory")
         with open(path, "rb") as fh:
@@ -191,8 +287,9 @@ def read_bundle(
             if size > limits.max_bytes:
                 raise BundleError(f"{label}: is {size:,} bytes, over the {limits.max_bytes:,}-byte upload limit")
             reader = _Reader(label, limits, wanted)
-            fmt = reader.read_archive(_TOP, fh, seekable=True)
-        return reader.result(fmt)
+            with reader.discarded_on_error():
+                fmt = reader.read_archive(_TOP, fh, seekable=True)
+                return reader.result(fmt)
     except OSError as exc:
         # The user sees this: the OS reason only, never the server-side path.
         raise BundleError(f"{label}: cannot be read ({exc.strerror or type(exc).__name__})") from exc
@@ -265,13 +362,23 @@ class _Reader:
         self.unpacked = 0
         self.runs: dict[str, RunDir] = {}
         self.run_origin: dict[str, str] = {}
-        self.manifests: dict[str, bytes] = {}
+        self.manifests: dict[str, KeptFile] = {}
         self.ignored: list[str] = []
         self.ignored_count = 0
         self.dbbench: dict[str, DbBenchFile] = {}
         self.dbbench_origin: dict[str, str] = {}
         self.ibench: dict[str, IbenchFile] = {}
         self.stray_sysbench_files = 0
+        self.spill = _Spill()
+
+    @contextlib.contextmanager
+    def discarded_on_error(self) -> Iterator[None]:
+        """Free what was kept as soon as the bundle is refused, not when the traceback goes."""
+        try:
+            yield
+        except BaseException:
+            self.spill.close()
+            raise
 
     # -- results and errors -------------------------------------------------
 
@@ -345,13 +452,20 @@ class _Reader:
                 fh.seek(0)
                 self._read_zip(scope, fh)
             else:
-                # zip needs random access; a nested zip in a stream is buffered, within the archive size limit.
-                data = head + _read_upto(fh, self.limits.max_bytes + 1 - len(head))
-                if len(data) > self.limits.max_bytes:
-                    raise BundleError(
-                        f"{self.name}: {self._what(scope)} is over the {self.limits.max_bytes:,}-byte archive limit"
-                    )
-                self._read_zip(scope, io.BytesIO(data))
+                # zip needs random access: a nested zip in a stream is copied to a temporary file (memory up to
+                # the spill budget), within the archive size limit.
+                with tempfile.SpooledTemporaryFile(max_size=SPILL_MEMORY_BYTES) as copy:
+                    copy.write(head)
+                    copied = len(head)
+                    while copied <= self.limits.max_bytes and (chunk := fh.read(_CHUNK * 16)):
+                        copy.write(chunk)
+                        copied += len(chunk)
+                    if copied > self.limits.max_bytes:
+                        raise BundleError(
+                            f"{self.name}: {self._what(scope)} is over the {self.limits.max_bytes:,}-byte archive limit"
+                        )
+                    copy.seek(0)
+                    self._read_zip(scope, cast("IO[bytes]", copy))
             return "zip"
         stream = _Prefixed(head, fh)
         if kind == "tar":
@@ -386,6 +500,7 @@ class _Reader:
             infos = zf.infolist()
             if self.members + len(infos) > self.limits.max_members:
                 raise self._too_many_members()
+            self._refuse_overlaps(scope, zf, infos)
             seen: set[str] = set()
             for info in infos:
                 if info.orig_filename in seen:
@@ -396,6 +511,24 @@ class _Reader:
             for info in infos:
                 opener = functools.partial(_open_zip_member, zf, info)
                 self.visit(scope, _zip_name(info), _zip_kind(info), info.file_size, _zip_mtime(info), opener)
+
+    def _refuse_overlaps(self, scope: _Scope, zf: zipfile.ZipFile, infos: list[zipfile.ZipInfo]) -> None:
+        """Refuse entries whose data overlaps another's: the trick that makes a small zip unpack to gigabytes.
+
+        Each entry's local header and data must end before the next entry (in file order) begins, and the last
+        before the central directory. The local header's extra field is not counted, so a real zip never trips.
+        """
+        placed = sorted(infos, key=lambda info: info.header_offset)
+        ends = [info.header_offset for info in placed[1:]] + [zf.start_dir] * bool(placed)
+        for info, end in zip(placed, ends, strict=True):
+            name_bytes = len(info.orig_filename.encode("utf-8" if info.flag_bits & _ZIP_UTF8_FLAG else "cp437"))
+            if info.header_offset + _ZIP_LOCAL_HEADER + name_bytes + info.compress_size > end:
+                raise self.error(
+                    scope,
+                    _zip_name(info),
+                    "overlaps another entry's data in the zip (overlapping entries are a zip bomb; "
+                    "not allowed in a bundle)",
+                )
 
     # -- directories --------------------------------------------------------
 
@@ -536,7 +669,7 @@ class _Reader:
             first, second = (_origin_text(origin) for origin in (self.dbbench_origin[path], scope.origin))
             raise BundleError(f"{self.name}: {_show(path)} appears twice ({first} and {second}); include it once")
         self.dbbench[path] = DbBenchFile(
-            path=path, data=self._read_kept(scope, raw, size, opener), mtime=mtime, origin=scope.origin
+            path=path, kept=self._read_kept(scope, raw, size, opener), mtime=mtime, origin=scope.origin
         )
         self.dbbench_origin[path] = scope.origin
 
@@ -545,25 +678,33 @@ class _Reader:
         if path in self.ibench:
             raise BundleError(f"{self.name}: {_show(path)} appears twice; include it once")
         self.ibench[path] = IbenchFile(
-            path=path, data=self._read_kept(scope, raw, size, opener), mtime=mtime, origin=scope.origin
+            path=path, kept=self._read_kept(scope, raw, size, opener), mtime=mtime, origin=scope.origin
         )
 
-    def _read_kept(self, scope: _Scope, raw: str, size: int, opener: _Opener) -> bytes:
+    def _read_kept(self, scope: _Scope, raw: str, size: int, opener: _Opener) -> KeptFile:
         limit = self.limits.max_member_bytes
         if size > limit:
             raise self.error(scope, raw, f"is {size:,} bytes, over the {limit:,}-byte limit for one file")
         # The bound is ours, not the header's: a zip entry's declared size can lie.
         with self._open(scope, raw, opener, limit + 1) as fh:
-            data = _read_upto(fh, limit + 1)
-        if len(data) > limit:
+            left = limit + 1
+
+            def chunk() -> bytes:
+                nonlocal left
+                data = fh.read(min(_CHUNK * 16, left)) if left > 0 else b""
+                left -= len(data)
+                return data
+
+            offset, got = self.spill.append(chunk)
+        if got > limit:
             raise self.error(
                 scope,
                 raw,
                 f"unpacks to more than the {limit:,}-byte limit for one file (its header claims {size:,} bytes)",
             )
-        if len(data) > size:
-            self._account(scope, raw, len(data) - size)
-        return data
+        if got > size:
+            self._account(scope, raw, got - size)
+        return KeptFile(self.spill, offset, got)
 
     def _read_nested(
         self, scope: _Scope, raw: str, parts: list[str], size: int, opener: _Opener, path: str | None
@@ -793,19 +934,6 @@ def _read_exact(fh: _Readable, size: int) -> bytes:
     got = 0
     while got < size:
         chunk = fh.read(size - got)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        got += len(chunk)
-    return b"".join(chunks)
-
-
-def _read_upto(fh: _Readable, limit: int) -> bytes:
-    """Read to the end of the stream but never more than ``limit`` bytes."""
-    chunks: list[bytes] = []
-    got = 0
-    while got < limit:
-        chunk = fh.read(min(_CHUNK * 16, limit - got))
         if not chunk:
             break
         chunks.append(chunk)

@@ -11,6 +11,7 @@ all give ParsedRuns, stored the same way.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import gzip
@@ -19,22 +20,34 @@ import io
 import logging
 import os
 import tarfile
+import tempfile
 import threading
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from django.conf import settings
 from django.db import DatabaseError, IntegrityError, connection, transaction
-from django.db.models import Count, Q
+from django.db.models import BinaryField, Count, Q
+from django.db.models.functions import Length, Substr
 from django.utils import timezone
 
 from runs import dbbench, ibench, sysbench
 from runs.bulk import find_or_create, insert_rows
-from runs.bundle import BundleContents, BundleError, DbBenchFile, IbenchFile, Limits, RunDir, manifest_path, read_bundle
+from runs.bundle import (
+    BundleContents,
+    BundleError,
+    DbBenchFile,
+    IbenchFile,
+    KeptFile,
+    Limits,
+    RunDir,
+    manifest_path,
+    read_bundle,
+)
 from runs.manifest import MANIFEST_NAME, Manifest, ManifestError, RunMeta, parse_manifest
 from runs.models import (
     METRIC_FIELDS,
@@ -97,7 +110,7 @@ class ParsedRun:
     build: str
     flavour: str
     config: str
-    config_text: str
+    config_text: str | KeptFile  # decoded when its Config row is made: configs are not all in memory at once
     pk: int
     server: str
     cpus: int | None
@@ -109,7 +122,8 @@ class ParsedRun:
     sysbench_version: str
     commands: dict[str, str]
     results: list[dict[str, Any]]
-    files: list[tuple[str, str, str]]  # (name, kind, text)
+    # (name, kind, contents): decoded only when stored, so a bundle's settings files are never all in memory at once
+    files: list[tuple[str, str, KeptFile]]
     warnings: list[str] = field(default_factory=list)
     ignored_files: int = 0
     suite: str = Suite.SYSBENCH
@@ -171,28 +185,28 @@ def parse_run(run_dir: RunDir, meta: RunMeta, *, bundle_name: str) -> ParsedRun:
     mets: dict[tuple[str, int, int], dict[str, float]] = {}
     summaries: dict[tuple[str, int], dict[str, list[float]]] = {}
     load = None
-    files: list[tuple[str, str, str]] = []
+    files: list[tuple[str, str, KeptFile]] = []
     seen_kinds: set[str] = set()
     hasher = hashlib.sha256()
     mtimes: list[float] = []
 
     for file_name in sorted(run_dir.files):
-        data = run_dir.files[file_name]
         fn = sysbench.parse_file_name(file_name)
-        if fn is not None:
-            hasher.update(file_name.encode() + b"\0" + data + b"\0")
-        path = f"{where}/{file_name}"
         if fn is None:
             kind = _file_kind(file_name)
-            if kind and b"\0" in data:
+            if kind and b"\0" in run_dir.files[file_name].read():
                 # Kept as text, and PostgreSQL text holds no NUL: refused here with the file named, not by the
                 # database half-way through the import.
                 raise sysbench.ParseError(f"{where}: NUL byte in {file_name} of run {run_dir.name}")
             if kind and kind not in seen_kinds:
                 # One copy per kind: the test-by-test copies of settings are the same text.
                 seen_kinds.add(kind)
-                files.append((file_name, kind, _text(data)))
+                files.append((file_name, kind, run_dir.files[file_name]))
             continue
+        # One result file in memory at a time; the others stay in the bundle's spill store.
+        data = run_dir.files[file_name].read()
+        hasher.update(file_name.encode() + b"\0" + data + b"\0")
+        path = f"{where}/{file_name}"
         if fn.kind == "o":
             dop = fn.dop
             out = sysbench.parse_output(_text(data), test=fn.test, file_name=path)
@@ -254,7 +268,7 @@ def parse_run(run_dir: RunDir, meta: RunMeta, *, bundle_name: str) -> ParsedRun:
     outs = list(outputs.values())
     workload, params = _workload(outs)
     cpus = next((o.cpus for o in outs if o.cpus), None)
-    config_text = next((text for (n, kind, text) in files if kind == RunFile.Kind.CONFIG), "")
+    config_text: str | KeptFile = next((kept for (n, kind, kept) in files if kind == RunFile.Kind.CONFIG), "")
     server = meta.server or (f"{cpus}-CPU server" if cpus else "unknown server")
     if not meta.server:
         warnings.append(f"{run_dir.name}: no server named (manifest or upload form); using {server!r}")
@@ -344,13 +358,14 @@ def _result_row(
 
 
 def parse_bundle(
-    data: bytes,
+    data: bytes | IO[bytes],
     *,
     name: str,
     overrides: Mapping[str, Any] | None = None,
     on_file: Callable[[], None] | None = None,
 ) -> ParsedBundle:
-    """Archive bytes → parsed runs. Raises BundleError, ManifestError or sysbench.ParseError.
+    """Archive bytes (or an open archive file) → parsed runs. Raises BundleError, ManifestError or
+    sysbench.ParseError.
 
     ``on_file`` is called for each result file read (the import's progress).
     """
@@ -528,7 +543,9 @@ def parse_ibench_bundle(
     The files of one run may be spread over the bundle (summaries, merged tables,
     step directories): they are read together, so each run is assembled once.
     """
-    found, warnings, not_read = ibench.parse_bundle_files((f.path, f.data, f.mtime) for f in files)
+    # The files themselves, not their bytes: the parser decodes each when it reads it, so they are never all in
+    # memory at once (a KeptFile decodes like bytes).
+    found, warnings, not_read = ibench.parse_bundle_files((f.path, f.kept, f.mtime) for f in files)  # type: ignore[misc]
     origins = {f.path: f.origin for f in files}
     runs: list[ParsedRun] = []
     for run in found:
@@ -867,12 +884,12 @@ def import_bundle(bundle_id: int, *, pre_parsed: PreParsed | None = None) -> Imp
                 raise ImportFailed(pre_parsed.error)
             parsed = pre_parsed.parsed
         else:
-            data = bytes(BundleData.objects.get(bundle=bundle).content)
 
             def read_one() -> None:
                 progress.files_read += 1
 
-            parsed = parse_bundle(data, name=bundle.original_name, overrides=bundle.overrides, on_file=read_one)
+            with _archive_file(bundle) as archive:
+                parsed = parse_bundle(archive, name=bundle.original_name, overrides=bundle.overrides, on_file=read_one)
         progress.runs_found = len(parsed.runs)
         with transaction.atomic():
             report = _store(bundle, parsed, parsed.server_info, progress=progress)
@@ -927,6 +944,23 @@ def _release(bundle_id: int, token: str) -> None:
     except DatabaseError:
         # The database is away: the claim goes stale and a retry or requeue_bundles takes it then.
         log.warning("could not release the claim of bundle %s", bundle_id, exc_info=True)
+
+
+ARCHIVE_READ_CHUNK = 8 * 1024 * 1024
+
+
+@contextlib.contextmanager
+def _archive_file(bundle: Bundle) -> Iterator[IO[bytes]]:
+    """The stored archive copied to a temporary file a slice at a time, so it is never whole in memory."""
+    stored = BundleData.objects.filter(bundle=bundle)
+    size = stored.annotate(n=Length("content")).values_list("n", flat=True).get()
+    with tempfile.TemporaryFile(prefix="benchdash-bundle-") as out:
+        for start in range(0, size, ARCHIVE_READ_CHUNK):
+            # SQL counts from 1; SUBSTRING of a bytea / blob is bytes, not text.
+            part = Substr("content", start + 1, ARCHIVE_READ_CHUNK, output_field=BinaryField())
+            out.write(bytes(stored.annotate(part=part).values_list("part", flat=True).get()))
+        out.seek(0)
+        yield out
 
 
 def _mark_failed(bundle_id: int, error: str) -> None:
@@ -1025,9 +1059,9 @@ def _store(
         RunFile,
         ("run_id", "name", "kind", "text"),
         (
-            (run.pk, n, kind, text)
+            (run.pk, n, kind, _text(kept.read()))
             for run, parsed_run in zip(runs, new, strict=True)
-            for (n, kind, text) in parsed_run.files
+            for (n, kind, kept) in parsed_run.files
         ),
     )
     for run, parsed_run in zip(runs, new, strict=True):
@@ -1179,22 +1213,21 @@ def _create_runs(bundle: Bundle, parsed: Sequence[ParsedRun], info: Mapping[str,
                 f"{p.name}: build {p.build!r} is already recorded as {build.version}, not "
                 f"{p.dbms} {p.version}; fix the manifest or the build name"
             )
-    config_hashes = {p.config_text: hashlib.sha256(p.config_text.encode()).hexdigest() for p in parsed}
-    configs = find_or_create(
-        Config,
-        {
-            (p.config, config_hashes[p.config_text]): functools.partial(
-                Config, name=p.config, text_sha256=config_hashes[p.config_text], text=p.config_text
-            )
-            for p in parsed
-        },
-        fetch=lambda keys: (
-            ((c.name, c.text_sha256), c)
-            for c in Config.objects.filter(name__in={k[0] for k in keys}, text_sha256__in={k[1] for k in keys}).defer(
-                "text"
-            )
-        ),
-    )
+    config_keys = [(p.config, hashlib.sha256(_config_str(p).encode()).hexdigest()) for p in parsed]
+    config_of = dict(zip(config_keys, parsed, strict=True))
+    configs: dict[tuple[str, str], Config] = {}
+    # Created in batches of bounded text: a bundle's config files can add up to gigabytes.
+    for batch in _batches(list(config_of), lambda key: _config_size(config_of[key]), CONFIG_BATCH_BYTES):
+        configs |= find_or_create(
+            Config,
+            {key: functools.partial(_new_config, key, config_of[key]) for key in batch},
+            fetch=lambda keys: (
+                ((c.name, c.text_sha256), c)
+                for c in Config.objects.filter(
+                    name__in={k[0] for k in keys}, text_sha256__in={k[1] for k in keys}
+                ).defer("text")
+            ),
+        )
 
     servers = find_or_create(
         Server,
@@ -1220,7 +1253,7 @@ def _create_runs(bundle: Bundle, parsed: Sequence[ParsedRun], info: Mapping[str,
                 bundle=bundle,
                 path=p.path,
                 build=builds[p.build],
-                config=configs[(p.config, config_hashes[p.config_text])],
+                config=configs[key],
                 server=servers[p.server],
                 workload=workloads[(p.suite, p.workload)],
                 pk_mode=p.pk,
@@ -1233,9 +1266,40 @@ def _create_runs(bundle: Bundle, parsed: Sequence[ParsedRun], info: Mapping[str,
                 sysbench_version=p.sysbench_version,
                 warnings=p.warnings,
             )
-            for p in parsed
+            for p, key in zip(parsed, config_keys, strict=True)
         ]
     )
+
+
+CONFIG_BATCH_BYTES = 64 * 1024 * 1024
+
+
+def _config_str(parsed: ParsedRun) -> str:
+    text = parsed.config_text
+    return text if isinstance(text, str) else _text(text.read())
+
+
+def _config_size(parsed: ParsedRun) -> int:
+    text = parsed.config_text
+    return len(text) if isinstance(text, str) else text.size
+
+
+def _new_config(key: tuple[str, str], parsed: ParsedRun) -> Config:
+    return Config(name=key[0], text_sha256=key[1], text=_config_str(parsed))
+
+
+def _batches(keys: list[Any], size: Callable[[Any], int], budget: int) -> Iterator[list[Any]]:
+    """``keys`` in order, in runs whose sizes add up to at most ``budget`` (a bigger one alone)."""
+    batch: list[Any] = []
+    total = 0
+    for key in keys:
+        if batch and total + size(key) > budget:
+            yield batch
+            batch, total = [], 0
+        batch.append(key)
+        total += size(key)
+    if batch:
+        yield batch
 
 
 def submit_and_import(

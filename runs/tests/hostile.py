@@ -624,3 +624,106 @@ def every_case() -> list[Hostile]:
 
 def by_id() -> dict[str, Hostile]:
     return {case.id: case for case in every_case()}
+
+
+# --------------------------------------------------------------------------- bundles that aim at memory
+
+
+def many_big_kept_files(
+    files: int = 63, size: int = 64 * MiB - 4 * KiB, name: str = "sb.o.t{n}.range100.pk1.dop1"
+) -> bytes:
+    """One run of ``files`` kept files of ``size`` bytes each (explain-like lines, then a valid sb.o output):
+    inside every default limit, about 4 GiB of kept files from a ~9 MiB upload. With another ``name`` (sb.gv.{n},
+    say) the run's own result files come first."""
+    line = b"x" * 1023 + b"\n"
+    piece = gzip.compress(line * (MiB // len(line)), compresslevel=9, mtime=0)
+    parts = [] if name.startswith("sb.o.") else [gzip.compress(raw_members(good_run()), mtime=0)]
+    for n in range(files):
+        full, rest = divmod(size - MiB, MiB)
+        tail_text = sb_o()
+        tail_lines, odd = divmod(MiB + rest - len(tail_text), len(line))
+        tail = line * tail_lines + b"y" * (odd - 1) + b"\n" + tail_text if odd else line * tail_lines + tail_text
+        assert len(tail) == MiB + rest
+        parts.append(gzip.compress(tar_header(f"{RUN}/{name.format(n=n)}", size), mtime=0))
+        parts.append(piece * full)
+        parts.append(gzip.compress(tail + bytes(-size % 512), mtime=0))
+    parts.append(gzip.compress(bytes(1024), mtime=0))
+    return b"".join(parts)
+
+
+def overlapping_zip(entries: int = 60, kernel_size: int = 63 * MiB) -> bytes:
+    """A zip whose entries' data overlap (each entry's data quotes the next entry's local header and then runs on
+    into the same compressed kernel): ``entries`` × ``kernel_size`` unpacked from some tens of KiB."""
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
+    kernel = compressor.compress(b"a" * kernel_size) + compressor.flush()
+    names = [f"{RUN}/sb.o.t{n}.range100.pk1.dop1".encode() for n in range(entries)]
+    # Built from the last entry back: an entry's data is a stored block quoting the next local header.
+    body = kernel
+    output_prefix = b""
+    headers: list[bytes] = []
+    for name in reversed(names):
+        crc = zlib.crc32(b"a" * kernel_size, zlib.crc32(output_prefix))
+        usize = len(output_prefix) + kernel_size
+        local = struct.pack("<4s2B4HL2L2H", b"PK\x03\x04", 20, 0, 0, 8, 0, 0x21, crc, len(body), usize, len(name), 0)
+        local += name
+        headers.append(local)
+        quote = b"\x00" + struct.pack("<HH", len(local), 0xFFFF ^ len(local))
+        body = quote + local + body
+        output_prefix = local + output_prefix
+    # ``body`` now starts with a quote of the first local header: the file starts with that header instead.
+    first = headers[-1]
+    data = body[5:]
+    assert data.startswith(first)
+    central = b""
+    offset = 0
+    for local in reversed(headers):
+        _, _, _, flags, method, mtime, mdate, crc, csize, usize, name_len, _ = struct.unpack_from("<4s2B4HL2L2H", local)
+        name = local[30 : 30 + name_len]
+        central += (
+            struct.pack(
+                "<4s4B4HL2L5H2L",
+                b"PK\x01\x02",
+                20,
+                3,
+                20,
+                0,
+                flags,
+                method,
+                mtime,
+                mdate,
+                crc,
+                csize,
+                usize,
+                name_len,
+                0,
+                0,
+                0,
+                0,
+                0o100644 << 16,
+                offset,
+            )
+            + name
+        )
+        offset += len(local) + 5  # the next header sits after this one and the next quote's 5 bytes
+    end = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, entries, entries, len(central), len(data), 0)
+    return data + central + end
+
+
+def memory_cases() -> list[Hostile]:
+    """Bundles inside (or just at) the limits that used to cost gigabytes of memory to import."""
+    return [
+        Hostile(
+            "kept-files-4gib",
+            "kept.tar.gz",
+            many_big_kept_files,
+            r"",
+            what="63 valid sb.o files of 64 MiB each in ~4 MiB: every one is kept",
+        ),
+        Hostile(
+            "zip-overlapping-entries",
+            "overlap.zip",
+            overlapping_zip,
+            r"overlaps another entry's data in the zip",
+            what="60 entries sharing one 63 MiB deflate kernel in ~70 KiB",
+        ),
+    ]
