@@ -8,6 +8,7 @@ aggregates in the database and lists a bounded page of runs.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from html import escape
 from typing import Any
 
 from django import forms
@@ -17,6 +18,7 @@ from django.db.models import Count
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.middleware import HtmxDetails
 
@@ -78,8 +80,34 @@ def load_run_settings(run_ids: Iterable[int]) -> dict[int, tuple[Run, RunSetting
 
 
 class DiffForm(forms.Form):
-    a = forms.IntegerField(label="Run A (id)", min_value=1)
-    b = forms.IntegerField(label="Run B (id)", min_value=1, required=False)
+    a = forms.IntegerField(label="Run A", min_value=1)
+    b = forms.IntegerField(label="Run B", min_value=1, required=False)
+
+
+def run_options(selected: int | None, *, blank: str | None = None) -> SafeString:
+    """Every run as a <select>'s options, grouped by series (server · workload · DBMS), oldest version first.
+
+    Built here rather than by a Select widget: hundreds of runs, two selects, and
+    a widget renders each option through a template.
+    """
+    runs = Run.objects.select_related("server", "workload", "build__version__dbms").order_by(
+        "server__name", "workload__name", "build__version__dbms__name", "build__version__sort_key", "name", "pk"
+    )
+    parts = [f'<option value="">{escape(blank)}</option>'] if blank is not None else []
+    series = None
+    for run in runs:
+        name = f"{run.server.name} · {run.workload.name} · {run.build.version.dbms.name}"
+        if name != series:
+            if series is not None:
+                parts.append("</optgroup>")
+            parts.append(f'<optgroup label="{escape(name)}">')
+            series = name
+        chosen = " selected" if run.pk == selected else ""
+        label = f"{run.build.version.dbms.name} {run.build.version.text} · {run.name}"
+        parts.append(f'<option value="{run.pk}"{chosen}>{escape(label)}</option>')
+    if series is not None:
+        parts.append("</optgroup>")
+    return mark_safe("".join(parts))  # every text part escaped above
 
 
 @require_GET
@@ -104,6 +132,12 @@ def run_diff(request: HtmxHttpRequest) -> HttpResponse:
                 .select_related("build__version__dbms")
                 .order_by("build__version__sort_key", "name", "pk")[:CANDIDATES]
             )
+    if not request.htmx:
+        chosen = {name: form.data.get(name, "") for name in ("a", "b")}
+        context["options_a"] = run_options(int(chosen["a"]) if chosen["a"].isdigit() else None)
+        context["options_b"] = run_options(
+            int(chosen["b"]) if chosen["b"].isdigit() else None, blank="(pick from A's series below)"
+        )
     template = "reports/diff/run_diff.html#diff" if request.htmx else "reports/diff/run_diff.html"
     return render(request, template, context, status=400 if form.is_bound and not form.is_valid() else 200)
 
