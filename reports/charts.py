@@ -215,6 +215,27 @@ def _edge(rel: float | None, low: float, high: float) -> tuple[float | None, str
     return _sig(rel), None, "top center"
 
 
+def _edge_marks(
+    comparison: Comparison, keys: Sequence[str], members: Sequence[str], low: float, high: float
+) -> dict[tuple[str, str], str]:
+    """The label of each version's points beyond either edge, keyed by (column key, microbenchmark) of the most
+    extreme one: "▼0.35" for one point, "▼0.58–0.68" for several (their labels would be drawn over each other)."""
+    found: dict[tuple[str, str], str] = {}
+    for key in keys:
+        values = [
+            (v, label)
+            for label in members
+            if (v := comparison.relative[key].get(label)) is not None and math.isfinite(v)
+        ]
+        below = sorted(item for item in values if item[0] < low)
+        above = sorted((item for item in values if item[0] > high), reverse=True)
+        for items, arrow in ((below, "▼"), (above, "▲")):
+            if items:
+                ends = sorted({f"{items[0][0]:.2f}", f"{items[-1][0]:.2f}"}, key=float)
+                found[(key, items[0][1])] = arrow + "–".join(ends)
+    return found
+
+
 def group_line_chart(
     comparison: Comparison,
     group: str,
@@ -258,6 +279,7 @@ def group_line_chart(
 
     ticks = column_labels(columns, sep="<br>")
     xs = [ticks[k] for k in keys]
+    edge_marks = _edge_marks(comparison, keys, members, start, end)
     traces = []
     for i, label in enumerate(members):
         ys: list[float | None] = []
@@ -265,6 +287,7 @@ def group_line_chart(
         qps: list[float | None] = []
         marks: list[str | None] = []
         places: list[str] = []
+        clipped = False
         for key in keys:
             rel = comparison.relative[key].get(label)
             noisy = comparison.noisy.get(key, {}).get(label, False)
@@ -273,7 +296,10 @@ def group_line_chart(
             if mark is None and y is not None:
                 y, mark, place = _edge(rel, start, end)
                 if mark is not None:
+                    clipped = True
                     text += " (outside the axis: drawn at its edge)"
+                    # Several lines leaving the axis at one version share one label, on the most extreme point.
+                    mark = edge_marks.get((key, label))
             if log and y is not None and y <= 0:
                 y, mark = start, f"▼{rel:.2f}" if rel is not None and math.isfinite(rel) else INFINITY_TEXT
             ys.append(y)
@@ -285,7 +311,7 @@ def group_line_chart(
         base_text = _number_text(base_qps.get(label))
         # Payload: a plain line carries only its QPS per point and formats relative QPS from y; the hover
         # text per point (clipped, ∞, "within noise") is sent only for the lines that need it.
-        special = any(marks) or any(comparison.noisy.get(k, {}).get(label, False) for k in keys)
+        special = clipped or any(marks) or any(comparison.noisy.get(k, {}).get(label, False) for k in keys)
         relative_part = "%{customdata[0]}" if special else "%{y:.2f}"
         qps_part = "%{customdata[1]:,}" if special else "%{customdata:,}"
         traces.append(

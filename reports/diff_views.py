@@ -84,15 +84,29 @@ class DiffForm(forms.Form):
     b = forms.IntegerField(label="Run B", min_value=1, required=False)
 
 
-def run_options(selected: int | None, *, blank: str | None = None) -> SafeString:
-    """Every run as a <select>'s options, grouped by series (server · workload · DBMS), oldest version first.
+def picker_runs() -> list[Run]:
+    """Every run, in series order (server · workload · DBMS, oldest version first), for ``run_options``."""
+    return list(
+        Run.objects.select_related("server", "workload", "build__version__dbms")
+        .only(
+            "pk",
+            "name",
+            "server__name",
+            "workload__name",
+            "build__version__text",
+            "build__version__sort_key",
+            "build__version__dbms__name",
+        )
+        .order_by("server__name", "workload__name", "build__version__dbms__name", "build__version__sort_key", "pk")
+    )
+
+
+def run_options(runs: list[Run], selected: int | None, *, blank: str | None = None) -> SafeString:
+    """The runs as a <select>'s options, one group per series, so nobody has to know a run's numeric id.
 
     Built here rather than by a Select widget: hundreds of runs, two selects, and
     a widget renders each option through a template.
     """
-    runs = Run.objects.select_related("server", "workload", "build__version__dbms").order_by(
-        "server__name", "workload__name", "build__version__dbms__name", "build__version__sort_key", "name", "pk"
-    )
     parts = [f'<option value="">{escape(blank)}</option>'] if blank is not None else []
     series = None
     for run in runs:
@@ -134,9 +148,10 @@ def run_diff(request: HtmxHttpRequest) -> HttpResponse:
             )
     if not request.htmx:
         chosen = {name: form.data.get(name, "") for name in ("a", "b")}
-        context["options_a"] = run_options(int(chosen["a"]) if chosen["a"].isdigit() else None)
+        runs = picker_runs()
+        context["options_a"] = run_options(runs, int(chosen["a"]) if chosen["a"].isdigit() else None)
         context["options_b"] = run_options(
-            int(chosen["b"]) if chosen["b"].isdigit() else None, blank="(pick from A's series below)"
+            runs, int(chosen["b"]) if chosen["b"].isdigit() else None, blank="(none: list A's series)"
         )
     template = "reports/diff/run_diff.html#diff" if request.htmx else "reports/diff/run_diff.html"
     return render(request, template, context, status=400 if form.is_bound and not form.is_valid() else 200)

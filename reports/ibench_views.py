@@ -51,9 +51,9 @@ def ibench_page(request: HttpRequest) -> HttpResponse:
         .select_related("build__version__dbms")
         .order_by("build__version__sort_key", "name", "pk")
     )
-    data = request.GET.copy()
-    data["base"] = str(base.pk)
-    form = IbenchForm(data)
+    given = request.GET.copy()
+    given["base"] = str(base.pk)
+    form = IbenchForm(given)
     form.fields["runs"].choices = [(r.pk, r.name) for r in series]
     if not form.is_valid():
         return HttpResponse(f"bad request: {form.errors.as_text()}\n", status=400, content_type="text/plain")
@@ -75,7 +75,7 @@ def ibench_page(request: HttpRequest) -> HttpResponse:
     step = data.get("step") or (steps[0] if steps else "")
     if steps and step not in steps:
         raise Http404(f"no step {step!r} in this comparison")
-    query = data.copy()
+    query = given.copy()
     query.pop("step", None)
     context.update(
         base_label=comparison.version_label(comparison.base),

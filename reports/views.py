@@ -263,7 +263,11 @@ def compare(request: HttpRequest) -> HttpResponse:
 
 
 def _compare_page(request: HttpRequest, shared: dict[str, Any]) -> str:
-    data, defaulted = _with_default_base(request, suite=request.GET.get("suite") or None)
+    # "?base=" with nothing chosen asks for the picker of every run; no base parameter at all gets the default.
+    if "base" in request.GET and not request.GET["base"]:
+        data, defaulted = request.GET, None
+    else:
+        data, defaulted = _with_default_base(request, suite=request.GET.get("suite") or None)
     form, base, series = _form(data)
     chosen = {str(v) for v in data.getlist("runs")}
     context: dict[str, Any] = {
@@ -279,7 +283,7 @@ def _compare_page(request: HttpRequest, shared: dict[str, Any]) -> str:
     if base is None:
         if request.GET.get("base"):
             raise Http404("no such base run")
-        # Nothing imported yet: the picker says so and points to the upload page.
+        # Asked for, or nothing imported yet (the picker then says so and points to the upload page).
         context["choices"] = pick_choices()
         return render_to_string("reports/compare_pick.html", context, request)
     if form.is_valid():

@@ -438,9 +438,7 @@ def test_the_drawing_shows_clipped_points_at_the_same_edges_and_with_the_same_va
     root = _draw(figure)
     _, top, _, bottom = _plot_area(root)
     marks = {
-        "".join(e.itertext()): float(e.get("y") or 0)
-        for e in root.iter(f"{SVG}text")
-        if e.get("class") == "point-text"
+        "".join(e.itertext()): float(e.get("y") or 0) for e in root.iter(f"{SVG}text") if e.get("class") == "point-text"
     }
     assert set(marks) == {t for trace in figure["data"] for t in trace.get("text") or [] if t}
     assert {"▼0.35", "▲2.87"} <= set(marks)
