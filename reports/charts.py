@@ -219,7 +219,9 @@ def _edge_marks(
     comparison: Comparison, keys: Sequence[str], members: Sequence[str], low: float, high: float
 ) -> dict[tuple[str, str], str]:
     """The label of each version's points beyond either edge, keyed by (column key, microbenchmark) of the most
-    extreme one: "▼0.35" for one point, "▼0.58–0.68" for several (their labels would be drawn over each other)."""
+    extreme one: its value, "▼0.35". Several points there share it (their labels would be drawn over each other),
+    and a range ("▼0.58–0.68") would not fit between the versions of a phone-sized chart; each point's hover
+    still says its own value."""
     found: dict[tuple[str, str], str] = {}
     for key in keys:
         values = [
@@ -231,8 +233,7 @@ def _edge_marks(
         above = sorted((item for item in values if item[0] > high), reverse=True)
         for items, arrow in ((below, "▼"), (above, "▲")):
             if items:
-                ends = sorted({f"{items[0][0]:.2f}", f"{items[-1][0]:.2f}"}, key=float)
-                found[(key, items[0][1])] = arrow + "–".join(ends)
+                found[(key, items[0][1])] = f"{arrow}{items[0][0]:.2f}"
     return found
 
 
@@ -325,7 +326,7 @@ def group_line_chart(
                 mode="lines+markers+text" if any(marks) else "lines+markers",
                 text=marks if any(marks) else None,
                 textposition=(places if len(set(places)) > 1 else places[0]) if any(marks) else None,
-                textfont={"color": style["color"], "size": 11} if any(marks) else None,
+                textfont={"color": style["color"], "size": 10} if any(marks) else None,
                 line={"color": style["color"], "dash": style["dash"], "width": GUIDE_WIDTH},
                 marker={"symbol": style["symbol"], "size": 8, "color": style["color"]},
                 connectgaps=False,
