@@ -259,7 +259,7 @@ def group_line_chart(
       is ``axis_range``: a value outside it is drawn at the edge it crossed
       with its value ("▼0.35", "▲2.87"), so nothing disappears; an infinite
       ratio is drawn at the top, marked "∞";
-    - ``log``: a log axis (its range and shapes in log10 units, as plotly wants);
+    - ``log``: a log axis (its range and the threshold labels in log10 units, as plotly wants them);
     - customdata per point: its QPS; for a line with a clipped, infinite or noisy
       point, ``[relative QPS text, QPS]``. The base QPS is constant per line, so
       it is written into that trace's hovertemplate.
@@ -817,17 +817,17 @@ def _reference_line(yref: str) -> dict[str, Any]:
 def _threshold_shapes(
     red: float, green: float, start: float, end: float, *, log: bool = False, bands: bool = True
 ) -> list[dict[str, Any]]:
-    # On a log axis plotly places shapes in log10 units.
-    at = math.log10 if log else float
-    shapes = [{**_reference_line("y"), "y0": at(1.0), "y1": at(1.0)}]
+    # The bundled plotly.js places shapes in data units on a log axis too (checked in Chromium: a line at y0 = 0
+    # vanished), unlike the axis range and annotations, which take log10 units; ``log`` changes nothing here.
+    shapes = [_reference_line("y")]
     if red > start:
         if bands:
-            shapes.append(_band(at(start), at(min(red, end)), "rgba(198,40,40,0.07)"))
-        shapes.append(_dotted(at(red), RED))
+            shapes.append(_band(start, min(red, end), "rgba(198,40,40,0.07)"))
+        shapes.append(_dotted(red, RED))
     if green < end:
         if bands:
-            shapes.append(_band(at(max(green, start)), at(end), "rgba(27,127,59,0.07)"))
-        shapes.append(_dotted(at(green), GREEN))
+            shapes.append(_band(max(green, start), end, "rgba(27,127,59,0.07)"))
+        shapes.append(_dotted(green, GREEN))
     return shapes
 
 

@@ -63,6 +63,13 @@ def test_the_log_scale_and_the_bar_view_are_plotly_charts_remembered_in_the_url(
     first = page.locator("section.group .chart").first
     first.locator(".main-svg").first.wait_for()  # no server drawing for a log axis: plotly draws it at once
     assert first.evaluate("el => el.layout.yaxis.type") == "log"
+    # The reference line at 1.0 and the threshold lines are on the chart, not pushed off it by a unit mix-up.
+    lines = first.evaluate(
+        """el => Array.from(el.querySelectorAll('.shapelayer path'))
+             .map((p) => parseFloat(p.getAttribute('d').split(',')[1]))"""
+    )
+    height = first.evaluate("el => el._fullLayout.height")
+    assert lines and all(0 < y < height for y in lines)
     page.locator("#id_view").select_option("bars")
     page.wait_for_url("**view=bars**")
     first = page.locator("section.group .chart").first
