@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import statistics
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -69,6 +70,14 @@ FONT = {"family": "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif", "s
 STEP = 0.05  # the y axis starts on a multiple of this, like the write-ups' charts (0.70, 0.85)
 HEATMAP_MAX_SPREAD = 1.0  # colour domain at most 0 … 2: beyond that a cell is simply "much worse / much better"
 INFINITY_TEXT = "∞"
+# A value beyond the upper quartile by this many interquartile ranges (or threshold widths) is an outlier, and the
+# axis leaves it at its edge only if showing it would squash the rest into less than 1/OUTLIER_SQUASH of the height.
+OUTLIER_FENCE = 3.0
+OUTLIER_SQUASH = 2.5
+# The lines between versions are only a guide for the eye (versions are not a continuum): thinner than the markers.
+GUIDE_WIDTH = 1.25
+BAR_VERSIONS = 8  # the bar view shows at most this many versions: beyond that, bars are slivers
+LOG_TICKS = (0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.85, 1.0, 1.2, 1.5, 2.0, 3.0, 5.0, 10.0, 20.0, 50.0, 100.0)
 
 
 class DrilldownPoint(TypedDict):
@@ -94,7 +103,7 @@ class DrilldownPoint(TypedDict):
 
 
 def plot_config(filename: str) -> dict[str, Any]:
-    """The plotly.js ``config`` to pass with every figure: fits its container, no logo, PNG download.
+    """The plotly.js ``config`` to pass with every figure: fits its container, PNG download, nothing sent out.
 
     ``filename`` becomes the download's name (plotly adds ``.png``); characters
     that are unsafe in file names (run keys contain ``/`` and brackets) become ``_``.
@@ -102,7 +111,13 @@ def plot_config(filename: str) -> dict[str, Any]:
     safe = re.sub(r"[^A-Za-z0-9._=-]+", "_", filename).strip("._") or "benchdash-chart"
     return {
         "responsive": True,
+        # A self-hosted tool's data stays here: no logo linking out, no "edit in Chart Studio" / share / send to
+        # the cloud, which would upload internal benchmark results to a third party.
         "displaylogo": False,
+        "showLink": False,
+        "showSendToCloud": False,
+        "showEditInChartStudio": False,
+        "modeBarButtonsToRemove": ["sendDataToCloud", "editInChartStudio", "lasso2d", "select2d"],
         "toImageButtonOptions": {"format": "png", "filename": safe},
     }
 
@@ -141,21 +156,113 @@ def default_y_min(values: Iterable[float | None], red: float) -> float:
 # --------------------------------------------------------------------------- figures
 
 
-def group_line_chart(comparison: Comparison, group: str, *, y_min: float | None = None) -> dict[str, Any]:
-    """Relative QPS of each microbenchmark of ``group`` across the compared columns, one line each.
+class Scale(TypedDict):
+    """The y axis of a group chart as the user set it: ``None`` means automatic."""
+
+    y_min: float | None
+    y_max: float | None
+    log: bool
+
+
+def axis_range(
+    values: Iterable[float | None],
+    red: float,
+    green: float,
+    *,
+    y_min: float | None = None,
+    y_max: float | None = None,
+    log: bool = False,
+    bars: bool = False,
+) -> tuple[float, float]:
+    """(bottom, top) of a relative-QPS axis, in data units; points outside it are drawn at its edge with their value.
+
+    - bottom: ``y_min``, else a step below the lowest value or the red threshold,
+      so a collapse is always in view (0 for bars on a linear axis: a bar's
+      length is its value);
+    - top: ``y_max``, else a step above the highest value or the green
+      threshold, unless one or a few outliers would squash every other line
+      into a thin band: then the top is set by the rest and the outliers are
+      drawn at the top edge with their value. A collapse is never treated so.
+    - log: no outlier rule (a log axis keeps 0.35 and 2.87 both readable);
+      bottom and top leave a 10 % margin around the values.
+    """
+    finite = sorted(v for v in values if v is not None and math.isfinite(v) and (v > 0 or not log))
+    if log:
+        low = y_min if y_min and y_min > 0 else min([*finite, red]) / 1.1
+        high = y_max if y_max and y_max > low else max([*finite, green]) * 1.1
+        return round(low, 4), round(high, 4)
+    low = y_min if y_min is not None else (0.0 if bars else _step_below(min([*finite, red])))
+    if y_max is not None and y_max > low:
+        return low, y_max
+    high = _step_above(max([*finite, green]))
+    if len(finite) >= 4:
+        q1, _, q3 = statistics.quantiles(finite, n=4)
+        fence = q3 + OUTLIER_FENCE * max(q3 - q1, green - 1.0, 1.0 - red)
+        body = _step_above(max([v for v in finite if v <= fence] + [green]))
+        if finite[-1] > fence and high - low > OUTLIER_SQUASH * (body - low):
+            high = body
+    return low, max(high, low + STEP)
+
+
+def _edge(rel: float | None, low: float, high: float) -> tuple[float | None, str | None, str]:
+    """(y drawn, mark, where the mark goes) of a value against the axis: outside it, at the edge with the value."""
+    if rel is None or math.isnan(rel) or math.isinf(rel):
+        return None, None, "top center"
+    if rel < low:
+        return low, f"▼{rel:.2f}", "top center"
+    if rel > high:
+        return high, f"▲{rel:.2f}", "bottom center"
+    return _sig(rel), None, "top center"
+
+
+def _edge_marks(
+    comparison: Comparison, keys: Sequence[str], members: Sequence[str], low: float, high: float
+) -> dict[tuple[str, str], str]:
+    """The label of each version's points beyond either edge, keyed by (column key, microbenchmark) of the most
+    extreme one: its value, "▼0.35". Several points there share it (their labels would be drawn over each other),
+    and a range ("▼0.58–0.68") would not fit between the versions of a phone-sized chart; each point's hover
+    still says its own value."""
+    found: dict[tuple[str, str], str] = {}
+    for key in keys:
+        values = [
+            (v, label)
+            for label in members
+            if (v := comparison.relative[key].get(label)) is not None and math.isfinite(v)
+        ]
+        below = sorted(item for item in values if item[0] < low)
+        above = sorted((item for item in values if item[0] > high), reverse=True)
+        for items, arrow in ((below, "▼"), (above, "▲")):
+            if items:
+                found[(key, items[0][1])] = f"{arrow}{items[0][0]:.2f}"
+    return found
+
+
+def group_line_chart(
+    comparison: Comparison,
+    group: str,
+    *,
+    y_min: float | None = None,
+    y_max: float | None = None,
+    log: bool = False,
+) -> dict[str, Any]:
+    """Relative QPS of each microbenchmark of ``group`` across the compared columns, one trace each.
 
     - x: the compared columns (the base excluded: it is 1.0 everywhere) in
-      semantic version order, on a category axis whose values are
-      ``column_labels`` (unique; the flavour on a second line); ``layout.meta.keys``
-      maps each back to its column key;
+      semantic version order, as categories whose values are ``column_labels``
+      (unique; the flavour on a second line); ``layout.meta.keys`` maps each back
+      to its column key. Versions are discrete: each value is a marker, and the
+      thin line between markers only helps the eye follow one microbenchmark;
     - traces: exactly one per microbenchmark of the group, in group order. The
       reference line at 1.0, the dotted red/green threshold lines and their
       bands are layout shapes, not traces, so the legend lists microbenchmarks only;
-    - y: relative QPS to 4 significant digits, ``None`` where missing; an
-      infinite ratio is drawn at the top of the axis, marked "∞";
-    - customdata per point: its QPS; for a line with an infinite or noisy point,
-      ``[relative QPS text ("∞ …", "(within noise)"), QPS]``. The base QPS is
-      constant per line, so it is written into that trace's hovertemplate.
+    - y: relative QPS to 4 significant digits, ``None`` where missing; the axis
+      is ``axis_range``: a value outside it is drawn at the edge it crossed
+      with its value ("▼0.35", "▲2.87"), so nothing disappears; an infinite
+      ratio is drawn at the top, marked "∞";
+    - ``log``: a log axis (its range and the threshold labels in log10 units, as plotly wants them);
+    - customdata per point: its QPS; for a line with a clipped, infinite or noisy
+      point, ``[relative QPS text, QPS]``. The base QPS is constant per line, so
+      it is written into that trace's hovertemplate.
     """
     if group not in comparison.groups:
         raise ValueError(f"unknown group {group!r}; this comparison has {', '.join(comparison.groups)}")
@@ -166,33 +273,46 @@ def group_line_chart(comparison: Comparison, group: str, *, y_min: float | None 
     red, green = comparison.spec.red, comparison.spec.green
 
     values = [comparison.relative[key].get(label) for key in keys for label in members]
-    start = default_y_min(values, red) if y_min is None else y_min
-    top = _step_above(max([*(v for v in values if v is not None and math.isfinite(v)), green]))
-    has_infinity = any(v is not None and math.isinf(v) for v in values)
-    clip = top
-    end = top + 2 * STEP if has_infinity else top  # room for the "∞" mark above a clipped point
+    start, top = axis_range(values, red, green, y_min=y_min, y_max=y_max, log=log)
+    has_infinity = any(v is not None and math.isinf(v) and v > 0 for v in values)
+    # Room above the top for the "∞" mark of a clipped infinite point.
+    end = (top * 1.15 if log else top + 2 * STEP) if has_infinity else top
 
     ticks = column_labels(columns, sep="<br>")
     xs = [ticks[k] for k in keys]
+    edge_marks = _edge_marks(comparison, keys, members, start, end)
     traces = []
     for i, label in enumerate(members):
         ys: list[float | None] = []
         texts: list[str | None] = []
         qps: list[float | None] = []
         marks: list[str | None] = []
+        places: list[str] = []
+        clipped = False
         for key in keys:
             rel = comparison.relative[key].get(label)
             noisy = comparison.noisy.get(key, {}).get(label, False)
-            y, text, mark = _plotted(rel, clip, noisy)
+            y, text, mark = _plotted(rel, top, noisy)
+            place = "top center"
+            if mark is None and y is not None:
+                y, mark, place = _edge(rel, start, end)
+                if mark is not None:
+                    clipped = True
+                    text += " (outside the axis: drawn at its edge)"
+                    # Several lines leaving the axis at one version share one label, on the most extreme point.
+                    mark = edge_marks.get((key, label))
+            if log and y is not None and y <= 0:
+                y, mark = start, f"▼{rel:.2f}" if rel is not None and math.isfinite(rel) else INFINITY_TEXT
             ys.append(y)
             marks.append(mark)
+            places.append(place)
             texts.append(text)
             qps.append(None if y is None else _absolute(comparison.qps[key].get(label)))
         style = _line_style(i)
         base_text = _number_text(base_qps.get(label))
         # Payload: a plain line carries only its QPS per point and formats relative QPS from y; the hover
-        # text per point (∞, "within noise") is sent only for the lines that need it.
-        special = any(marks) or any(comparison.noisy.get(k, {}).get(label, False) for k in keys)
+        # text per point (clipped, ∞, "within noise") is sent only for the lines that need it.
+        special = clipped or any(marks) or any(comparison.noisy.get(k, {}).get(label, False) for k in keys)
         relative_part = "%{customdata[0]}" if special else "%{y:.2f}"
         qps_part = "%{customdata[1]:,}" if special else "%{customdata:,}"
         traces.append(
@@ -205,8 +325,9 @@ def group_line_chart(comparison: Comparison, group: str, *, y_min: float | None 
                 name=label,
                 mode="lines+markers+text" if any(marks) else "lines+markers",
                 text=marks if any(marks) else None,
-                textposition="top center" if any(marks) else None,
-                line={"color": style["color"], "dash": style["dash"], "width": 2},
+                textposition=(places if len(set(places)) > 1 else places[0]) if any(marks) else None,
+                textfont={"color": style["color"], "size": 10} if any(marks) else None,
+                line={"color": style["color"], "dash": style["dash"], "width": GUIDE_WIDTH},
                 marker={"symbol": style["symbol"], "size": 8, "color": style["color"]},
                 connectgaps=False,
                 hovertemplate=(
@@ -216,25 +337,103 @@ def group_line_chart(comparison: Comparison, group: str, *, y_min: float | None 
             )
         )
 
-    base_label = column_labels(comparison.columns)[comparison.base]
-    # The base goes into the title, not the y-axis title: a long axis title is cut off on a phone.
-    layout = _base_layout(title=f"{group} <span style='font-size:12px'>(base {base_label} = 1)</span>", height=500)
+    layout = _base_layout(title=_group_title(comparison, group), height=500)
     layout.update(
         xaxis=_category_axis(xs, xs),
         # The column key of each x label, for markers (with_markers) and click handlers.
         meta={"keys": {ticks[k]: k for k in keys}},
-        yaxis={
-            "title": {"text": "relative QPS"},
-            "range": [start, end],
-            "tickformat": ".2f",
-            "gridcolor": GRID,
-            "zeroline": False,
-            "automargin": True,
-        },
-        shapes=_threshold_shapes(red, green, start, end),
-        annotations=_threshold_annotations(red, green, start, end),
+        yaxis=_relative_axis(start, end, log),
+        shapes=_threshold_shapes(red, green, start, end, log=log),
+        annotations=_threshold_annotations(red, green, start, end, log=log),
     )
     return _to_dict(go.Figure(data=traces, layout=layout))
+
+
+def group_bar_chart(
+    comparison: Comparison,
+    group: str,
+    *,
+    y_min: float | None = None,
+    y_max: float | None = None,
+    log: bool = False,
+    limit: int = BAR_VERSIONS,
+) -> dict[str, Any]:
+    """Relative QPS of each microbenchmark of ``group`` as bars: one bar per version, grouped by microbenchmark.
+
+    The write-ups' chart for a few versions: x is the group's microbenchmarks,
+    one trace (a colour) per compared column, the newest ``limit`` columns when
+    there are more (``layout.meta.omitted`` says how many were left out). Bars
+    start at 0 on a linear axis; a bar beyond the axis top is cut at it and
+    labelled with its value ("▲2.87"); a missing value is no bar, and says
+    "missing" in the hover of the others.
+    """
+    if group not in comparison.groups:
+        raise ValueError(f"unknown group {group!r}; this comparison has {', '.join(comparison.groups)}")
+    members = [label for label in comparison.labels if comparison.group_of.get(label) == group]
+    columns = _compared_columns(comparison)
+    shown = columns[-limit:] if limit > 0 else columns
+    red, green = comparison.spec.red, comparison.spec.green
+    labels = column_labels(comparison.columns)
+    values = [comparison.relative[c.key].get(label) for c in shown for label in members]
+    start, top = axis_range(values, red, green, y_min=y_min, y_max=y_max, log=log, bars=True)
+    traces = []
+    for i, column in enumerate(shown):
+        ys: list[float | None] = []
+        marks: list[str] = []
+        texts: list[str] = []
+        for label in members:
+            rel = comparison.relative[column.key].get(label)
+            y, text, mark = _plotted(rel, top, comparison.noisy.get(column.key, {}).get(label, False))
+            if mark is None and y is not None and rel is not None and rel > top:
+                y, mark = top, f"▲{rel:.2f}"
+            ys.append(y)
+            marks.append(mark or "")
+            texts.append(text)
+        traces.append(
+            go.Bar(
+                x=members,
+                y=ys,
+                name=labels[column.key],
+                marker={"color": PALETTE[i % len(PALETTE)]},
+                text=marks if any(marks) else None,
+                textposition="inside" if any(marks) else None,
+                customdata=texts,
+                hovertemplate=f"<b>%{{x}}</b><br>{labels[column.key]}<br>relative QPS: %{{customdata}}<extra></extra>",
+            )
+        )
+    layout = _base_layout(title=_group_title(comparison, group), height=460)
+    layout.update(
+        barmode="group",
+        xaxis=_category_axis(members, members),
+        yaxis=_relative_axis(start, top, log),
+        shapes=_threshold_shapes(red, green, max(start, 1e-9) if log else start, top, log=log, bands=False),
+        annotations=_threshold_annotations(red, green, start, top, log=log),
+        meta={"omitted": len(columns) - len(shown)},
+    )
+    return _to_dict(go.Figure(data=traces, layout=layout))
+
+
+def _group_title(comparison: Comparison, group: str) -> str:
+    base_label = column_labels(comparison.columns)[comparison.base]
+    # The base goes into the title, not the y-axis title: a long axis title is cut off on a phone.
+    return f"{group} <span style='font-size:12px'>(base {base_label} = 1)</span>"
+
+
+def _relative_axis(start: float, end: float, log: bool) -> dict[str, Any]:
+    axis: dict[str, Any] = {
+        "title": {"text": "relative QPS" + (" (log scale)" if log else "")},
+        "gridcolor": GRID,
+        "zeroline": False,
+        "automargin": True,
+        "tickformat": ".2f",
+    }
+    if log:
+        # plotly wants a log axis's range in log10 units; ticks at the values people read off such charts.
+        ticks = [v for v in LOG_TICKS if start <= v <= end] or [1.0]
+        axis.update(type="log", range=[math.log10(start), math.log10(end)], tickvals=ticks)
+    else:
+        axis["range"] = [start, end]
+    return axis
 
 
 def heatmap(comparison: Comparison) -> dict[str, Any]:
@@ -615,14 +814,19 @@ def _reference_line(yref: str) -> dict[str, Any]:
     }
 
 
-def _threshold_shapes(red: float, green: float, start: float, end: float) -> list[dict[str, Any]]:
+def _threshold_shapes(
+    red: float, green: float, start: float, end: float, *, log: bool = False, bands: bool = True
+) -> list[dict[str, Any]]:
+    # The bundled plotly.js places shapes in data units on a log axis too (checked in Chromium: a line at y0 = 0
+    # vanished), unlike the axis range and annotations, which take log10 units; ``log`` changes nothing here.
     shapes = [_reference_line("y")]
     if red > start:
-        band_top = min(red, end)
-        shapes.append(_band(start, band_top, "rgba(198,40,40,0.07)"))
+        if bands:
+            shapes.append(_band(start, min(red, end), "rgba(198,40,40,0.07)"))
         shapes.append(_dotted(red, RED))
     if green < end:
-        shapes.append(_band(max(green, start), end, "rgba(27,127,59,0.07)"))
+        if bands:
+            shapes.append(_band(max(green, start), end, "rgba(27,127,59,0.07)"))
         shapes.append(_dotted(green, GREEN))
     return shapes
 
@@ -656,7 +860,10 @@ def _dotted(y: float, colour: str) -> dict[str, Any]:
     }
 
 
-def _threshold_annotations(red: float, green: float, start: float, end: float) -> list[dict[str, Any]]:
+def _threshold_annotations(
+    red: float, green: float, start: float, end: float, *, log: bool = False
+) -> list[dict[str, Any]]:
+    at = math.log10 if log else float
     notes = []
     for value, colour, text, anchor in ((red, RED, f"≤ {red:.2f}", "top"), (green, GREEN, f"≥ {green:.2f}", "bottom")):
         if start < value < end:
@@ -666,7 +873,7 @@ def _threshold_annotations(red: float, green: float, start: float, end: float) -
                     "x": 1,
                     "xanchor": "right",
                     "yref": "y",
-                    "y": value,
+                    "y": at(value),
                     "yanchor": anchor,
                     "text": text,
                     "showarrow": False,
@@ -807,7 +1014,14 @@ def ibench_step_chart(step: str, unit: str, points: Sequence[IbenchStepPoint]) -
     texts = []
     for p in points:
         rel = p["relative"]
-        text = "base" if p["flag"] == "base" else ("missing" if rel is None else _plotted(rel, 0.0, False)[1])
+        if p["flag"] == "base":
+            text = "base" if p["value"] is not None else "base missing"
+        elif p["value"] is None:
+            text = "missing"
+        elif rel is None:
+            text = "no base value"  # the bar is there; only the ratio cannot be taken
+        else:
+            text = _plotted(rel, 0.0, False)[1]
         texts.append(text + (" · SLA missed" if p["sla_missed"] else ""))
     bar = go.Bar(
         x=keys,

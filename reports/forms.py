@@ -14,6 +14,14 @@ class CompareForm(forms.Form):
     green = forms.FloatField(label="Green at or above", required=False, initial=1.05, min_value=0)
     include_warmups = forms.BooleanField(label="Include warm-up tests", required=False)
     y_min = forms.FloatField(label="Chart y-axis from", required=False, min_value=0)
+    y_max = forms.FloatField(label="Chart y-axis to", required=False, min_value=0)
+    log = forms.BooleanField(label="Log scale", required=False)
+    view = forms.ChoiceField(
+        label="Charts",
+        required=False,
+        choices=[("lines", "lines across versions"), ("bars", "bars, newest versions")],
+        initial="lines",
+    )
 
 
 class ExportForm(CompareForm):

@@ -30,12 +30,20 @@ class IbenchForm(CompareForm):
 
 
 def ibench_page(request: HttpRequest) -> HttpResponse:
+    from reports.views import default_base  # the comparison pages' rule for a missing base
+
     base_id = request.GET.get("base", "")
-    base = (
-        Run.objects.select_related("server", "workload").filter(pk=base_id, workload__suite=Suite.IBENCH).first()
-        if base_id.isdigit()
-        else None
-    )
+    defaulted = None
+    if base_id:
+        base = (
+            Run.objects.select_related("server", "workload").filter(pk=base_id, workload__suite=Suite.IBENCH).first()
+            if base_id.isdigit()
+            else None
+        )
+    else:
+        base = defaulted = default_base(suite=Suite.IBENCH)
+        if base is None:
+            return render(request, TEMPLATE, {"no_runs": True})
     if base is None:
         raise Http404("no Insert Benchmark run with that id; pick a base on the comparison page")
     series = list(
@@ -43,7 +51,9 @@ def ibench_page(request: HttpRequest) -> HttpResponse:
         .select_related("build__version__dbms")
         .order_by("build__version__sort_key", "name", "pk")
     )
-    form = IbenchForm(request.GET)
+    given = request.GET.copy()
+    given["base"] = str(base.pk)
+    form = IbenchForm(given)
     form.fields["runs"].choices = [(r.pk, r.name) for r in series]
     if not form.is_valid():
         return HttpResponse(f"bad request: {form.errors.as_text()}\n", status=400, content_type="text/plain")
@@ -55,7 +65,7 @@ def ibench_page(request: HttpRequest) -> HttpResponse:
         red=data["red"] if data.get("red") is not None else 0.95,
         green=data["green"] if data.get("green") is not None else 1.05,
     )
-    context: dict[str, Any] = {"base": base, "series": series}
+    context: dict[str, Any] = {"base": base, "series": series, "defaulted": defaulted}
     try:
         comparison = get_comparison(spec)
     except ComparisonError as exc:
@@ -65,9 +75,10 @@ def ibench_page(request: HttpRequest) -> HttpResponse:
     step = data.get("step") or (steps[0] if steps else "")
     if steps and step not in steps:
         raise Http404(f"no step {step!r} in this comparison")
-    query = request.GET.copy()
+    query = given.copy()
     query.pop("step", None)
     context.update(
+        base_label=comparison.version_label(comparison.base),
         comparison=comparison,
         query=query.urlencode(),
         steps=steps,

@@ -388,7 +388,7 @@ class _Trace:
     lines: bool
     markers: bool
     texts: list[str | None]
-    text_position: str
+    text_position: str | list[str]
     color: str
     width: float
     dash: str | None
@@ -520,7 +520,12 @@ class _Chart:
             lines="lines" in modes,
             markers="markers" in modes,
             texts=texts,
-            text_position=str(trace.get("textposition") or "middle center"),
+            # One position for the trace, or one per point (a point clipped at the top has its value below it).
+            text_position=(
+                [str(p or "middle center") for p in trace["textposition"]]
+                if isinstance(trace.get("textposition"), list)
+                else str(trace.get("textposition") or "middle center")
+            ),
             color=color,
             width=float(line.get("width", 2)),
             dash=_dasharray(line.get("dash"), float(line.get("width", 2))),
@@ -976,14 +981,18 @@ class _Chart:
         if not any(trace.texts):
             return ""
         size = self.font_size
-        vertical, _, horizontal = trace.text_position.partition(" ")
-        anchor = {"left": "end", "right": "start"}.get(horizontal, "middle")
         gap = (trace.marker_size / 2 if trace.markers else 0) + 2
+        positions = (
+            trace.text_position if isinstance(trace.text_position, list) else [trace.text_position] * len(trace.xs)
+        )
+        positions = (positions + ["middle center"] * len(trace.xs))[: len(trace.xs)]
         out = []
-        for x, y, text in zip(trace.xs, trace.ys, trace.texts, strict=True):
+        for x, y, text, where in zip(trace.xs, trace.ys, trace.texts, positions, strict=True):
             position = self._x_value(x)
             if not text or position is None or y is None:
                 continue
+            vertical, _, horizontal = where.partition(" ")
+            anchor = {"left": "end", "right": "start"}.get(horizontal, "middle")
             px, py = self._px(position), self._py(y)
             px += {"left": -gap, "right": gap}.get(horizontal, 0)
             baseline = {"top": py - gap - size * 0.25, "bottom": py + gap + size * 0.8}.get(vertical, py + size * 0.35)

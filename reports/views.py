@@ -56,6 +56,7 @@ def _home_page(request: HttpRequest, shared: dict[str, Any]) -> str:
             "server__name",
             "workload__id",
             "workload__name",
+            "workload__suite",
             "build__version__dbms__id",
             "build__version__dbms__name",
         )
@@ -115,6 +116,48 @@ def healthz(request: HttpRequest) -> HttpResponse:
     return JsonResponse(body, status=503 if down else 200, headers={"Cache-Control": "no-store"})
 
 
+def default_base(*, suite: str | None = None, microbenchmark_id: int | None = None) -> Run | None:
+    """The base a comparison-based page uses when none is given: the oldest version of the first series
+    (by server, workload and DBMS name), of ``suite`` or holding ``microbenchmark_id`` when given."""
+    summaries = SeriesSummary.objects.select_related(
+        "base_run__server", "base_run__workload", "base_run__build__version__dbms"
+    ).order_by("server__name", "workload__name", "dbms__name")
+    runs = Run.objects.select_related("server", "workload", "build__version__dbms").order_by(
+        "server__name", "workload__name", "build__version__dbms__name", "build__version__sort_key", "pk"
+    )
+    if suite:
+        summaries = summaries.filter(workload__suite=suite)
+        runs = runs.filter(workload__suite=suite)
+    if microbenchmark_id is not None:
+        pairs = set(
+            Result.objects.filter(microbenchmark_id=microbenchmark_id)
+            .values_list("run__server_id", "run__workload_id")
+            .distinct()
+        )
+        found = next((s for s in summaries if (s.server_id, s.workload_id) in pairs), None)
+        if found is not None:
+            return found.base_run
+        summaries = summaries.none()
+        runs = runs.filter(pk__in=Result.objects.filter(microbenchmark_id=microbenchmark_id).values("run_id"))
+    summary = summaries.first()
+    # Before the series' summaries are computed (just after an import), its oldest run.
+    return summary.base_run if summary else runs.first()
+
+
+def _with_default_base(
+    request: HttpRequest, *, suite: str | None = None, microbenchmark_id: int | None = None
+) -> tuple[QueryDict, Run | None]:
+    """The request's query, with the default base put in when it names none (and that base, for the page to say so)."""
+    if request.GET.get("base"):
+        return request.GET, None
+    base = default_base(suite=suite, microbenchmark_id=microbenchmark_id)
+    if base is None:
+        return request.GET, None
+    query = request.GET.copy()
+    query["base"] = str(base.pk)
+    return query, base
+
+
 def _series_runs(base: Run) -> list[Run]:
     return list(
         Run.objects.filter(server_id=base.server_id, workload_id=base.workload_id)
@@ -140,6 +183,17 @@ def _form(data: QueryDict, form_class: type[CompareForm] = CompareForm) -> tuple
 
 def _run_choice(run: Run) -> str:
     return f"{run.build.version.dbms} {run.build.version.text} · {run.name}"
+
+
+def run_label(run: Run, *, server: bool = False, workload: bool = False) -> str:
+    """A run as an option: DBMS and version, its result directory, and the server or workload when a list
+    mixes them (three RocksDB 9.8.4 runs of one build differ only by their db_bench workload)."""
+    parts = [_run_choice(run)]
+    if workload:
+        parts.append(run.workload.name)
+    if server:
+        parts.append(run.server.name)
+    return " · ".join(parts)
 
 
 def _base_options(series: list[Run], base: Run) -> SafeString:
@@ -218,8 +272,13 @@ def compare(request: HttpRequest) -> HttpResponse:
 
 
 def _compare_page(request: HttpRequest, shared: dict[str, Any]) -> str:
-    form, base, series = _form(request.GET)
-    chosen = {str(v) for v in request.GET.getlist("runs")}
+    # "?base=" with nothing chosen asks for the picker of every run; no base parameter at all gets the default.
+    if "base" in request.GET and not request.GET["base"]:
+        data, defaulted = request.GET, None
+    else:
+        data, defaulted = _with_default_base(request, suite=request.GET.get("suite") or None)
+    form, base, series = _form(data)
+    chosen = {str(v) for v in data.getlist("runs")}
     context: dict[str, Any] = {
         "form": form,
         "base": base,
@@ -227,14 +286,14 @@ def _compare_page(request: HttpRequest, shared: dict[str, Any]) -> str:
         # Plain tuples: rendering 60 checkbox widgets through the form machinery costs ~50 ms.
         "run_choices": [(r.pk, _run_choice(r), str(r.pk) in chosen) for r in series],
         "base_options": _base_options(series, base) if base else "",
+        "defaulted": defaulted,
         **shared,
     }
     if base is None:
         if request.GET.get("base"):
             raise Http404("no such base run")
-        context["choices"] = Run.objects.select_related("server", "workload", "build__version__dbms").order_by(
-            "server__name", "workload__name", "build__version__sort_key"
-        )[:500]
+        # Asked for, or nothing imported yet (the picker then says so and points to the upload page).
+        context["choices"] = pick_choices()
         return render_to_string("reports/compare_pick.html", context, request)
     if form.is_valid():
         try:
@@ -242,7 +301,10 @@ def _compare_page(request: HttpRequest, shared: dict[str, Any]) -> str:
         except ComparisonError as exc:
             context["error"] = str(exc)
         else:
-            context.update(_comparison_entries(request, comparison, form.cleaned_data.get("y_min")))
+            if comparison.others:
+                context.update(_comparison_entries(request, comparison, form.cleaned_data, data))
+            else:
+                context["empty"] = True
     if request.htmx:
         return render_to_string(_FRAGMENT, context, request)
     return render_to_string("reports/compare.html", context, request)
@@ -251,14 +313,34 @@ def _compare_page(request: HttpRequest, shared: dict[str, Any]) -> str:
 _FRAGMENT = "reports/compare.html#comparison"
 
 
-def _comparison_entries(request: HttpRequest, comparison: Comparison, y_min: float | None) -> dict[str, Any]:
+def pick_choices() -> list[dict[str, Any]]:
+    """Every run as a base to pick, labelled with its workload: one server's list mixes workloads."""
+    runs = Run.objects.select_related("server", "workload", "build__version__dbms").order_by(
+        "server__name", "workload__name", "build__version__sort_key"
+    )[:500]
+    return [{"server": run.server.name, "pk": run.pk, "label": run_label(run, workload=True)} for run in runs]
+
+
+def _comparison_entries(
+    request: HttpRequest, comparison: Comparison, options: dict[str, Any], query: QueryDict
+) -> dict[str, Any]:
     """What the comparison fragment shows: the tables' rows, and the group charts with their bug markers."""
     markers = comparison_markers(comparison)
-    entries = comparison_context(comparison, request.GET, markers)
-    entries["group_charts"] = [
-        {**chart, "figure": charts.with_markers(chart["figure"], _group_markers(comparison, chart["group"], markers))}
-        for chart in group_charts(comparison, y_min)
-    ]
+    entries = comparison_context(comparison, query, markers)
+    scale = charts.Scale(y_min=options.get("y_min"), y_max=options.get("y_max"), log=bool(options.get("log")))
+    view = options.get("view") or "lines"
+    found = group_charts(comparison, scale, view)
+    if view == "lines":
+        found = [
+            {
+                **chart,
+                "figure": charts.with_markers(chart["figure"], _group_markers(comparison, chart["group"], markers)),
+            }
+            for chart in found
+        ]
+    entries["group_charts"] = {chart["group"]: chart for chart in found}
+    entries["bar_omitted"] = max(0, len(comparison.others) - charts.BAR_VERSIONS) if view == "bars" else 0
+    entries["bar_shown"] = min(len(comparison.others), charts.BAR_VERSIONS)
     return entries
 
 
@@ -297,17 +379,39 @@ def comparison_context(
     red, green = comparison.spec.red, comparison.spec.green
     group_tables = []
     for group in comparison.groups:
-        rows = []
-        for column in others:
-            s = comparison.summaries[group][column.key]
-            stats_cells = _cells([_cell(v, stats_flag(v, red, green)) for v in (s.min, s.max, s.avg, s.median)])
-            rows.append({"column": column, "label": comparison.version_label(column.key), "s": s, "cells": stats_cells})
         members = [label for label in comparison.labels if comparison.group_of.get(label) == group]
+        if not members:
+            continue  # a group set's group that this suite or run did not measure: nothing to show
+        rows = []
+        single = None
+        if len(members) == 1:
+            # Min, max, avg and median of one value are that value: one plain row says it once.
+            label = members[0]
+            single = _cells(
+                [
+                    _cell(
+                        comparison.relative[c.key][label],
+                        comparison.flags[c.key][label],
+                        comparison.noisy[c.key][label],
+                        comparison.qps[c.key].get(label),
+                    )
+                    for c in others
+                ]
+            )
+        else:
+            for column in others:
+                s = comparison.summaries[group][column.key]
+                stats_cells = _cells([_cell(v, stats_flag(v, red, green)) for v in (s.min, s.max, s.avg, s.median)])
+                rows.append(
+                    {"column": column, "label": comparison.version_label(column.key), "s": s, "cells": stats_cells}
+                )
         group_tables.append(
             {
                 "name": group,
                 "rows": rows,
                 "size": len(members),
+                "single": single,
+                "single_label": members[0] if single is not None else "",
                 "regressions": (markers or {}).get("by_group", {}).get(group, []),
             }
         )
@@ -358,22 +462,30 @@ def _cached(key: str, build: Callable[[], Any]) -> Any:
     return found
 
 
-def group_charts(comparison: Comparison, y_min: float | None) -> list[dict[str, Any]]:
-    """One line chart per group, with the ids the template needs for json_script."""
+def group_charts(
+    comparison: Comparison, scale: charts.Scale | None = None, view: str = "lines"
+) -> list[dict[str, Any]]:
+    """One chart per group that has microbenchmarks (lines across versions, or bars), with the ids the
+    template needs for json_script."""
+    scale = scale or charts.Scale(y_min=None, y_max=None, log=False)
+    draw = charts.group_bar_chart if view == "bars" else charts.group_line_chart
+    present = {g for g in comparison.group_of.values() if g}
 
     def build() -> list[dict[str, Any]]:
         return [
             {
                 "group": group,
                 "id": f"chart-{i}",
-                "figure": charts.group_line_chart(comparison, group, y_min=y_min),
+                "figure": draw(comparison, group, y_min=scale["y_min"], y_max=scale["y_max"], log=scale["log"]),
                 "config": charts.plot_config(f"{comparison.server}-{group}"),
                 "config_id": f"chart-{i}-config",
             }
             for i, group in enumerate(comparison.groups)
+            if group in present
         ]
 
-    return _cached(f"{comparison.cache_key}:groups:{y_min}" if comparison.cache_key else "", build)
+    key = f"{comparison.cache_key}:groups:{view}:{scale['y_min']}:{scale['y_max']}:{scale['log']}"
+    return _cached(key if comparison.cache_key else "", build)
 
 
 def compare_heatmap(request: HttpRequest) -> HttpResponse:
@@ -388,7 +500,8 @@ def compare_heatmap(request: HttpRequest) -> HttpResponse:
 
 
 def _heatmap_page(request: HttpRequest, shared: dict[str, Any]) -> str | HttpResponse:
-    form, base, _series = _form(request.GET)
+    data, defaulted = _with_default_base(request)
+    form, base, _series = _form(data)
     if base is None or not form.is_valid():
         raise Http404("no such comparison")
     try:
@@ -406,11 +519,12 @@ def _heatmap_page(request: HttpRequest, shared: dict[str, Any]) -> str | HttpRes
         if item["bugs"] and item["arrived"] and item["arrived"] != comparison.base
     ]
     figure = charts.with_heatmap_badges(figure, badges)
-    query = request.GET.copy()
-    drill_query = query.urlencode()
+    drill_query = data.urlencode()
     context = {
         "comparison": comparison,
         "base": base,
+        "defaulted": defaulted,
+        "base_label": comparison.version_label(comparison.base),
         "figure": figure,
         "config": charts.plot_config(f"{comparison.server}-heatmap"),
         "cell_url": f"{reverse('reports:drilldown', args=[0]).replace('/0/', '/MB_ID/')}?{drill_query}",
@@ -434,7 +548,8 @@ def drilldown(request: HttpRequest, microbenchmark_id: int) -> HttpResponse:
 
 def _drilldown_page(request: HttpRequest, microbenchmark_id: int, shared: dict[str, Any]) -> str | HttpResponse:
     microbenchmark = get_object_or_404(Microbenchmark, pk=microbenchmark_id)
-    form, base, series = _form(request.GET)
+    data, defaulted = _with_default_base(request, microbenchmark_id=microbenchmark.pk)
+    form, base, series = _form(data)
     if base is None or not form.is_valid():
         raise Http404("no such comparison")
     try:
@@ -482,7 +597,7 @@ def _drilldown_page(request: HttpRequest, microbenchmark_id: int, shared: dict[s
         rows.append({"point": point, "column": column, "flag": comparison.flags.get(column.key, {}).get(label, "")})
     figures = charts.drilldown_charts(points, microbenchmark=label, percentile=percentile)
     # "Why did it change?": the HW metrics and config differences of one build, the clicked one or the newest.
-    explained = request.GET.get("column", "")
+    explained = data.get("column", "")
     if explained not in {c.key for c in comparison.others}:
         explained = comparison.others[-1].key if comparison.others else ""
     explanation = explain(comparison, explained, label) if explained else None
@@ -495,6 +610,8 @@ def _drilldown_page(request: HttpRequest, microbenchmark_id: int, shared: dict[s
         "series": series,
         "form": form,
         "rows": rows,
+        "defaulted": defaulted,
+        "base_label": comparison.version_label(comparison.base),
         "percentile": percentile,
         "highlight": request.GET.get("column", ""),
         "explanation": explanation,
@@ -503,7 +620,7 @@ def _drilldown_page(request: HttpRequest, microbenchmark_id: int, shared: dict[s
             {"id": f"drill-{name}", "figure": figure, "config": charts.plot_config(f"{label}-{name}")}
             for name, figure in figures.items()
         ],
-        "compare_query": request.GET.urlencode(),
+        "compare_query": data.urlencode(),
         **shared,
     }
     return render_to_string("reports/drilldown.html", context, request)

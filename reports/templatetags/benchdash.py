@@ -22,6 +22,12 @@ def rel(value: float | None) -> str:
 
 
 @register.filter
+def get(mapping: dict[str, object] | None, key: str) -> object:
+    """``mapping|get:key``: a dict's value, or None (templates cannot index by a variable)."""
+    return (mapping or {}).get(key)
+
+
+@register.filter
 def index(sequence: list[object] | None, i: int) -> object:
     """``items|index:n``: the n-th item, or None past the end."""
     if not sequence or i >= len(sequence):

@@ -150,6 +150,89 @@ def test_a_given_y_min_is_where_the_axis_starts(comparison: Comparison) -> None:
     assert charts.group_line_chart(comparison, "writes", y_min=0.3)["layout"]["yaxis"]["range"][0] == 0.3
 
 
+def test_a_value_below_a_given_y_min_sits_on_the_bottom_edge_labelled_with_its_value(comparison: Comparison) -> None:
+    label = members(comparison, "writes")[1]
+    comparison.relative[EXPECTED_ORDER[2]][label] = 0.35  # a collapse, like MariaDB 10.5.29's
+    figure = charts.group_line_chart(comparison, "writes", y_min=0.85)
+    trace = figure["data"][1]
+    assert figure["layout"]["yaxis"]["range"][0] == 0.85
+    assert trace["y"][2] == 0.85 and trace["text"][2] == "▼0.35"
+    assert trace["customdata"][2][0].startswith("0.35")
+    # Without y_min the axis goes down to show it.
+    assert charts.group_line_chart(comparison, "writes")["layout"]["yaxis"]["range"][0] == 0.3
+
+
+def test_one_outlier_does_not_squash_the_other_lines_into_a_band(comparison: Comparison) -> None:
+    group = "point queries"
+    label = members(comparison, group)[0]
+    for key in EXPECTED_ORDER:
+        for other in members(comparison, group):
+            comparison.relative[key][other] = 1.0 + 0.01 * EXPECTED_ORDER.index(key)
+    comparison.relative[EXPECTED_ORDER[-1]][label] = 2.87  # Postgres hot-points
+    figure = charts.group_line_chart(comparison, group)
+    start, end = figure["layout"]["yaxis"]["range"]
+    assert end < 1.5, "the top is set by the other lines"
+    assert figure["data"][0]["y"][-1] == end and figure["data"][0]["text"][-1] == "▲2.87"
+    assert figure["data"][0]["textposition"][-1] == "bottom center"  # inside the plot, under the edge
+    # The other lines span at least a third of the height instead of a sliver.
+    assert (1.07 - 1.0) / (end - start) > 0.15
+    # A given y_max shows the outlier whole.
+    assert charts.group_line_chart(comparison, group, y_max=3.0)["layout"]["yaxis"]["range"][1] == 3.0
+    assert "text" not in charts.group_line_chart(comparison, group, y_max=3.0)["data"][0]
+
+
+def test_a_collapse_is_never_cut_off_by_the_outlier_rule(comparison: Comparison) -> None:
+    label = members(comparison, "writes")[0]
+    comparison.relative[EXPECTED_ORDER[-1]][label] = 0.05
+    figure = charts.group_line_chart(comparison, "writes")
+    assert figure["layout"]["yaxis"]["range"][0] < 0.05
+    assert figure["data"][0]["y"][-1] == 0.05
+
+
+def test_the_log_scale_shows_collapse_and_outlier_with_the_range_in_log_units(comparison: Comparison) -> None:
+    label = members(comparison, "writes")[0]
+    comparison.relative[EXPECTED_ORDER[1]][label] = 0.35
+    comparison.relative[EXPECTED_ORDER[2]][label] = 2.87
+    figure = charts.group_line_chart(comparison, "writes", log=True)
+    axis = figure["layout"]["yaxis"]
+    assert axis["type"] == "log"
+    low, high = (10**v for v in axis["range"])
+    assert low < 0.35 and high > 2.87
+    reference = figure["layout"]["shapes"][0]
+    assert reference["y0"] == 1.0  # plotly.js places shapes in data units even on a log axis
+    labels = {note["text"]: note["y"] for note in figure["layout"]["annotations"]}
+    assert labels["≥ 1.05"] == pytest.approx(math.log10(1.05))  # annotations, like the range, in log10 units
+    assert figure["data"][0]["y"][1] == 0.35 and figure["data"][0]["y"][2] == 2.87
+    assert "text" not in figure["data"][0]
+
+
+def test_versions_are_categories_with_markers_and_only_a_thin_guide_line(comparison: Comparison) -> None:
+    figure = charts.group_line_chart(comparison, "writes")
+    assert figure["layout"]["xaxis"]["type"] == "category"
+    for trace in figure["data"]:
+        assert "markers" in trace["mode"]
+        assert trace["line"]["width"] < trace["marker"]["size"] / 4
+
+
+def test_the_bar_view_has_one_bar_per_version_for_the_newest_versions(comparison: Comparison) -> None:
+    figure = charts.group_bar_chart(comparison, "writes", limit=3)
+    assert [t["type"] for t in figure["data"]] == ["bar"] * 3
+    assert [t["name"] for t in figure["data"]] == ["MySQL 8.4.7", "MySQL 9.4.0", "MySQL 9.5.0"]
+    assert figure["data"][0]["x"] == members(comparison, "writes")
+    assert figure["layout"]["barmode"] == "group" and figure["layout"]["meta"]["omitted"] == len(EXPECTED_ORDER) - 3
+    assert figure["layout"]["yaxis"]["range"][0] == 0.0  # a bar's length is its value
+    label = members(comparison, "writes")[0]
+    assert figure["data"][2]["y"][0] == pytest.approx(comparison.relative[EXPECTED_ORDER[-1]][label], abs=1e-3)
+
+
+def test_a_bar_beyond_a_given_y_max_is_cut_at_the_top_and_labelled(comparison: Comparison) -> None:
+    label = members(comparison, "writes")[0]
+    comparison.relative[EXPECTED_ORDER[-1]][label] = 2.87
+    figure = charts.group_bar_chart(comparison, "writes", y_max=1.5)
+    newest = figure["data"][-1]
+    assert newest["y"][0] == 1.5 and newest["text"][0] == "▲2.87"
+
+
 def test_an_unknown_group_is_refused_with_the_known_ones(comparison: Comparison) -> None:
     with pytest.raises(ValueError, match="point queries"):
         charts.group_line_chart(comparison, "no such group")
@@ -321,11 +404,16 @@ def test_the_drilldown_hw_chart_has_one_line_per_metric_with_gaps_and_clipped_in
 
 
 def test_plot_config_is_responsive_without_logo_and_downloads_a_png_with_a_safe_name() -> None:
-    assert charts.plot_config("writes x.my8406 [b/c]") == {
-        "responsive": True,
-        "displaylogo": False,
-        "toImageButtonOptions": {"format": "png", "filename": "writes_x.my8406_b_c"},
-    }
+    config = charts.plot_config("writes x.my8406 [b/c]")
+    assert config["responsive"] is True and config["displaylogo"] is False
+    assert config["toImageButtonOptions"] == {"format": "png", "filename": "writes_x.my8406_b_c"}
+
+
+def test_plot_config_offers_nothing_that_sends_the_data_out_of_the_tool() -> None:
+    config = charts.plot_config("writes")
+    assert config["showLink"] is False and config["showSendToCloud"] is False
+    assert config["showEditInChartStudio"] is False
+    assert {"sendDataToCloud", "editInChartStudio"} <= set(config["modeBarButtonsToRemove"])
 
 
 def _column(key: str, version: str, flavour: str, config: str = "z12a_c8r32", dbms: str = "MySQL") -> Column:
@@ -368,3 +456,20 @@ def test_default_y_min_is_a_step_below_the_lowest_value_or_the_red_threshold(
     values: list[Any], expected: float
 ) -> None:
     assert charts.default_y_min(values, red=0.95) == expected
+
+
+def test_lines_leaving_the_axis_at_one_version_share_one_label_the_most_extreme_value(comparison: Comparison) -> None:
+    writes = members(comparison, "writes")
+    key = EXPECTED_ORDER[4]
+    comparison.relative[key][writes[0]] = 0.6
+    comparison.relative[key][writes[1]] = 0.4
+    comparison.relative[key][writes[2]] = 0.5
+    figure = charts.group_line_chart(comparison, "writes", y_min=0.85)
+    labelled = [t["text"][4] for t in figure["data"] if t.get("text") and t["text"][4]]
+    below = [v for label in writes if (v := comparison.relative[key][label]) is not None and v < 0.85]
+    assert len(below) >= 3
+    assert labelled == [f"▼{min(below):.2f}"]  # one label, on the lowest point
+    assert figure["data"][1]["text"][4] == labelled[0]
+    # Every clipped point still sits on the edge and tells its own value in the hover.
+    for trace, value in zip(figure["data"][:3], (0.6, 0.4, 0.5), strict=True):
+        assert trace["y"][4] == 0.85 and trace["customdata"][4][0].startswith(f"{value:.2f}")

@@ -330,9 +330,9 @@ def test_diff_page_queries_do_not_grow_with_the_number_of_settings(
             assert client.get(f"{reverse('reports:run_diff')}?a={a.pk}&b={b.pk}").status_code == 200
         return len(ctx.captured_queries)
 
-    # 271 vs 377 Postgres settings in 3 files a run, 410 vs 597 MySQL variables in 1: two queries each,
-    # the runs and their files.
-    assert count(pg[PG10], pg[PG17]) == count(small[MY56], small[MY95]) == 2
+    # 271 vs 377 Postgres settings in 3 files a run, 410 vs 597 MySQL variables in 1: three queries each,
+    # the runs, their files, and every run for the two pickers.
+    assert count(pg[PG10], pg[PG17]) == count(small[MY56], small[MY95]) == 3
 
 
 # --------------------------------------------------------------------------- the server page
@@ -465,3 +465,15 @@ def test_explain_refuses_the_base_and_unknown_columns_or_microbenchmarks(pg: dic
     with pytest.raises(ValueError, match="no microbenchmark"):
         explain(comparison, key, "nope_range=1")
     assert pg[PG11].pk in {i for c in comparison.columns for i in c.run_ids}
+
+
+def test_the_diff_page_offers_runs_to_pick_grouped_by_series_instead_of_typed_ids(
+    pg: dict[str, Run], client: Client
+) -> None:
+    html = client.get(f"{reverse('reports:run_diff')}?a={pg[PG10].pk}&b={pg[PG17].pk}").content.decode()
+    a_select = html[html.index('<select name="a"') : html.index("</select>", html.index('<select name="a"'))]
+    run = pg[PG10]
+    series = f"{run.server.name} · {run.workload.name} · {run.build.version.dbms.name}"
+    assert f'<optgroup label="{series}">' in a_select
+    assert f'<option value="{run.pk}" selected>' in a_select
+    assert 'type="number"' not in html

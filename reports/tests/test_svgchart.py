@@ -422,3 +422,27 @@ def test_the_svgchart_module_imports_no_django() -> None:
     root = Path(__file__).resolve().parents[2]
     out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# --------------------------------------------------------------------------- points outside the axis
+
+
+def test_the_drawing_shows_clipped_points_at_the_same_edges_and_with_the_same_values_as_plotly(
+    comparison: Comparison,
+) -> None:
+    writes = members(comparison, "writes")
+    keys = [c.key for c in sorted(comparison.others, key=lambda c: (c.version_sort, c.build, c.config))]
+    comparison.relative[keys[2]][writes[1]] = 0.35
+    comparison.relative[keys[3]][writes[1]] = 2.87
+    figure = charts.group_line_chart(comparison, "writes", y_min=0.4, y_max=2.0)
+    root = _draw(figure)
+    _, top, _, bottom = _plot_area(root)
+    marks = {
+        "".join(e.itertext()): float(e.get("y") or 0) for e in root.iter(f"{SVG}text") if e.get("class") == "point-text"
+    }
+    assert set(marks) == {t for trace in figure["data"] for t in trace.get("text") or [] if t}
+    assert {"▼0.35", "▲2.87"} <= set(marks)
+    # Each value is written inside the plot area, beside the edge its point sits on.
+    assert bottom - 40 < marks["▼0.35"] < bottom
+    assert top < marks["▲2.87"] < top + 40
+    assert _y_of(root, figure, 0.4) == pytest.approx(bottom, abs=0.5)

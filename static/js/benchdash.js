@@ -11,7 +11,9 @@
   "use strict";
 
   // plotly.js draws charts as they come into view: a comparison page carries one per group plus a heatmap,
-  // and drawing only what is on screen keeps the page usable even with 60 versions.
+  // and drawing only what is on screen keeps the page usable even with 60 versions. The rest are drawn one
+  // at a time when the browser is idle, so a printout or a full-page capture is never left with blank charts.
+  var pending = [];
   var observer = "IntersectionObserver" in window ? new IntersectionObserver(function (entries) {
     entries.forEach(function (entry) {
       if (entry.isIntersecting) {
@@ -20,6 +22,34 @@
       }
     });
   }, { rootMargin: "200px" }) : null;
+
+  var idle = window.requestIdleCallback || function (fn) { return setTimeout(fn, 200); };
+  var draining = false;
+
+  function drainWhenIdle() {
+    if (draining) return;
+    draining = true;
+    idle(function next() {
+      var el = pending.shift();
+      while (el && el.dataset.drawn) el = pending.shift();
+      if (!el) {
+        draining = false;
+        return;
+      }
+      if (observer) observer.unobserve(el);
+      drawOne(el);
+      idle(next);
+    });
+  }
+
+  // Printing happens now, not when the browser is idle: draw every waiting chart first.
+  window.addEventListener("beforeprint", function () {
+    if (typeof Plotly === "undefined") return;
+    pending.splice(0).forEach(function (el) {
+      if (observer) observer.unobserve(el);
+      drawOne(el);
+    });
+  });
 
   // plotly.js is fetched early (<link rel="preload" id="plotly-js">) but executed only when a chart needs it.
   var plotlyLoading = null;
@@ -67,6 +97,8 @@
     whenPlotly(function () {
       if (observer) {
         observer.observe(el);
+        pending.push(el);
+        drainWhenIdle();
       } else {
         drawOne(el);
       }
@@ -108,9 +140,13 @@
     var config = el.dataset.config ? JSON.parse(document.getElementById(el.dataset.config).textContent) : {};
     if (isStatic(el)) {
       // The plotly chart takes the drawing's place at the drawing's height, so nothing below it moves.
+      // The hint line below the drawing goes too: the chart takes its height as well.
       var height = 0;
       el.querySelectorAll(".svgchart").forEach(function (svg) {
         height = Math.max(height, svg.getBoundingClientRect().height);
+      });
+      el.querySelectorAll(".chart-hint").forEach(function (hint) {
+        height += hint.getBoundingClientRect().height;
       });
       if (height > 0) figure.layout.height = Math.round(height);
       el.querySelectorAll(".svgchart, .chart-hint").forEach(function (node) {
