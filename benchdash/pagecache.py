@@ -117,15 +117,22 @@ def cacheable(request: HttpRequest) -> bool:
     return request.method == "GET" and len(get_messages(request)) == 0  # type: ignore[arg-type]
 
 
-def canonical_query(query: QueryDict, params: Iterable[str], multi: Iterable[str] = ()) -> QueryDict:
+def canonical_query(
+    query: QueryDict, params: Iterable[str], multi: Iterable[str] = (), blank: Iterable[str] = ()
+) -> QueryDict:
     """Only ``params`` of ``query``, one way of writing each: empty values dropped, a repeated single-valued
     parameter reduced to the value the page would read (the last), a multi-valued one's values de-duplicated
-    and sorted; the parameters in sorted order."""
+    and sorted; the parameters in sorted order. A parameter of ``blank`` given with no value keeps one empty
+    value (it means something there: ``base=`` asks for the run picker), so it adds one variant at most."""
     many = set(multi)
+    keep_blank = set(blank)
     out = QueryDict(mutable=True)
     for name in sorted(set(params) | many):
-        values = [v for v in query.getlist(name) if v.strip()]
+        given = query.getlist(name)
+        values = [v for v in given if v.strip()]
         if not values:
+            if given and name in keep_blank:
+                out.setlist(name, [""])
             continue
         out.setlist(name, sorted(set(values)) if name in many else values[-1:])
     out._mutable = False
@@ -139,18 +146,20 @@ def page(
     *,
     params: Iterable[str] = (),
     multi: Iterable[str] = (),
+    blank: Iterable[str] = (),
 ) -> HttpResponse:
     """The page for this visitor: from the cache under ``key``, else ``render(context)``, kept when shared.
 
     ``key`` is any text that changes with everything the page shows except the
     query (it is hashed); None means "do not share". ``params`` are the query
-    parameters the page reads (``multi`` those read as lists): the page is
-    rendered from them alone, in canonical form, and they complete the key.
+    parameters the page reads (``multi`` those read as lists, ``blank`` those
+    whose empty value means something): the page is rendered from them alone,
+    in canonical form, and they complete the key.
     ``render`` gets the context entries to add (the placeholders when the page
     is shared) and returns the HTML, or a response of its own (an error) that
     is returned as it is and never kept.
     """
-    request.GET = canonical_query(request.GET, params, multi)
+    request.GET = canonical_query(request.GET, params, multi, blank)
     if key is None or not cacheable(request):
         out = render({})
         return out if isinstance(out, HttpResponse) else HttpResponse(out)

@@ -30,8 +30,9 @@ class CompareParams(Schema):
 
 
 # The text exports are the same 200 in other media types: documented beside the JSON body.
+# (Keyed by the int, as ninja keys its own responses: a "200" string would be a second "200" key in the JSON.)
 _TEXT_EXPORTS = {
-    "200": {
+    200: {
         "content": {CONTENT_TYPES[f].split(";")[0]: {"schema": {"type": "string"}} for f in ("tsv", "csv", "markdown")}
     }
 }

@@ -257,8 +257,22 @@ def _regression_stamp(server_id: int, workload_id: int) -> str:
 
 
 # The query parameters a comparison page reads (the page cache keeps one entry per canonical set of them).
-COMPARE_PARAMS = ("base", "group_set", "dop", "red", "green", "include_warmups", "y_min")
+COMPARE_PARAMS = (
+    "base",
+    "group_set",
+    "dop",
+    "red",
+    "green",
+    "include_warmups",
+    "y_min",
+    "y_max",
+    "log",
+    "view",
+    "suite",
+)
 COMPARE_MULTI = ("runs",)
+# "?base=" with nothing chosen asks for the run picker: kept, not dropped as an empty value.
+COMPARE_BLANK = ("base",)
 
 
 def compare(request: HttpRequest) -> HttpResponse:
@@ -268,6 +282,7 @@ def compare(request: HttpRequest) -> HttpResponse:
         lambda shared: _compare_page(request, shared),
         params=COMPARE_PARAMS,
         multi=COMPARE_MULTI,
+        blank=COMPARE_BLANK,
     )
 
 
@@ -304,7 +319,8 @@ def _compare_page(request: HttpRequest, shared: dict[str, Any]) -> str:
             if comparison.others:
                 context.update(_comparison_entries(request, comparison, form.cleaned_data, data))
             else:
-                context["empty"] = True
+                # Runs ticked, but only the base among them; with none ticked, the series has no other run yet.
+                context["empty"] = "ticked" if data.getlist("runs") else "alone"
     if request.htmx:
         return render_to_string(_FRAGMENT, context, request)
     return render_to_string("reports/compare.html", context, request)
@@ -496,6 +512,7 @@ def compare_heatmap(request: HttpRequest) -> HttpResponse:
         lambda shared: _heatmap_page(request, shared),
         params=COMPARE_PARAMS,
         multi=COMPARE_MULTI,
+        blank=COMPARE_BLANK,
     )
 
 
@@ -543,6 +560,7 @@ def drilldown(request: HttpRequest, microbenchmark_id: int) -> HttpResponse:
         lambda shared: _drilldown_page(request, microbenchmark_id, shared),
         params=(*COMPARE_PARAMS, "column"),
         multi=COMPARE_MULTI,
+        blank=COMPARE_BLANK,
     )
 
 

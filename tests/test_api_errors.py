@@ -311,3 +311,21 @@ def test_djangos_last_resort_answers_json_under_the_api_and_its_own_page_elsewhe
     except RuntimeError:
         page = handler500(rf.get("/runs/"))
     assert page.status_code == 500 and page["Content-Type"].startswith("text/html")
+
+
+@pytest.mark.django_db
+def test_the_schema_has_no_key_twice_so_every_openapi_reader_can_parse_it() -> None:
+    # JSON allows a repeated key, but YAML-based readers (the docs page's Swagger UI) refuse the whole schema:
+    # an int and a str response code merged into one dict come out as two "200" keys.
+    repeated: list[str] = []
+
+    def no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        keys = [key for key, _ in pairs]
+        repeated.extend(sorted({key for key in keys if keys.count(key) > 1}))
+        return dict(pairs)
+
+    schema = json.loads(Client().get("/api/openapi.json").content, object_pairs_hook=no_repeats)
+    assert schema["openapi"].startswith("3.")
+    assert repeated == []
+    compare = schema["paths"]["/api/compare"]["get"]["responses"]["200"]["content"]
+    assert {"application/json", "text/csv", "text/tab-separated-values", "text/markdown"} <= set(compare)

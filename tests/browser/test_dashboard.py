@@ -88,6 +88,8 @@ def test_a_heatmap_cell_opens_that_microbenchmarks_drill_down(page: Page, demo_d
     assert page.locator("#heatmap .svgchart, #heatmap .static-chart").count() == 0
     # Drawing the heatmap does not turn the group charts into plotly charts: they stay the server's SVG.
     assert page.locator("section.group .js-plotly-plot").count() == 0
+    # Drawn, the heatmap is taller than its placeholder was: bring the cells themselves into view to click one.
+    page.locator("#heatmap .nsewdrag").first.scroll_into_view_if_needed()
     box = page.locator("#heatmap .nsewdrag").first.bounding_box()
     assert box is not None
     # The top-left cell: the first microbenchmark (hot-points) in the first compared version (5.7.44).

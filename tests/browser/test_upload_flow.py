@@ -34,11 +34,12 @@ def _shot(page: Page, tmp_path: Path, name: str) -> None:
     print(f"screenshot: {path}")
 
 
-def _assert_layout(page: Page) -> None:
-    """Header, navigation and one main heading, and nothing wider than the window."""
+def _assert_layout(page: Page, *, uploader: bool = True) -> None:
+    """Header, navigation (with the Upload link for those who may upload) and one main heading, and nothing
+    wider than the window."""
     assert page.locator("header.topbar").is_visible()
     nav = page.get_by_role("navigation", name="Main")
-    assert nav.get_by_role("link", name="Upload", exact=True).count() == 1
+    assert nav.get_by_role("link", name="Upload", exact=True).count() == int(uploader)
     assert page.locator("h1").count() == 1
     body_width, window_width = page.evaluate("() => [document.body.scrollWidth, window.innerWidth]")
     assert body_width <= window_width + 1, f"<body> is {body_width}px wide in a {window_width}px window"
@@ -121,14 +122,14 @@ def test_the_bundle_page_follows_the_import_from_queued_to_imported_and_then_sto
     status = page.locator("#bundle-status")
     assert status.locator(".status").inner_text() == "queued"
     assert "waiting for a worker" in status.inner_text()
-    _assert_layout(page)
+    _assert_layout(page, uploader=False)
     _shot(page, tmp_path, "queued")
 
     progress = {"phase": "storing", "files_read": 96, "runs_found": 1, "runs_new": 1, "runs_stored": 0}
     Bundle.objects.filter(pk=bundle.pk).update(status="importing", progress=progress, heartbeat_at=timezone.now())
     page.get_by_text("storing: 0 of 1 new run stored").wait_for()
     assert status.locator(".status").inner_text() == "importing"
-    _assert_layout(page)
+    _assert_layout(page, uploader=False)
     _shot(page, tmp_path, "importing")
 
     Bundle.objects.filter(pk=bundle.pk).update(status="queued", heartbeat_at=None)
@@ -140,5 +141,5 @@ def test_the_bundle_page_follows_the_import_from_queued_to_imported_and_then_sto
     page.wait_for_timeout(2500)
     assert len(polls) == seen, "the page kept polling after the import ended"
     assert seen >= 2 and all(url.endswith(bundle.get_absolute_url()) for url in polls)
-    _assert_layout(page)
+    _assert_layout(page, uploader=False)
     assert console_errors == []
