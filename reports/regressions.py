@@ -381,6 +381,38 @@ def find_candidates(
     return candidates, statistics.median(noises) if noises else None
 
 
+def record_as_dict(r: Regression) -> dict[str, Any]:
+    """A record as ``detect_regressions --format json`` prints it (give it with its versions, DBMS, server,
+    workload and microbenchmark selected)."""
+    rule = (r.evidence or {}).get("rule") or {}
+    return {
+        "id": r.pk,
+        "kind": r.kind,
+        "metric": "qps",
+        "subject": r.subject,
+        "group": r.group,
+        "is_group": r.is_group,
+        "dbms": r.arrived_in.dbms.name,
+        "server": r.server.name,
+        "workload": r.workload.name,
+        "arrived_in": r.arrived_in.text,
+        "previous_version": r.previous_version.text if r.previous_version else None,
+        "fixed_in": r.fixed_in.text if r.fixed_in else None,
+        "persists_until": r.persists_until.text if r.persists_until else None,
+        "level_before": r.level_before,
+        "level_after": r.level_after,
+        "change": r.change,
+        "noise": rule.get("noise"),
+        "noise_source": rule.get("noise_source"),
+        "threshold": r.threshold,
+        "builds": (r.evidence or {}).get("builds", []),
+        "releases": (r.evidence or {}).get("releases"),
+        # Single-version excursions are not modelled yet: every record is a level shift.
+        "outlier": False,
+        "state": r.state,
+    }
+
+
 def _json_safe(value: Any) -> Any:
     """JSON has no infinity or NaN: a zero base's ∞ is stored as the string "inf"."""
     if isinstance(value, float) and not math.isfinite(value):
