@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -20,7 +23,7 @@ from reports.regressions import detect_regressions, link_bug, same_regression_el
 from reports.regressions_api import regressions_router
 from reports.tasks import detect_regressions_task
 from runs import synthetic
-from runs.importer import submit_and_import
+from runs.importer import archive_directory, submit_and_import
 from runs.models import Bundle, Dbms, Microbenchmark, Run, Server, Version, Workload
 from runs.versions import sort_key
 
@@ -411,3 +414,80 @@ def test_the_api_queues_detection_for_a_server_and_workload(small_base: Run, use
     assert response.status_code == 202
     assert response.json()["result"]["created"] == Regression.objects.count() > 0
     assert api.post("/regressions/detect", json={**payload, "server": "nope"}, user=user).status_code == 400
+
+
+# --------------------------------------------------------------------------- release lines, builds, noise, JSON
+
+
+def _json_records(*args: str) -> list[dict]:
+    out = io.StringIO()
+    call_command("detect_regressions", "--format", "json", *args, stdout=out)
+    return json.loads(out.getvalue())
+
+
+def test_the_json_list_reads_like_the_authors_summary_of_mysql_5_6_to_9_5(small_base: Run) -> None:
+    records = _json_records("--base", SMALL_BASE_RUN)
+    assert len(records) == Regression.objects.count() > 0
+    for record in records:
+        assert record["metric"] == "qps" and record["outlier"] is False and record["releases"] == "long-term"
+        assert record["kind"] in ("regression", "improvement") and record["builds"]
+        assert record["noise_source"] == "series" and record["noise"] >= 0.01
+    groups = {(r["subject"], r["arrived_in"]): r for r in records if r["is_group"]}
+    # Point queries ~10% slower in 5.7.44 and ~30% from 8.0 on; range queries without aggregation ~15% then
+    # ~30%; writes 10-20% then 40-50% (the group's median member; delete and insert lose 40-45%).
+    assert -0.15 < groups[("point queries", "5.7.44")]["change"] < -0.07
+    assert 0.65 < groups[("point queries", "8.0.43")]["level_after"] < 0.78
+    assert -0.20 < groups[("range queries without aggregation", "5.7.44")]["change"] < -0.10
+    assert 0.62 < groups[("range queries without aggregation", "8.0.43")]["level_after"] < 0.75
+    assert -0.20 < groups[("writes", "5.7.44")]["change"] < -0.10
+    assert 0.55 < groups[("writes", "8.0.43")]["level_after"] < 0.70
+    # Nothing after 8.0.43: 8.0.44 and 8.4.x stay within the noise, and 9.x innovation releases are not read.
+    assert {r["arrived_in"] for r in records} == {"5.7.44", "8.0.43"}
+    assert groups[("writes", "8.0.43")]["builds"][-1] == "my8407_rel_o2nofp"
+    assert groups[("writes", "5.7.44")]["builds"] == ["my5651_rel_o2nofp", "my5744_rel_o2nofp"]
+
+
+def test_every_release_is_read_on_request(small_base: Run) -> None:
+    records = _json_records("--base", SMALL_BASE_RUN, "--releases", "all")
+    assert {r["releases"] for r in records} == {"all"}
+    stored = Regression.objects.get(pk=records[0]["id"])
+    assert [p["version"] for p in stored.evidence["points"] if p["used"]][-2:] == ["9.4.0", "9.5.0"]
+    # The innovation releases add nothing that reads as a regression story: at most a step at the 5% edge.
+    late = [r for r in records if r["arrived_in"] in ("9.4.0", "9.5.0")]
+    assert all(abs(r["change"]) < 0.06 for r in late)
+
+
+def test_a_setting_moves_release_lines_for_one_servers_series(small_base: Run, settings: Any) -> None:
+    settings.BENCHDASH_RELEASE_LINES = {f"MySQL @ {small_base.server.name}": {"long_term": ["9.4", "9.5"]}}
+    detect_regressions(small_base.server_id, small_base.workload_id)
+    points = Regression.objects.first().evidence["points"]  # type: ignore[union-attr]
+    assert {p["version"] for p in points if p["used"]} >= {"9.4.0", "9.5.0"}
+    settings.BENCHDASH_RELEASE_LINES = {"MySQL": {"long": ["9.4"]}}
+    with pytest.raises(ValueError, match="release-line override 'MySQL'"):
+        detect_regressions(small_base.server_id, small_base.workload_id)
+
+
+def test_the_insert_benchmarks_l_i1_drop_is_found_on_a_three_version_series(corpus: Path) -> None:
+    submit_and_import(
+        archive_directory(corpus / "ibench-2021"),
+        name="ibench.tar.gz",
+        source=Bundle.Source.COMMAND,
+        overrides={"server": "ibench server"},
+    )
+    records = _json_records("--server", "ibench server")
+    l_i1 = [r for r in records if r["subject"] == "l.i1" and r["arrived_in"] == "8.0.22"]
+    assert len(l_i1) == 1 and l_i1[0]["kind"] == "regression"
+    assert l_i1[0]["change"] == pytest.approx(-0.376, abs=0.01)
+    # Three MySQL versions and no repeats: the default noise, not an estimate from two differences.
+    assert {r["noise_source"] for r in records} == {"default"}
+    assert l_i1[0]["builds"] == ["my5731", "my8022"]
+
+
+def test_the_detail_page_names_the_builds_and_the_noise_of_a_record(detected: list[Regression]) -> None:
+    record = next(r for r in detected if r.is_group and r.group == "writes" and r.arrived_in.text == "5.7.44")
+    page = Client().get(record.get_absolute_url()).content.decode()
+    assert "<code>my5651_rel_o2nofp</code>, <code>my5744_rel_o2nofp</code>" in page
+    assert f"σ {record.evidence['rule']['noise']:.1%} per point" in page
+    assert "not a point: short-term release" in page and "not a point: another build of this version" in page
+    listing = Client().get(reverse("reports:regression_list")).content.decode()
+    assert f"σ {record.evidence['rule']['noise']:.1%}</span>" in listing
