@@ -48,7 +48,9 @@ The rule (shown in the UI next to every regression record):
    back within ``min_change`` of the level before the step (or beyond it) ends
    it: for a regression that version is "fixed in", and the step that brought
    it back is no record of its own unless it overshoots by more than
-   ``min_change``; ``persists_until`` is the last version the effect held.
+   ``min_change``; then it is measured from the level before the step it
+   ended (a fix of a −33 % dip that lands 9 % above the old level is a +9 %
+   improvement, not +63 %). ``persists_until`` is the last version the effect held.
 6. **Arrived in** (``arrived_in``): for the final level versus the base level,
    the first version from which the series has been at least that far from the
    base (within ``min_change``) without interruption. "The point-query loss
@@ -157,8 +159,23 @@ class Detection:
 
     @property
     def reported_steps(self) -> tuple[Step, ...]:
-        """Steps that are records of their own: a step that undoes an earlier one is that one's fix."""
-        return tuple(s for s in self.steps if not (s.is_reversal and s.direction == "improvement"))
+        """Steps that are records of their own.
+
+        A step that undoes an earlier regression is that one's fix. A step that
+        undoes an earlier improvement is a regression of its own (the gain was
+        given back), unless the improvement held for one version only: that
+        spike's record already says where it ended.
+        """
+        by_index = {s.index: s for s in self.steps}
+
+        def own(step: Step) -> bool:
+            if step.reverses is None:
+                return True
+            undone = by_index.get(step.reverses)
+            spike = undone is not None and undone.persists_until_index == undone.index
+            return step.direction == "regression" and not spike
+
+        return tuple(s for s in self.steps if own(s))
 
     def segment_of(self, index: int) -> Segment | None:
         return next((s for s in self.segments if index in s.indexes), None)
@@ -409,22 +426,31 @@ def _steps(
     segments: Sequence[Segment], versions: Sequence[str], thresholds: dict[int, float], min_change: float
 ) -> tuple[Step, ...]:
     last_index = segments[-1].last if segments else 0
-    ends: list[int | None] = []  # per step (segments[i - 1] → segments[i]): the segment where its effect ended
-    for i in range(1, len(segments)):
-        old_level = segments[i - 1].level
-        direction: Direction = "regression" if segments[i].level < old_level else "improvement"
-        later = range(i + 1, len(segments))
-        ends.append(next((j for j in later if _returned(segments[j].level, old_level, direction, min_change)), None))
+    # Per step (segments[i - 1] → segments[i]), the level it is measured from: the level before it, except for a
+    # step that ends an earlier one and overshoots, which is measured from the level before that earlier step
+    # (a fix of a −33 % dip that lands 9 % higher is a +9 % improvement, not +63 %).
+    origin = {i: segments[i - 1].level for i in range(1, len(segments))}
+    ends: dict[int, int | None] = {}  # per step: the segment where its effect ended
     reverses: dict[int, int] = {}
-    for i, ended in enumerate(ends, start=1):
-        # A step that lands back within min_change of the level before an earlier step undoes it (the earliest
-        # such step, for nested ones); one that overshoots is an improvement (or regression) in its own right.
-        if ended is not None and abs(_change(segments[i - 1].level, segments[ended].level)) <= min_change:
+    remeasured: set[int] = set()
+    for i in range(1, len(segments)):
+        direction: Direction = "regression" if segments[i].level < origin[i] else "improvement"
+        later = range(i + 1, len(segments))
+        ended = next((j for j in later if _returned(segments[j].level, origin[i], direction, min_change)), None)
+        ends[i] = ended
+        if ended is None:
+            continue
+        if abs(_change(origin[i], segments[ended].level)) <= min_change:
+            # Back within min_change of the level before this step: the later step undoes it (the earliest such
+            # step, for nested ones).
             reverses.setdefault(segments[ended].first, segments[i].first)
+        elif ended not in remeasured:  # the earliest step it ends, for nested ones
+            remeasured.add(ended)
+            origin[ended] = origin[i]
     found = []
-    for i, ended in enumerate(ends, start=1):
-        before, after = segments[i - 1], segments[i]
-        change = _change(before.level, after.level)
+    for i in range(1, len(segments)):
+        before, after, ended = segments[i - 1], segments[i], ends[i]
+        change = _change(origin[i], after.level)
         ended_index = segments[ended].first if ended is not None else None
         persists = segments[ended - 1].last if ended is not None else last_index
         found.append(
@@ -433,7 +459,7 @@ def _steps(
                 version=versions[after.first],
                 previous_index=before.last,
                 previous_version=versions[before.last],
-                level_before=before.level,
+                level_before=origin[i],
                 level_after=after.level,
                 change=change,
                 threshold=thresholds.get(after.first, min_change),

@@ -135,6 +135,20 @@ def test_a_recovery_that_overshoots_is_an_improvement_in_its_own_right() -> None
     regression, improvement = detection.reported_steps
     assert regression.ended_index == 4
     assert improvement.direction == "improvement" and improvement.reverses is None
+    # Measured from the level before the regression it fixed: 1.0 → 1.3, not 0.8 → 1.3.
+    assert improvement.level_before == 1.0 and improvement.change == pytest.approx(0.3)
+
+
+def test_a_one_version_dip_and_its_fix_are_one_record_even_when_the_fix_lands_a_little_higher() -> None:
+    # RocksDB fillseq with the WAL off: 33 % down in 10.6.2, back 8 % above the old level in 10.7.6.
+    values = [1.0, 0.99, 1.01, 1.0, 0.66, 1.08, 1.09, 1.08, 1.07]
+    regression, improvement = cp.steps(values)
+    assert regression.direction == "regression" and regression.ended_index == 5
+    assert improvement.index == 5 and improvement.change == pytest.approx(0.08, abs=0.01)
+    # A spike that falls back is an improvement that ended; the fall is its reversal, not a second regression.
+    spike = [1.4, 1.39, 1.41, 1.4, 1.4, 1.68, 1.44, 1.42, 1.41]
+    (up,) = cp.steps(spike, noise=0.015)
+    assert up.index == 5 and up.ended_index == 6
 
 
 def test_arrived_in_is_where_the_final_level_begins_to_hold() -> None:
