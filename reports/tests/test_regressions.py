@@ -295,7 +295,7 @@ def test_the_detail_page_shows_evidence_bugs_and_history(detected: list[Regressi
     body = logged_in.get(record.get_absolute_url()).content.decode()
     assert "https://jira.mariadb.org/browse/MDEV-33894" in body
     assert "linked MDEV-33894" in body
-    assert "other build: not a point" in body  # the second 8.4.6 build
+    assert "not a point: another build of this version" in body  # the second 8.4.6 build
     assert body.count("<strong>arrived</strong>") == 1
     assert "hot-points_range=100" in body and "0.63" in body  # hot-points in 8.0.43, as in the reference table
     assert "How regressions are detected" in body
