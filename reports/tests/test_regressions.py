@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -491,3 +492,23 @@ def test_the_detail_page_names_the_builds_and_the_noise_of_a_record(detected: li
     assert "not a point: short-term release" in page and "not a point: another build of this version" in page
     listing = Client().get(reverse("reports:regression_list")).content.decode()
     assert f"σ {record.evidence['rule']['noise']:.1%}</span>" in listing
+
+
+def test_an_experimental_build_is_not_a_point_unless_asked_for(corpus: Path, tmp_path: Path) -> None:
+    # The real series plus a build of a patch: 9.5.0's results under the name of an 8.4.8 with a bug-fix flavour.
+    series = tmp_path / "series"
+    shutil.copytree(corpus / "sysbench-mysql-small", series)
+    shutil.copytree(
+        corpus / "sysbench-mysql-small" / "x.my9500_rel_o2nofp.z12a_c8r32.pk1",
+        series / "x.my8408_bug99999_rel_o2nofp.z12a_c8r32.pk1",
+    )
+    submit_and_import(archive_directory(series), name="series.tar.gz", source=Bundle.Source.COMMAND)
+    records = _json_records("--base", SMALL_BASE_RUN)
+    assert "8.4.8" not in {r["arrived_in"] for r in records}
+    assert not [r for r in records if any("bug99999" in build for build in r["builds"])]
+    points = Regression.objects.get(pk=records[0]["id"]).evidence["points"]
+    (patched,) = [p for p in points if p["version"] == "8.4.8"]
+    assert patched["used"] is False and patched["unused_because"] == "experimental build"
+    asked = _json_records("--base", SMALL_BASE_RUN, "--experimental-builds")
+    points = Regression.objects.get(pk=asked[0]["id"]).evidence["points"]
+    assert next(p for p in points if p["version"] == "8.4.8")["used"] is True
