@@ -235,7 +235,8 @@ def evidence_table(regression: Regression) -> dict[str, Any]:
         "gate": f"{regression.threshold:.1%}" if regression.threshold is not None else "",
         "rule_text": _rule_text(rule),
         "noise": rule.get("noise"),
-        "noise_source": _NOISE_SOURCES.get(rule.get("noise_source", ""), "unknown"),
+        "noise_source": ("median over the members; " if regression.is_group else "")
+        + _NOISE_SOURCES.get(rule.get("noise_source", ""), "unknown"),
         "builds": evidence.get("builds") or [],
         "releases": {"long-term": "long-term release lines only", "all": "every release"}.get(
             evidence.get("releases", "all"), "every release"
