@@ -256,6 +256,10 @@ else:
 # The corpus of real results used by the demo, when the project sits beside it.
 DEMO_CORPUS_DIR = Path(env.str("BENCHDASH_CORPUS_DIR", default=str(BASE_DIR.parent / "shared" / "corpus")))
 
+# Release lines moved between long-term and short-term, per DBMS or per "<DBMS> @ <server>" series, over the
+# vendors' table in reports/releases.py: {"MariaDB": {"short_term": ["12.3"]}}. Checked when detection runs.
+BENCHDASH_RELEASE_LINES: dict = env.json("BENCHDASH_RELEASE_LINES", default={})
+
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 # Links to bug trackers must not carry our URLs (server names, run ids) in their Referer.

@@ -6,19 +6,30 @@ The rule (shown in the UI next to every regression record):
    of one microbenchmark versus the base (the base itself is 1.0). Missing
    results (None), and infinite values from a base of 0 QPS, are skipped: they
    are not a level. When a version has several builds (``my8406`` and
-   ``my8406v2``), only one of them is a point: the build with the base's flavour
-   and config, else one with the base's config, else the first. A build variant
-   answers another question ("did this build change things?") and interleaving
-   it with the releases would make a build difference look like a version step;
-   the other builds stay in the evidence, marked as not used.
-2. **Noise** σ, the relative noise of one point: the coefficient of variation of
-   repeated runs when the microbenchmark has any (their median); otherwise a robust estimate
-   from the first differences of the series, σ = median |ln(xᵢ₊₁/xᵢ)| / (0.6745·√2),
-   which a few steps cannot inflate. ``detect_regressions`` pools that estimate
-   over every microbenchmark of the comparison, because noise belongs to the
-   server and workload and one series of 5–60 points gives only a rough figure.
-   Fewer than 4 differences give no estimate: the noise is then unknown and only
-   the magnitude gate applies (as the red/green flags do without repeats).
+   ``my8406v2``), exactly one of them is the point (``choose_points``): the build
+   with the base's flavour and config, else a default flavour with the base's
+   config, else a default flavour with another config, earliest name first. A
+   default flavour is made only of known build-type parts (``rel``, ``withdbg``,
+   ``o2nofp``, ``lto``, …: ``DEFAULT_FLAVOUR_PARTS``); a flavour with any other
+   part (``mdev16168_rel_withdbg``, ``v2_rel_o2nofp``) is an experiment and is
+   never a point unless asked for, so a patched build cannot pose as a release.
+   The other builds stay in the evidence, marked as not used, and every record
+   names the builds its levels rest on.
+2. **Noise** σ, the relative noise of one point, is estimated per microbenchmark,
+   because a scan or a delete jumps by 10–40 % between runs where a point query
+   moves by 1 %:
+   - from repeated runs (same build, config, server and workload) when the
+     microbenchmark has any: the median of their coefficients of variation;
+   - else, in a series of more than ``SHORT_SERIES`` (4) points, from the
+     series' own neighbour differences dᵢ = ln(xᵢ₊₁/xᵢ):
+     σ = median |dᵢ| / (0.6745·√2), the median absolute deviation of the
+     differences from "no change", which the few real steps cannot inflate (√2:
+     a difference carries the noise of two points), floored at ``NOISE_FLOOR``
+     (1 %) because a handful of quiet differences says little about the next run;
+   - else (a short series, 4 points or fewer, whose differences are mostly the
+     steps themselves) ``DEFAULT_NOISE``, 2 %: the run-to-run spread of a
+     sysbench or Insert Benchmark run on a dedicated, warmed-up server.
+   Every record shows the σ it used and where it came from.
 3. **Segmentation.** PELT (``ruptures``, least squares, segments of one point
    allowed so the newest release can be the one that regressed) with a
    permissive penalty, σ_abs² · ln n, proposes candidate levels.
@@ -37,7 +48,9 @@ The rule (shown in the UI next to every regression record):
    back within ``min_change`` of the level before the step (or beyond it) ends
    it: for a regression that version is "fixed in", and the step that brought
    it back is no record of its own unless it overshoots by more than
-   ``min_change``; ``persists_until`` is the last version the effect held.
+   ``min_change``; then it is measured from the level before the step it
+   ended (a fix of a −33 % dip that lands 9 % above the old level is a +9 %
+   improvement, not +63 %). ``persists_until`` is the last version the effect held.
 6. **Arrived in** (``arrived_in``): for the final level versus the base level,
    the first version from which the series has been at least that far from the
    base (within ``min_change``) without interruption. "The point-query loss
@@ -66,11 +79,21 @@ DEFAULT_MIN_CHANGE = 0.05
 DEFAULT_K = 3.0
 # σ from first differences needs a handful of them to mean anything.
 MIN_DIFFERENCES_FOR_NOISE = 4
+# A series of this many points or fewer has no noise estimate of its own (its differences are mostly steps).
+SHORT_SERIES = 4
+# The noise of a short series without repeats: a dedicated server's run-to-run spread for sysbench / Insert Benchmark.
+DEFAULT_NOISE = 0.02
+# The least σ a series' own differences may claim: five quiet differences do not make a 1 % step significant.
+NOISE_FLOOR = 0.01
+# Build-type parts of a flavour: a flavour made only of these is a default build of the version.
+DEFAULT_FLAVOUR_PARTS = frozenset(
+    ["rel", "release", "withdbg", "dbg", "debug", "o2", "o3", "nofp", "o2nofp", "o3nofp", "lto", "pgo", "native"]
+)
 # Φ⁻¹(0.75): turns a median absolute deviation into a standard deviation for normal noise.
 _MAD_TO_SIGMA = 0.6745
 
 Direction = Literal["regression", "improvement"]
-NoiseSource = Literal["given", "repeats", "series", "unknown"]
+NoiseSource = Literal["given", "repeats", "series", "default", "unknown"]
 
 
 @dataclass(frozen=True)
@@ -136,8 +159,23 @@ class Detection:
 
     @property
     def reported_steps(self) -> tuple[Step, ...]:
-        """Steps that are records of their own: a step that undoes an earlier one is that one's fix."""
-        return tuple(s for s in self.steps if not (s.is_reversal and s.direction == "improvement"))
+        """Steps that are records of their own.
+
+        A step that undoes an earlier regression is that one's fix. A step that
+        undoes an earlier improvement is a regression of its own (the gain was
+        given back), unless the improvement held for one version only: that
+        spike's record already says where it ended.
+        """
+        by_index = {s.index: s for s in self.steps}
+
+        def own(step: Step) -> bool:
+            if step.reverses is None:
+                return True
+            undone = by_index.get(step.reverses)
+            spike = undone is not None and undone.persists_until_index == undone.index
+            return step.direction == "regression" and not spike
+
+        return tuple(s for s in self.steps if own(s))
 
     def segment_of(self, index: int) -> Segment | None:
         return next((s for s in self.segments if index in s.indexes), None)
@@ -160,17 +198,22 @@ def log_differences(values: Iterable[float | None]) -> list[float]:
     return [math.log(b / a) for a, b in itertools.pairwise(present)]
 
 
-def robust_noise(values: Iterable[float | None]) -> float | None:
-    """Relative noise of one point from first differences: median |Δ ln x| / (0.6745 · √2); None if too short.
+def robust_noise(values: Iterable[float | None], floor: float = NOISE_FLOOR) -> float | None:
+    """Relative noise of one point from this series' neighbour differences: median |Δ ln x| / (0.6745 · √2), floored.
 
-    The median ignores the few differences that are real steps; √2 because a
-    difference carries the noise of two points.
+    The median absolute difference (its deviation from no change, which is what
+    a version without a step should show) ignores the few differences that are
+    real steps; √2 because a difference carries the noise of two points. None
+    when there are fewer than ``MIN_DIFFERENCES_FOR_NOISE`` differences.
     """
-    return pooled_noise([values])
+    differences = log_differences(values)
+    if len(differences) < MIN_DIFFERENCES_FOR_NOISE:
+        return None
+    return max(floor, statistics.median(abs(d) for d in differences) / (_MAD_TO_SIGMA * math.sqrt(2)))
 
 
 def pooled_noise(series: Iterable[Iterable[float | None]]) -> float | None:
-    """``robust_noise`` over the first differences of several series at once (one server + workload)."""
+    """median |Δ ln x| / (0.6745 · √2) over several series at once; detection no longer pools (see rule 2)."""
     differences = [abs(d) for values in series for d in log_differences(values)]
     if len(differences) < MIN_DIFFERENCES_FOR_NOISE:
         return None
@@ -183,34 +226,61 @@ def noise_from_repeats(cvs: Iterable[float | None]) -> float | None:
     return statistics.median(known) if known else None
 
 
+def series_noise(
+    values: Sequence[float | None], cvs: Sequence[float | None] | None = None, *, default_noise: float = DEFAULT_NOISE
+) -> tuple[float, NoiseSource]:
+    """The σ of one microbenchmark's series and where it came from: repeats, its own differences, or the default."""
+    if cvs is not None and (repeated := noise_from_repeats(cvs)) is not None:
+        return repeated, "repeats"
+    if sum(1 for v in values if _usable(v)) > SHORT_SERIES and (own := robust_noise(values)) is not None:
+        return own, "series"
+    return default_noise, "default"
+
+
 # --------------------------------------------------------------------------- builds
 
 
-def choose_points(columns: Sequence[tuple[str, str, str]], base_index: int = 0) -> list[int]:
+def is_default_flavour(flavour: str) -> bool:
+    """Whether a build flavour is made only of known build-type parts (``rel_o2nofp``; empty counts too)."""
+    return all(part in DEFAULT_FLAVOUR_PARTS for part in flavour.lower().split("_") if part)
+
+
+def choose_points(
+    columns: Sequence[tuple[str, str, str]], base_index: int = 0, *, experimental: bool = False
+) -> list[int]:
     """One column per version: indexes of the columns that are points of the series.
 
     ``columns`` are (version, flavour, config) in version order; several in a row
     may share a version (builds ``my8406`` and ``my8406v2``). The base's column is
     always chosen; for other versions the build with the base's flavour and config
-    wins, then one with the base's config, then the first.
+    wins, then a default flavour (``is_default_flavour``) with the base's config,
+    then a default flavour with another config, the earliest column first. An
+    experimental flavour is a point only with ``experimental``, after all of
+    those; without it a version that has only experimental builds has no point.
     """
     if not columns:
         return []
-    _, base_flavour, base_config = columns[base_index]
+    base_version, base_flavour, base_config = columns[base_index]
     by_version: dict[str, list[int]] = {}
     for i, (version, _flavour, _config) in enumerate(columns):
         by_version.setdefault(version, []).append(i)
+
+    def rank(i: int) -> tuple[int, int]:
+        _v, flavour, config = columns[i]
+        if (flavour, config) == (base_flavour, base_config):
+            return (0, i)
+        if is_default_flavour(flavour):
+            return (1 if config == base_config else 2, i)
+        return (3 if config == base_config else 4, i)
+
     chosen = []
     for version, indexes in by_version.items():
-        if version == columns[base_index][0]:
+        if version == base_version:
             chosen.append(base_index)
             continue
-
-        def rank(i: int) -> tuple[int, int]:
-            _v, flavour, config = columns[i]
-            return (0 if (flavour, config) == (base_flavour, base_config) else 1 if config == base_config else 2, i)
-
-        chosen.append(min(indexes, key=rank))
+        best = min(indexes, key=rank)
+        if rank(best)[0] <= 2 or experimental:
+            chosen.append(best)
     return sorted(chosen)
 
 
@@ -302,25 +372,19 @@ def detect(
     min_change: float = DEFAULT_MIN_CHANGE,
     k: float = DEFAULT_K,
     base_index: int = 0,
+    default_noise: float = DEFAULT_NOISE,
 ) -> Detection:
     """Steps in a version-ordered series of relative QPS (see the module docstring for the rule).
 
     ``noise`` (relative σ of one point) overrides everything, so a caller can pass
-    an estimate pooled over many series; else the median of ``cvs`` (spread of
-    repeated runs, per point), else the series' own robust estimate.
+    a figure it measured elsewhere; else ``series_noise`` (rule 2).
     """
     versions = tuple(versions) if versions is not None else tuple(str(i) for i in range(len(values)))
     if len(versions) != len(values):
         raise ValueError(f"{len(values)} values but {len(versions)} versions")
-    source: NoiseSource
-    if noise is not None:
-        source = "given"
-    elif cvs is not None and (noise := noise_from_repeats(cvs)) is not None:
-        source = "repeats"
-    elif (noise := robust_noise(values)) is not None:
-        source = "series"
-    else:
-        source = "unknown"
+    source: NoiseSource = "given"
+    if noise is None:
+        noise, source = series_noise(values, cvs, default_noise=default_noise)
 
     positions = [i for i, v in enumerate(values) if _usable(v)]
     signal = [float(values[i]) for i in positions]  # type: ignore[arg-type]
@@ -362,22 +426,31 @@ def _steps(
     segments: Sequence[Segment], versions: Sequence[str], thresholds: dict[int, float], min_change: float
 ) -> tuple[Step, ...]:
     last_index = segments[-1].last if segments else 0
-    ends: list[int | None] = []  # per step (segments[i - 1] → segments[i]): the segment where its effect ended
-    for i in range(1, len(segments)):
-        old_level = segments[i - 1].level
-        direction: Direction = "regression" if segments[i].level < old_level else "improvement"
-        later = range(i + 1, len(segments))
-        ends.append(next((j for j in later if _returned(segments[j].level, old_level, direction, min_change)), None))
+    # Per step (segments[i - 1] → segments[i]), the level it is measured from: the level before it, except for a
+    # step that ends an earlier one and overshoots, which is measured from the level before that earlier step
+    # (a fix of a −33 % dip that lands 9 % higher is a +9 % improvement, not +63 %).
+    origin = {i: segments[i - 1].level for i in range(1, len(segments))}
+    ends: dict[int, int | None] = {}  # per step: the segment where its effect ended
     reverses: dict[int, int] = {}
-    for i, ended in enumerate(ends, start=1):
-        # A step that lands back within min_change of the level before an earlier step undoes it (the earliest
-        # such step, for nested ones); one that overshoots is an improvement (or regression) in its own right.
-        if ended is not None and abs(_change(segments[i - 1].level, segments[ended].level)) <= min_change:
+    remeasured: set[int] = set()
+    for i in range(1, len(segments)):
+        direction: Direction = "regression" if segments[i].level < origin[i] else "improvement"
+        later = range(i + 1, len(segments))
+        ended = next((j for j in later if _returned(segments[j].level, origin[i], direction, min_change)), None)
+        ends[i] = ended
+        if ended is None:
+            continue
+        if abs(_change(origin[i], segments[ended].level)) <= min_change:
+            # Back within min_change of the level before this step: the later step undoes it (the earliest such
+            # step, for nested ones).
             reverses.setdefault(segments[ended].first, segments[i].first)
+        elif ended not in remeasured:  # the earliest step it ends, for nested ones
+            remeasured.add(ended)
+            origin[ended] = origin[i]
     found = []
-    for i, ended in enumerate(ends, start=1):
-        before, after = segments[i - 1], segments[i]
-        change = _change(before.level, after.level)
+    for i in range(1, len(segments)):
+        before, after, ended = segments[i - 1], segments[i], ends[i]
+        change = _change(origin[i], after.level)
         ended_index = segments[ended].first if ended is not None else None
         persists = segments[ended - 1].last if ended is not None else last_index
         found.append(
@@ -386,7 +459,7 @@ def _steps(
                 version=versions[after.first],
                 previous_index=before.last,
                 previous_version=versions[before.last],
-                level_before=before.level,
+                level_before=origin[i],
                 level_after=after.level,
                 change=change,
                 threshold=thresholds.get(after.first, min_change),

@@ -203,7 +203,7 @@ def evidence_table(regression: Regression) -> dict[str, Any]:
     rows = []
     for i, point in enumerate(points):
         if not point.get("used", True):
-            phase = "other build: not a point"
+            phase = f"not a point: {point.get('unused_because') or 'another build of this version'}"
         elif arrived is None or i < arrived:
             phase = "before"
         elif fixed is not None and i >= fixed:
@@ -221,6 +221,7 @@ def evidence_table(regression: Regression) -> dict[str, Any]:
             {
                 "point": point,
                 "phase": phase,
+                "used": point.get("used", True),
                 "cells": cells,
                 "level": levels[i] if i < len(levels) else None,
                 "cv": cvs[i] if i < len(cvs) else None,
@@ -233,13 +234,21 @@ def evidence_table(regression: Regression) -> dict[str, Any]:
         "is_group": regression.is_group,
         "gate": f"{regression.threshold:.1%}" if regression.threshold is not None else "",
         "rule_text": _rule_text(rule),
+        "noise": rule.get("noise"),
+        "noise_source": ("median over the members; " if regression.is_group else "")
+        + _NOISE_SOURCES.get(rule.get("noise_source", ""), "unknown"),
+        "builds": evidence.get("builds") or [],
+        "releases": {"long-term": "long-term release lines only", "all": "every release"}.get(
+            evidence.get("releases", "all"), "every release"
+        ),
     }
 
 
 _NOISE_SOURCES = {
     "given": "estimated from first differences, pooled over every microbenchmark of the series",
     "repeats": "median cv of repeated runs",
-    "series": "estimated from this series' first differences",
+    "series": "from this microbenchmark's own version-to-version differences (median, floored at 1%)",
+    "default": "the default for a series of 4 versions or fewer without repeated runs",
     "unknown": "unknown (too few versions): only the magnitude gate applies",
 }
 

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
 from django.db import IntegrityError, transaction
@@ -25,7 +26,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from reports import bugs as bugrefs
-from reports import changepoints
+from reports import changepoints, releases
 from reports.compare import Comparison, ComparisonError, ComparisonSpec, get_comparison
 from reports.models import Bug, Regression, TriageEvent
 from runs.models import Build, Run
@@ -71,7 +72,7 @@ class DetectionSummary:
     updated: int = 0
     unchanged: int = 0
     stale: int = 0  # records of these series that detection no longer finds (kept, never deleted)
-    noise: dict[str, float | None] = field(default_factory=dict)  # DBMS → pooled noise used
+    noise: dict[str, float | None] = field(default_factory=dict)  # DBMS → median of the microbenchmarks' noise
     regression_ids: list[int] = field(default_factory=list)
 
     @property
@@ -107,12 +108,17 @@ def detect_regressions(
     *,
     min_change: float = changepoints.DEFAULT_MIN_CHANGE,
     k: float = changepoints.DEFAULT_K,
+    view: releases.ReleaseView = releases.DEFAULT_VIEW,
+    experimental: bool = False,
 ) -> DetectionSummary:
     """Detect steps in every DBMS series of a server + workload and store them as records; returns counts.
 
     With ``base_run_id`` only that run's DBMS is examined, against that run;
-    otherwise every DBMS of the series against its oldest version. Raises
-    ComparisonError when there is nothing to compare.
+    otherwise every DBMS of the series against its oldest version. ``view``
+    "long-term" reads only the long-term release lines of a series that mixes
+    both (``reports.releases``; the ``BENCHDASH_RELEASE_LINES`` setting overrides
+    the table), "all" every release; ``experimental`` lets an experimental build
+    be a version's point. Raises ComparisonError when there is nothing to compare.
     """
     runs = list(
         Run.objects.filter(server_id=server_id, workload_id=workload_id)
@@ -137,7 +143,14 @@ def detect_regressions(
         # Versions of different DBMSs interleave in version order: each DBMS is a series of its own.
         run_ids = () if len(by_dbms) == 1 else tuple(by_dbms[dbms_id])
         comparison = get_comparison(ComparisonSpec(base_run_id=base, run_ids=run_ids))
-        candidates, noise = find_candidates(comparison, min_change=min_change, k=k)
+        candidates, noise = find_candidates(
+            comparison,
+            min_change=min_change,
+            k=k,
+            view=view,
+            experimental=experimental,
+            release_overrides=settings.BENCHDASH_RELEASE_LINES,
+        )
         summary.series += 1
         summary.noise[comparison.column(comparison.base).dbms] = noise
         _upsert(server_id, workload_id, dbms_id, candidates, summary)
@@ -145,13 +158,36 @@ def detect_regressions(
 
 
 def find_candidates(
-    comparison: Comparison, *, min_change: float = changepoints.DEFAULT_MIN_CHANGE, k: float = changepoints.DEFAULT_K
+    comparison: Comparison,
+    *,
+    min_change: float = changepoints.DEFAULT_MIN_CHANGE,
+    k: float = changepoints.DEFAULT_K,
+    view: releases.ReleaseView = releases.DEFAULT_VIEW,
+    experimental: bool = False,
+    release_overrides: dict[str, Any] | None = None,
 ) -> tuple[list[Candidate], float | None]:
-    """Records detection would store for one comparison, and the pooled series noise it used."""
+    """Records detection would store for one comparison, and the median noise of its microbenchmarks."""
     columns = comparison.columns
     base_index = next(i for i, c in enumerate(columns) if c.key == comparison.base)
-    chosen = changepoints.choose_points([(c.version, c.flavour, c.config) for c in columns], base_index)
+    chosen = changepoints.choose_points(
+        [(c.version, c.flavour, c.config) for c in columns], base_index, experimental=experimental
+    )
+    policy = releases.policy_for(columns[base_index].dbms, comparison.server, release_overrides)
+    in_view = releases.points_in_view([columns[i].version for i in chosen], policy, view, keep=chosen.index(base_index))
+    short_term = {i for i, keep in zip(chosen, in_view, strict=True) if not keep}
+    chosen = [i for i, keep in zip(chosen, in_view, strict=True) if keep]
     chosen_set = set(chosen)
+    versions_with_point = {columns[i].version for i in chosen_set | short_term}
+
+    def why_unused(i: int) -> str | None:
+        if i in chosen_set:
+            return None
+        if i in short_term:
+            return "short-term release"
+        if columns[i].version in versions_with_point:
+            return "another build of this version"
+        return "experimental build"
+
     builds = {
         b["name"]: b
         for b in Build.objects.filter(name__in={c.build for c in columns}).values("pk", "name", "version_id")
@@ -169,14 +205,12 @@ def find_candidates(
     all_values = {label: [relative(c.key, label) for c in columns] for label in comparison.labels}
     series = {label: [all_values[label][i] for i in chosen] for label in comparison.labels}
     cvs = {label: [comparison.cv[columns[i].key].get(label) for i in chosen] for label in comparison.labels}
-    # Noise belongs to the server and workload: pooled over every microbenchmark unless repeats measured it.
-    pooled = changepoints.pooled_noise(series.values())
+    # Noise per microbenchmark (changepoints rule 2): a scan is far noisier than a point query on the same server.
     detections = {
         label: changepoints.detect(
             series[label],
             versions,
             cvs=cvs[label],
-            noise=None if changepoints.noise_from_repeats(cvs[label]) is not None else pooled,
             min_change=min_change,
             k=k,
             base_index=chosen_base,
@@ -187,29 +221,41 @@ def find_candidates(
         "base": comparison.base,
         "dop": comparison.dop,
         "group_set": comparison.group_set,
+        "releases": view,
+        "experimental": experimental,
         "points": [
             {
                 "version": c.version,
                 "build": c.build,
                 "column": c.key,
                 "used": i in chosen_set,
+                "unused_because": why_unused(i),
+                "long_term": policy.is_long_term(c.version),
                 "repeats": c.repeats,
             }
             for i, c in enumerate(columns)
         ],
     }
 
-    def rule(detection: changepoints.Detection, threshold: float) -> dict[str, Any]:
+    def rule(noise: float | None, source: str, threshold: float) -> dict[str, Any]:
         return {
             "min_change": min_change,
             "k": k,
-            "noise": detection.noise,
-            "noise_source": detection.noise_source,
+            "noise": noise,
+            "noise_source": source,
             "threshold": threshold,
         }
 
     def point_index(chosen_index: int) -> int:
         return chosen[chosen_index]
+
+    def builds_of(detection: changepoints.Detection, step: changepoints.Step) -> set[int]:
+        """Columns of the two levels a step compares: the builds the record rests on."""
+        levels = (detection.segment_of(step.previous_index), detection.segment_of(step.index))
+        return {point_index(i) for segment in levels if segment is not None for i in segment.indexes}
+
+    def build_names(column_indexes: Iterable[int]) -> list[str]:
+        return [columns[i].build for i in sorted(column_indexes)]
 
     candidates: list[Candidate] = []
     folded: set[tuple[str, int]] = set()  # (label, step index) that a group record stands for
@@ -255,7 +301,12 @@ def find_candidates(
                 "previous_point": point_index(previous),
                 "persists_point": point_index(persists),
                 "fixed_point": point_index(fixed) if fixed is not None else None,
-                "rule": rule(detections[moved[0][0]], threshold),
+                "builds": build_names(set().union(*(builds_of(detections[label], step) for label, step in moved))),
+                "rule": rule(
+                    statistics.median(detections[label].noise or 0.0 for label, _ in moved),
+                    Counter(detections[label].noise_source for label, _ in moved).most_common(1)[0][0],
+                    threshold,
+                ),
             }
             candidates.append(
                 Candidate(
@@ -295,7 +346,8 @@ def find_candidates(
                 "previous_point": point_index(step.previous_index),
                 "persists_point": point_index(step.persists_until_index),
                 "fixed_point": point_index(step.ended_index) if step.ended_index is not None else None,
-                "rule": rule(detection, step.threshold),
+                "builds": build_names(builds_of(detection, step)),
+                "rule": rule(detection.noise, detection.noise_source, step.threshold),
             }
             candidates.append(
                 Candidate(
@@ -325,7 +377,40 @@ def find_candidates(
     base_run_id = comparison.spec.base_run_id
     for candidate in candidates:
         candidate.values["base_run_id"] = base_run_id
-    return candidates, pooled
+    noises = [d.noise for d in detections.values() if d.noise is not None]
+    return candidates, statistics.median(noises) if noises else None
+
+
+def record_as_dict(r: Regression) -> dict[str, Any]:
+    """A record as ``detect_regressions --format json`` prints it (give it with its versions, DBMS, server,
+    workload and microbenchmark selected)."""
+    rule = (r.evidence or {}).get("rule") or {}
+    return {
+        "id": r.pk,
+        "kind": r.kind,
+        "metric": "qps",
+        "subject": r.subject,
+        "group": r.group,
+        "is_group": r.is_group,
+        "dbms": r.arrived_in.dbms.name,
+        "server": r.server.name,
+        "workload": r.workload.name,
+        "arrived_in": r.arrived_in.text,
+        "previous_version": r.previous_version.text if r.previous_version else None,
+        "fixed_in": r.fixed_in.text if r.fixed_in else None,
+        "persists_until": r.persists_until.text if r.persists_until else None,
+        "level_before": r.level_before,
+        "level_after": r.level_after,
+        "change": r.change,
+        "noise": rule.get("noise"),
+        "noise_source": rule.get("noise_source"),
+        "threshold": r.threshold,
+        "builds": (r.evidence or {}).get("builds", []),
+        "releases": (r.evidence or {}).get("releases"),
+        # Single-version excursions are not modelled yet: every record is a level shift.
+        "outlier": False,
+        "state": r.state,
+    }
 
 
 def _json_safe(value: Any) -> Any:

@@ -28,6 +28,14 @@ def get(mapping: dict[str, object] | None, key: str) -> object:
 
 
 @register.filter
+def percent(value: object) -> str:
+    """A fraction as a percentage with one decimal (a record's noise σ), '–' when it is not a number."""
+    if not isinstance(value, int | float) or not math.isfinite(value):
+        return "–"
+    return f"{value:.1%}"
+
+
+@register.filter
 def index(sequence: list[object] | None, i: int) -> object:
     """``items|index:n``: the n-th item, or None past the end."""
     if not sequence or i >= len(sequence):

@@ -135,6 +135,20 @@ def test_a_recovery_that_overshoots_is_an_improvement_in_its_own_right() -> None
     regression, improvement = detection.reported_steps
     assert regression.ended_index == 4
     assert improvement.direction == "improvement" and improvement.reverses is None
+    # Measured from the level before the regression it fixed: 1.0 → 1.3, not 0.8 → 1.3.
+    assert improvement.level_before == 1.0 and improvement.change == pytest.approx(0.3)
+
+
+def test_a_one_version_dip_and_its_fix_are_one_record_even_when_the_fix_lands_a_little_higher() -> None:
+    # RocksDB fillseq with the WAL off: 33 % down in 10.6.2, back 8 % above the old level in 10.7.6.
+    values = [1.0, 0.99, 1.01, 1.0, 0.66, 1.08, 1.09, 1.08, 1.07]
+    regression, improvement = cp.steps(values)
+    assert regression.direction == "regression" and regression.ended_index == 5
+    assert improvement.index == 5 and improvement.change == pytest.approx(0.08, abs=0.01)
+    # A spike that falls back is an improvement that ended; the fall is its reversal, not a second regression.
+    spike = [1.4, 1.39, 1.41, 1.4, 1.4, 1.68, 1.44, 1.42, 1.41]
+    (up,) = cp.steps(spike, noise=0.015)
+    assert up.index == 5 and up.ended_index == 6
 
 
 def test_arrived_in_is_where_the_final_level_begins_to_hold() -> None:
@@ -147,14 +161,17 @@ def test_arrived_in_is_where_the_final_level_begins_to_hold() -> None:
     assert cp.arrived_in([1.0, 1.0, 1.01, 0.99]) is None
 
 
-def test_without_enough_points_for_a_noise_estimate_only_the_magnitude_gate_applies() -> None:
+def test_a_short_series_without_repeats_uses_the_default_noise() -> None:
     detection = cp.detect([1.0, 0.8, 0.81])
-    assert detection.noise is None and detection.noise_source == "unknown"
+    assert detection.noise == cp.DEFAULT_NOISE and detection.noise_source == "default"
     assert [s.index for s in detection.steps] == [1]
     assert cp.steps([1.0, 0.97]) == []
+    # 3σ·√2 with σ = 2 %: a 7 % step between two single points is within the noise, a 9 % one is not.
+    assert cp.steps([1.0, 0.93, 0.93]) == []
+    assert [s.index for s in cp.steps([1.0, 0.91])] == [1]
 
 
-def test_one_build_per_version_is_a_point_preferring_the_bases_flavour_and_config() -> None:
+def test_one_build_per_version_is_a_point_preferring_the_bases_build_then_a_default_flavour() -> None:
     columns = [
         ("5.6.51", "rel_o2nofp", "z12a"),
         ("8.4.6", "rel_o2nofp", "z12a"),
@@ -163,10 +180,57 @@ def test_one_build_per_version_is_a_point_preferring_the_bases_flavour_and_confi
         ("8.4.7", "rel_o2nofp", "z12b"),
         ("9.5.0", "lto", "z13"),
     ]
-    # 8.4.6: the base's build; 8.4.7: the base's config beats the base's flavour; 9.5.0: the only build.
-    assert cp.choose_points(columns, base_index=0) == [0, 1, 3, 5]
-    # The base is always a point, even when its version has a more typical build.
+    # 8.4.6: the base's build; 8.4.7: a default flavour on another config beats an experimental build on the
+    # base's config; 9.5.0: its only build, a default flavour.
+    assert cp.choose_points(columns, base_index=0) == [0, 1, 4, 5]
+    # The base is always a point, and its flavour (even an experimental one) is then the first choice.
     assert cp.choose_points(columns, base_index=2) == [0, 2, 3, 5]
+
+
+def test_a_default_flavour_is_made_only_of_known_build_type_parts() -> None:
+    for flavour in ("", "rel", "rel_withdbg", "rel_o2nofp", "o2nofp", "rel_o2nofp_lto", "REL_withdbg"):
+        assert cp.is_default_flavour(flavour), flavour
+    for flavour in ("mdev16168_rel_withdbg", "v2_rel_o2nofp", "240723_2ee061c2_ilwas", "rel_hack"):
+        assert not cp.is_default_flavour(flavour), flavour
+
+
+def test_an_experimental_build_is_never_a_point_unless_asked_for() -> None:
+    # MariaDB 12.1.1 had a release build and a build of a patch for one bug: the release build is the point.
+    columns = [
+        ("11.8.3", "rel_withdbg", "z12b"),
+        ("12.1.1", "mdev16168_rel_withdbg", "z12b"),
+        ("12.1.1", "rel_withdbg", "z12b"),
+        ("12.2.1", "mdev16168_rel_withdbg", "z12b"),
+    ]
+    # Name order puts the patched build first; it is passed over, and 12.2.1, which has only a patched build,
+    # has no point at all.
+    assert cp.choose_points(columns) == [0, 2]
+    assert cp.choose_points(columns, experimental=True) == [0, 2, 3]
+
+
+def test_a_noisy_microbenchmark_gets_a_larger_noise_than_a_quiet_one_of_the_same_series() -> None:
+    quiet = [1.0, 0.995, 1.0, 1.005, 1.0, 0.995, 1.0, 1.0]
+    noisy = [1.0, 1.3, 0.95, 1.25, 0.9, 1.35, 1.0, 1.3]  # a scan or delete jumping ±30 % from run to run
+    assert cp.series_noise(quiet) == (cp.NOISE_FLOOR, "series")
+    sigma, source = cp.series_noise(noisy)
+    assert source == "series" and sigma > 0.2
+    # Its jumps are its noise, not regressions and their fixes.
+    assert cp.steps(noisy) == []
+    # A 15 % step in the quiet series is found.
+    assert [s.index for s in cp.steps([*quiet[:4], *(v * 0.85 for v in quiet[4:])])] == [4]
+
+
+def test_repeated_runs_set_the_noise_before_the_series_own_differences() -> None:
+    noisy = [1.0, 1.3, 0.95, 1.25, 0.9, 1.35, 1.0, 1.3]
+    assert cp.series_noise(noisy, [0.01] * 8) == (0.01, "repeats")
+    assert cp.series_noise([1.0, 0.6], [None, 0.03]) == (0.03, "repeats")
+
+
+def test_a_38_percent_drop_in_a_three_version_series_is_found() -> None:
+    # The Insert Benchmark's l.i1 step on MySQL 5.6 → 5.7 → 8.0: three points, no repeats.
+    (step,) = [s for s in cp.steps([1.0, 0.9, 0.56], ["5.6.49", "5.7.31", "8.0.22"]) if s.version == "8.0.22"]
+    assert step.direction == "regression" and step.change == pytest.approx(-0.38, abs=0.01)
+    assert cp.detect([1.0, 0.9, 0.56]).noise_source == "default"
 
 
 def test_values_and_versions_must_have_the_same_length() -> None:

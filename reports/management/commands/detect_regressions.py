@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from reports import releases
 from reports.compare import ComparisonError, resolve_run
 from reports.models import Regression
-from reports.regressions import detect_regressions
+from reports.regressions import detect_regressions, record_as_dict
 from runs.models import Run, Server, Workload
 
 
@@ -16,13 +18,28 @@ class Command(BaseCommand):
     help = (
         "Detect regressions and improvements across versions (change points of relative QPS, see "
         "reports/changepoints.py) and store them; running it again updates the same records. Without options every "
-        "server and workload is examined, each DBMS against its oldest version."
+        "server and workload is examined, each DBMS against its oldest version, over its long-term release lines "
+        "(reports/releases.py)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--server", help="server name (default: every server)")
         parser.add_argument("--workload", help="workload name (default: every workload)")
         parser.add_argument("--base", help="base run name or id (default: the oldest version of each DBMS)")
+        parser.add_argument(
+            "--releases",
+            choices=releases.RELEASE_VIEWS,
+            default=releases.DEFAULT_VIEW,
+            help="long-term: only the long-term lines of a series that mixes both (default); all: every release",
+        )
+        parser.add_argument(
+            "--experimental-builds",
+            action="store_true",
+            help="let an experimental build (a flavour beyond the known build types) be a version's point",
+        )
+        parser.add_argument(
+            "--format", choices=("text", "json"), default="text", help="json: one array of the records kept"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         base_id = None
@@ -43,8 +60,18 @@ class Command(BaseCommand):
             pairs = list(series)
             if not pairs:
                 raise CommandError("no runs match")
+            kept: list[int] = []
             for server_id, workload_id in pairs:
-                summary = detect_regressions(server_id, workload_id, base_id)
+                summary = detect_regressions(
+                    server_id,
+                    workload_id,
+                    base_id,
+                    view=options["releases"],
+                    experimental=options["experimental_builds"],
+                )
+                kept.extend(summary.regression_ids)
+                if options["format"] == "json":
+                    continue
                 self._print(summary.regression_ids)
                 self.stdout.write(
                     f"server {Server.objects.get(pk=server_id)}, workload {Workload.objects.get(pk=workload_id)}: "
@@ -53,6 +80,14 @@ class Command(BaseCommand):
                 )
         except ComparisonError as exc:
             raise CommandError(str(exc)) from exc
+        if options["format"] == "json":
+            records = Regression.objects.filter(pk__in=kept).select_related(
+                "microbenchmark", "arrived_in__dbms", "previous_version", "fixed_in", "persists_until", "server"
+            )
+            records = records.select_related("workload").order_by(
+                "server__name", "workload__name", "arrived_in__sort_key", "group", "microbenchmark__test", "kind"
+            )
+            self.stdout.write(json.dumps([record_as_dict(r) for r in records], indent=1, ensure_ascii=False))
 
     def _print(self, ids: list[int]) -> None:
         records = Regression.objects.filter(pk__in=ids).select_related(
