@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from html import escape
 from typing import Any
 
@@ -374,6 +374,21 @@ def _cell(value: float | None, flag: str = "", noisy: bool = False, qps: float |
     return f'<td class="{escape(css)}"{title}>{escape(text)}</td>'
 
 
+def _label_cells(comparison: Comparison, others: Sequence[Any], label: str) -> SafeString:
+    """One microbenchmark's relative-QPS cells, one per compared column."""
+    return _cells(
+        [
+            _cell(
+                comparison.relative[c.key][label],
+                comparison.flags[c.key][label],
+                comparison.noisy[c.key][label],
+                comparison.qps[c.key].get(label),
+            )
+            for c in others
+        ]
+    )
+
+
 def _cells(cells: list[str]) -> SafeString:
     return mark_safe("".join(cells))  # every piece is built and escaped by _cell
 
@@ -403,17 +418,7 @@ def comparison_context(
         if len(members) == 1:
             # Min, max, avg and median of one value are that value: one plain row says it once.
             label = members[0]
-            single = _cells(
-                [
-                    _cell(
-                        comparison.relative[c.key][label],
-                        comparison.flags[c.key][label],
-                        comparison.noisy[c.key][label],
-                        comparison.qps[c.key].get(label),
-                    )
-                    for c in others
-                ]
-            )
+            single = _label_cells(comparison, others, label)
         else:
             for column in others:
                 s = comparison.summaries[group][column.key]
@@ -433,17 +438,7 @@ def comparison_context(
         )
     label_rows = []
     for label in comparison.labels:
-        cells = _cells(
-            [
-                _cell(
-                    comparison.relative[c.key][label],
-                    comparison.flags[c.key][label],
-                    comparison.noisy[c.key][label],
-                    comparison.qps[c.key].get(label),
-                )
-                for c in others
-            ]
-        )
+        cells = _label_cells(comparison, others, label)
         label_rows.append(
             {
                 "label": label,

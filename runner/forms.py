@@ -87,16 +87,8 @@ class TargetForm(forms.ModelForm):
         return self.cleaned_data.get("password") or self.stored_password
 
     def connection(self) -> sysbench_runner.Connection:
-        data = self.cleaned_data
         try:
-            return network.checked_connection(
-                kind=data["kind"],
-                host=data["host"],
-                port=data["port"],
-                user=data["user"],
-                database=data["database"],
-                password=self.password_to_use(),
-            )
+            return _checked_connection(self.cleaned_data, self.password_to_use())
         except network.HostRefused as exc:
             raise forms.ValidationError({"host": str(exc)}) from None
 
@@ -159,15 +151,19 @@ class ProposeBuildForm(forms.Form):
         return data
 
     def connection(self) -> sysbench_runner.Connection:
-        data = self.cleaned_data
-        return network.checked_connection(
-            kind=data["kind"],
-            host=data["host"],
-            port=data["port"],
-            user=data["user"],
-            database=data["database"],
-            password=data["password"],
-        )
+        return _checked_connection(self.cleaned_data, self.cleaned_data["password"])
+
+
+def _checked_connection(data: dict[str, Any], password: str) -> sysbench_runner.Connection:
+    """The connection a form's fields name, to the address its host was checked to resolve to."""
+    return network.checked_connection(
+        kind=data["kind"],
+        host=data["host"],
+        port=data["port"],
+        user=data["user"],
+        database=data["database"],
+        password=password,
+    )
 
 
 REENTER_PASSWORD = (
