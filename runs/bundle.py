@@ -150,6 +150,15 @@ class KeptFile:
     def decode(self, encoding: str = "utf-8", errors: str = "strict") -> str:
         return self.read().decode(encoding, errors)
 
+    def contains_byte(self, byte: bytes, chunk: int = 1024 * 1024) -> bool:
+        """Whether the one byte ``byte`` occurs, read a slice at a time (never the whole file in memory)."""
+        if isinstance(self._spill, bytes):
+            return byte in self._spill
+        return any(
+            byte in self._spill.read(self._offset + start, min(chunk, self.size - start))
+            for start in range(0, self.size, chunk)
+        )
+
     def __eq__(self, other: object) -> bool:
         if isinstance(other, KeptFile):
             return self.read() == other.read()

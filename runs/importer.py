@@ -194,7 +194,7 @@ def parse_run(run_dir: RunDir, meta: RunMeta, *, bundle_name: str) -> ParsedRun:
         fn = sysbench.parse_file_name(file_name)
         if fn is None:
             kind = _file_kind(file_name)
-            if kind and b"\0" in run_dir.files[file_name].read():
+            if kind and run_dir.files[file_name].contains_byte(b"\0"):
                 # Kept as text, and PostgreSQL text holds no NUL: refused here with the file named, not by the
                 # database half-way through the import.
                 raise sysbench.ParseError(f"{where}: NUL byte in {file_name} of run {run_dir.name}")

@@ -63,24 +63,22 @@ POST_ONLY = {
     "api:unlink_regression_bug",
     "api:detect",
 }
-# Pages that change data: an anonymous visitor is sent to the login even while browsing is public.
+# Pages that change data: an anonymous visitor is sent to the login even while browsing is public. (The lists
+# and pages of targets, runs and schedules are read like every page.)
 NEEDS_A_ROLE = {
     "account:tokens",
     "runs:upload",
-    "runner:target_list",
     "runner:target_create",
     "runner:target_edit",
     "runner:benchmark_start",
-    "runner:benchmark_list",
-    "runner:benchmark",
-    "runner:schedule_list",
     "runner:schedule_create",
 }
 # A saved report is a permalink that redirects to its comparison; the API's root has no page of its own.
 REDIRECTS = {"reports:report"}
-NOT_A_PAGE = {"api:api-root"}
-# Open to anyone in every mode: the load balancer's probe, the login itself and the API's description.
-OPEN = {"reports:healthz", "account:login", "api:openapi-json", "api:openapi-view"}
+NOT_A_PAGE = {"api:api-root", "api:not_found"}
+# Open to anyone in every mode: the load balancer's probe and the login itself. (The API's description is read
+# like every page: private browsing asks for a login or a token.)
+OPEN = {"reports:healthz", "account:login"}
 
 
 def _dockerfile_collectstatic() -> str:
@@ -182,6 +180,7 @@ def site(small_base: Run, corpus: Path, django_user_model: Any) -> dict[str, Any
         "api:list_bugs": "/api/bugs",
         "api:detect": "/api/regressions/detect",
         "api:api-root": "/api/",
+        "api:not_found": "/api/no-such-operation",
         "account:login": "/account/login/",
         "account:logout": "/account/logout/",
         "account:tokens": "/account/tokens/",
@@ -345,7 +344,9 @@ def _expected(name: str, visitor: str, public: bool) -> set[int]:
         # Django's auth views and ours refuse the method before any login check; the API asks for auth first.
         return {401, 405} if name.startswith("api:") and visitor == "anonymous" else {405, 302}
     if name == "runner:benchmark_output":
-        return {404} if visitor == "operator" else {302}  # a queued run has no output yet
+        return {404} if visitor == "operator" or public else {302}  # a queued run has no output yet
+    if name == "api:openapi-view":
+        return {200} if visitor == "operator" or public else {302}  # the docs page: the login page's rule
     if name in NOT_A_PAGE:
         return {404}
     if name in REDIRECTS:

@@ -189,14 +189,32 @@ def test_the_command_says_when_bytes_were_imported_and_links_runs_imported_befor
 
 @pytest.mark.django_db(transaction=True)
 def test_an_import_stopped_by_a_database_error_gives_its_claim_back_and_stores_nothing() -> None:
+    import psycopg
     from django.db import DataError, connection
 
     if connection.vendor != "postgresql":
-        pytest.skip("needs PostgreSQL, which refuses a NUL character in text (set DATABASE_URL)")
-    files = {**_run_files(), f"{RUN}/my.cnf": b"[mysqld]\n\x00\n"}
-    bundle = _stored(tgz_of_files(files))
-    with pytest.raises(DataError):
-        import_bundle(bundle.pk)  # outside any transaction, as in a worker: the heartbeat thread runs too
+        pytest.skip("needs PostgreSQL triggers (set DATABASE_URL)")
+    # Every value a bundle can carry is checked before the store now, so the database is made to refuse the
+    # results itself (a data error, as a value out of range would be), half-way through the store: the run rows
+    # are in by then.
+    bundle = _stored(tgz_of_files(_run_files()))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "CREATE FUNCTION benchdash_test_refuse() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN RAISE EXCEPTION 'refused by the test' USING ERRCODE = '22003'; END $$"
+        )
+        cursor.execute(
+            "CREATE TRIGGER benchdash_test_refuse BEFORE INSERT ON runs_result "
+            "FOR EACH ROW EXECUTE FUNCTION benchdash_test_refuse()"
+        )
+    try:
+        # Results go in by COPY on PostgreSQL, whose errors come as psycopg's own classes, not Django's.
+        with pytest.raises((DataError, psycopg.DataError)):
+            import_bundle(bundle.pk)  # outside any transaction, as in a worker: the heartbeat thread runs too
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("DROP TRIGGER benchdash_test_refuse ON runs_result")
+            cursor.execute("DROP FUNCTION benchdash_test_refuse()")
     bundle.refresh_from_db()
     # Queued again at once (a retry need not wait for the claim to go stale), with nothing of it stored.
     assert (bundle.status, bundle.claim, bundle.heartbeat_at) == (Bundle.Status.QUEUED, "", None)
