@@ -323,7 +323,9 @@ def test_a_running_sysbench_has_no_password_in_its_command_line_or_environment(m
 
     (outcome,) = outcomes
     assert outcome.state == "complete", outcome.error
-    assert len(seen) >= 3, "the poll saw too few sysbench processes to prove anything"  # prepare, run, cleanup …
+    # The measured step lasts seconds, so the poll always sees it; the short prepare and cleanup steps (the same
+    # option file) are checked whenever a busy machine lets the poll catch them.
+    assert any(b"\0run\0" in cmdline + b"\0" for cmdline, _ in seen.values()), "the poll never saw sysbench run"
     for cmdline, environ in seen.values():
         assert cmdline.split(b"\0")[0].endswith(b"sysbench") and b"--config-file=" in cmdline
         assert password.encode() not in cmdline and b"Rs pw" not in cmdline
