@@ -276,11 +276,19 @@ COMPARE_BLANK = ("base",)
 
 
 def compare(request: HttpRequest) -> HttpResponse:
+    return _comparison_based_page(request, lambda shared: _compare_page(request, shared))
+
+
+def _comparison_based_page(
+    request: HttpRequest, render: Callable[[dict[str, Any]], str | HttpResponse], *, also: tuple[str, ...] = ()
+) -> HttpResponse:
+    """A page drawn from a comparison's query (``also``: parameters of its own), shared through the page cache
+    under the comparison's series."""
     return pagecache.page(
         request,
         _shared_key(request),
-        lambda shared: _compare_page(request, shared),
-        params=COMPARE_PARAMS,
+        render,
+        params=(*COMPARE_PARAMS, *also),
         multi=COMPARE_MULTI,
         blank=COMPARE_BLANK,
     )
@@ -501,14 +509,7 @@ def group_charts(
 
 def compare_heatmap(request: HttpRequest) -> HttpResponse:
     """The heatmap of a comparison: loaded into the comparison page when scrolled to, or opened alone."""
-    return pagecache.page(
-        request,
-        _shared_key(request),
-        lambda shared: _heatmap_page(request, shared),
-        params=COMPARE_PARAMS,
-        multi=COMPARE_MULTI,
-        blank=COMPARE_BLANK,
-    )
+    return _comparison_based_page(request, lambda shared: _heatmap_page(request, shared))
 
 
 def _heatmap_page(request: HttpRequest, shared: dict[str, Any]) -> str | HttpResponse:
@@ -549,13 +550,8 @@ def _heatmap_page(request: HttpRequest, shared: dict[str, Any]) -> str | HttpRes
 
 def drilldown(request: HttpRequest, microbenchmark_id: int) -> HttpResponse:
     """One microbenchmark across the versions of a comparison: QPS, latency and HW efficiency."""
-    return pagecache.page(
-        request,
-        _shared_key(request),
-        lambda shared: _drilldown_page(request, microbenchmark_id, shared),
-        params=(*COMPARE_PARAMS, "column"),
-        multi=COMPARE_MULTI,
-        blank=COMPARE_BLANK,
+    return _comparison_based_page(
+        request, lambda shared: _drilldown_page(request, microbenchmark_id, shared), also=("column",)
     )
 
 
