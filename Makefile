@@ -34,9 +34,12 @@ serve: migrate
 test: install
 	$(BIN)/python -m pytest
 
+# Style, types (the application code, settings in pyproject.toml) and the apps' layering contract.
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache
 
 format: install
 	$(BIN)/ruff format .

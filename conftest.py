@@ -91,11 +91,18 @@ def _role_group_from_migration(role: str) -> Any:
 
     roles = importlib.import_module("runs.migrations.0005_role_groups")
     added = importlib.import_module("runs.migrations.0007_role_permissions")
+    # Models that later moved to another app took their permissions along (their content types were renamed).
+    moved = importlib.import_module("regressions.migrations.0002_content_types_from_reports")
     group = Group.objects.create(name=role)
     wanted = [*roles.ROLES.get(role, []), *added.ADDED.get(role, [])]
     if role == "admin":
-        group.permissions.add(*Permission.objects.filter(content_type__app_label__in=roles.ADMIN_APPS))
+        # Permissions the migration granted moved with their models: the API token to accounts, regressions,
+        # bugs and triage to regressions.
+        admin_apps = (*roles.ADMIN_APPS, "accounts", "regressions")
+        group.permissions.add(*Permission.objects.filter(content_type__app_label__in=admin_apps))
     for full in wanted:
         app_label, codename = full.split(".")
+        if app_label == "reports" and codename.split("_", 1)[1] in moved.MODELS:
+            app_label = "regressions"
         group.permissions.add(Permission.objects.get(content_type__app_label=app_label, codename=codename))
     return group

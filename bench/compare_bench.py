@@ -7,8 +7,8 @@ with the project's generator, imports it through the normal path, then measures:
 the comparison computed from raw results (cold: cache cleared each time), served
 from the cache (warm), the comparison page and its CSV export rendered through
 Django's test client (server side, cold and warm, p50/p95), and the SQL query
-count of the page with 2 runs and with all runs (they must be equal). Targets
-(issue 3): page p95 < 150 ms warm and < 1 s cold.
+count of the page with 2 runs and with all runs (they must be equal). Targets:
+page p95 < 150 ms warm and < 1 s cold.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def main() -> int:
         from django.test import Client
         from django.test.utils import CaptureQueriesContext
 
-        from reports.compare import ComparisonSpec, build_comparison, get_comparison
+        from reports.compare import ComparisonSpec, compute_comparison, get_comparison
         from runs import synthetic
         from runs.importer import submit_and_import
         from runs.models import Result, Run
@@ -83,7 +83,7 @@ def main() -> int:
                 get_comparison(cspec)
                 cold.append((time.perf_counter() - start) * 1000)
             warm = timed(lambda: get_comparison(cspec), 200)
-            compute = timed(lambda: build_comparison(cspec), 10)
+            compute = timed(lambda: compute_comparison(cspec), 10)
 
             client = Client()
             url = f"/compare/?base={base.pk}"
@@ -109,7 +109,7 @@ def main() -> int:
     print(f"Comparison benchmark: {described}; Python {sys.version.split()[0]}")
     print(f"series: {runs} runs, {results} results (imported in {import_s:.2f} s, {results / import_s:.0f} results/s)")
     rows = [
-        ("comparison from raw results (build_comparison)", compute),
+        ("comparison from raw results (compute_comparison)", compute),
         ("comparison, cache cleared (get_comparison)", cold),
         ("comparison, cached (get_comparison)", warm),
         ("comparison page, cache cleared", page_cold),

@@ -1,7 +1,9 @@
-"""Peak memory of an import, per bundle and per door: the command, the API (gunicorn) and the Celery worker.
+"""Peak memory of an import, per bundle and per door: the command, the upload page and the API (gunicorn), and
+the Celery worker.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/SCRATCH REDIS_URL=redis://127.0.0.1:6379/N \\
-        .venv/bin/python bench/memory_bench.py [--doors command,api,worker] [--only ID,ID] [--work DIR]
+        .venv/bin/python bench/memory_bench.py [--doors command,web,api,worker] [--only ID,ID] [--work DIR] \\
+        [--big-mb 300]
 
 The database DATABASE_URL names is migrated and written to (use a scratch one),
 and the Redis database of REDIS_URL is the broker of the worker it starts.
@@ -10,13 +12,17 @@ Bundles: every case of the hostile corpus (``runs/tests/hostile.py``, its
 memory cases included) and a few large legitimate ones: the real Postgres
 tarballs of the corpus, the three of them in one tarball of tarballs, and a
 synthetic archive of 1,000 runs (``runs/synthetic.py``, one tarball of 20
-series). Each is imported:
+series), and a valid upload of ``--big-mb`` megabytes (one run and a raw
+sample file of random bytes: the size of the upload is all the web process
+sees). Each is imported:
 
 - **command**: ``manage.py import_bundle PATH`` in a child process; its peak RSS.
-- **api**: ``POST /api/bundles/`` to gunicorn (one sync worker, production
-  mode) on a free loopback port; the gunicorn worker's peak RSS while it
-  receives and stores the upload.
-- **worker**: the import that upload queues, run by a real Celery worker
+- **web**: the upload page, ``POST /upload/`` with a logged-in session, to
+  gunicorn (one sync worker, production mode) on a free loopback port; the
+  gunicorn worker's peak RSS while it receives, checks and stores the upload.
+- **api**: ``POST /api/bundles/`` with a token to the same gunicorn; its
+  worker's peak RSS likewise.
+- **worker**: the import the API upload queues, run by a real Celery worker
   (prefork, one child); the peak RSS of its child process, and the child's RSS
   once the import is over (``after``: the memory returned or not).
 
@@ -30,6 +36,7 @@ cannot take the machine down; it prints as ``killed``. Each figure is marked
 from __future__ import annotations
 
 import argparse
+import http.client
 import io
 import json
 import os
@@ -43,6 +50,7 @@ import tempfile
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
@@ -143,10 +151,10 @@ class Watch:
 # --------------------------------------------------------------------------- bundles
 
 
-def bundles(work: Path, only: set[str]) -> Iterator[tuple[str, Path]]:
+def bundles(work: Path, only: set[str], big_mb: int = 300) -> Iterator[tuple[str, Path]]:
     """(id, path) of every bundle, written to ``work`` once (the hostile ones are made fresh each run)."""
     sys.path.insert(0, str(REPO))
-    from runs.tests import hostile
+    from runs.tests import big_upload, hostile
 
     for case in hostile.every_case() + hostile.memory_cases():
         if only and case.id not in only:
@@ -171,6 +179,13 @@ def bundles(work: Path, only: set[str]) -> Iterator[tuple[str, Path]]:
         path.parent.mkdir(parents=True, exist_ok=True)
         if not path.exists():
             path.write_bytes(build())
+        yield key, path
+    key = f"legit-upload-{big_mb}mb"
+    if big_mb and (not only or key in only):
+        path = work / "legit" / f"{key}.tar"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.exists() or abs(path.stat().st_size - big_mb * MB) > MB:
+            big_upload.write(path, big_mb * MB, seed=key)
         yield key, path
 
 
@@ -262,26 +277,139 @@ def services(env: dict[str, str]) -> Iterator[tuple[str, subprocess.Popen[bytes]
         log.close()
 
 
-def _post(base: str, token: str, path: Path) -> tuple[int, dict[str, object]]:
+def _send(
+    base: str, method: str, url: str, body: object = None, headers: dict[str, str] | None = None
+) -> http.client.HTTPResponse:
+    conn = http.client.HTTPConnection(urllib.parse.urlsplit(base).netloc, timeout=900)
+    conn.request(method, url, body=body, headers=headers or {})  # type: ignore[arg-type]
+    return conn.getresponse()
+
+
+def _multipart(
+    base: str, url: str, fields: dict[str, str], file_field: str, path: Path, headers: dict[str, str]
+) -> http.client.HTTPResponse:
+    """POST a form with one file, streamed from disk (the bench itself never holds a 300 MB upload)."""
     boundary = uuid.uuid4().hex
-    data = path.read_bytes()
-    body = (
-        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{path.name}"\r\n'
-        "Content-Type: application/octet-stream\r\n\r\n"
-    ).encode() + data
-    body += (
-        f'\r\n--{boundary}\r\nContent-Disposition: form-data; name="server"\r\n\r\nmembench\r\n--{boundary}--\r\n'
-    ).encode()
-    request = urllib.request.Request(
-        f"{base}/api/bundles/",
-        data=body,
-        headers={"Authorization": f"Bearer {token}", "Content-Type": f"multipart/form-data; boundary={boundary}"},
+    head = "".join(
+        f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'
+        for name, value in fields.items()
     )
+    head += (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="{file_field}"; filename="{path.name}"\r\n'
+        "Content-Type: application/octet-stream\r\n\r\n"
+    )
+    tail = f"\r\n--{boundary}--\r\n".encode()
+
+    def body() -> Iterator[bytes]:
+        yield head.encode()
+        with path.open("rb") as data:
+            while block := data.read(MB):
+                yield block
+        yield tail
+
+    length = len(head.encode()) + path.stat().st_size + len(tail)
+    all_headers = {
+        **headers,
+        "Content-Type": f"multipart/form-data; boundary={boundary}",
+        "Content-Length": str(length),
+    }
+    return _send(base, "POST", url, body(), all_headers)
+
+
+def _post(base: str, token: str, path: Path) -> tuple[int, dict[str, object]]:
+    response = _multipart(
+        base, "/api/bundles/", {"server": "membench"}, "file", path, {"Authorization": f"Bearer {token}"}
+    )
+    raw = response.read()
     try:
-        with urllib.request.urlopen(request, timeout=900) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read() or b"{}")
+        return response.status, json.loads(raw or b"{}")
+    except ValueError:
+        return response.status, {"detail": raw[:200].decode(errors="replace")}
+
+
+def _cookies(response: http.client.HTTPResponse, jar: dict[str, str]) -> dict[str, str]:
+    for header in response.headers.get_all("Set-Cookie") or []:
+        name, _, rest = header.partition("=")
+        jar[name.strip()] = rest.split(";", 1)[0]
+    return jar
+
+
+def _cookie_header(jar: dict[str, str]) -> dict[str, str]:
+    return {"Cookie": "; ".join(f"{k}={v}" for k, v in jar.items())}
+
+
+def _csrf_of(page: bytes) -> str:
+    marker = b'name="csrfmiddlewaretoken" value="'
+    start = page.index(marker) + len(marker)
+    return page[start : page.index(b'"', start)].decode()
+
+
+def web_login(base: str, username: str, password: str) -> dict[str, str]:
+    """A session of the upload page's user, logged in through the login form."""
+    jar: dict[str, str] = {}
+    page = _send(base, "GET", "/account/login/")
+    _cookies(page, jar)
+    text = page.read()
+    if page.status != 200:
+        raise SystemExit(f"the login page answered {page.status}: {text[:300]!r}")
+    form = urllib.parse.urlencode(
+        {"csrfmiddlewaretoken": _csrf_of(text), "username": username, "password": password, "next": "/"}
+    )
+    done = _send(
+        base,
+        "POST",
+        "/account/login/",
+        form,
+        {**_cookie_header(jar), "Content-Type": "application/x-www-form-urlencoded"},
+    )
+    done.read()
+    _cookies(done, jar)
+    if done.status != 302 or "sessionid" not in jar:
+        raise SystemExit(f"could not log in to the upload page: {done.status}")
+    return jar
+
+
+def _web_post(base: str, jar: dict[str, str], path: Path) -> tuple[int, dict[str, object]]:
+    """The upload form: 302 to the bundle's page (its id is in the address), or 200 with the form's error."""
+    page = _send(base, "GET", "/upload/", headers=_cookie_header(jar))
+    token = _csrf_of(page.read())
+    response = _multipart(
+        base, "/upload/", {"csrfmiddlewaretoken": token, "server": "membench"}, "bundle", path, _cookie_header(jar)
+    )
+    body = response.read()
+    location = response.headers.get("Location") or ""
+    if response.status == 302 and "/bundles/" in location:
+        bundle_id = int(location.rstrip("/").rsplit("/", 1)[1])
+        return 302, {"detail": f"stored as bundle {bundle_id}", "bundle_id": bundle_id}
+    error = b""
+    if b'class="errorlist' in body:
+        error = body.split(b'class="errorlist', 1)[1].split(b"<li>", 1)[-1].split(b"</li>", 1)[0]
+    return response.status, {"detail": error.decode(errors="replace") or f"HTTP {response.status}"}
+
+
+def web_door(
+    path: Path, base: str, jar: dict[str, str], token: str, web: subprocess.Popen[bytes], kill_bytes: int
+) -> tuple[int, bool, str]:
+    """The upload page's peak: receiving, checking and storing the upload. Its import is the worker's, waited
+    for (not measured) so that it does not overlap the next measurement."""
+    with Watch(lambda: _children(web.pid), kill_bytes) as watch:
+        status, body = _web_post(base, jar, path)
+    if body.get("bundle_id"):
+        _wait_imported(base, token, int(str(body["bundle_id"])))
+    return watch.peak, watch.killed, f"{status}: {str(body.get('detail') or '')[:90]}"
+
+
+def _wait_imported(base: str, token: str, bundle_id: int, seconds: float = 900) -> dict[str, object]:
+    deadline = time.monotonic() + seconds
+    now: dict[str, object] = {}
+    while time.monotonic() < deadline:
+        poll = urllib.request.Request(f"{base}/api/bundles/{bundle_id}", headers={"Authorization": f"Bearer {token}"})
+        with urllib.request.urlopen(poll, timeout=30) as response:
+            now = json.loads(response.read())
+        if now["status"] not in ("queued", "importing"):
+            break
+        time.sleep(0.2)
+    return now
 
 
 def api_and_worker_doors(
@@ -317,11 +445,13 @@ def forget_bundles(env: dict[str, str]) -> None:
     manage(env, "shell", "-c", "from runs.models import Bundle; Bundle.objects.all().delete()")
 
 
-def make_token(env: dict[str, str]) -> str:
+def make_token(env: dict[str, str], password: str) -> str:
+    """The bench's uploader: its API token (printed) and ``password`` for the upload page."""
     script = (
         "from django.contrib.auth.models import Group, User\n"
-        "from runs.permissions import UPLOADER, create_token\n"
+        "from accounts.permissions import UPLOADER, create_token\n"
         "user, _ = User.objects.get_or_create(username='membench')\n"
+        f"user.set_password({password!r}); user.save()\n"
         "user.groups.add(Group.objects.get(name=UPLOADER))\n"
         "print(create_token(user, 'memory bench')[1])\n"
     )
@@ -339,7 +469,8 @@ def verdict(peak: int, killed: bool, target: int) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--doors", default="command,api,worker")
+    parser.add_argument("--doors", default="command,web,api,worker")
+    parser.add_argument("--big-mb", type=int, default=300, help="size of the big valid upload (0: none)")
     parser.add_argument("--only", default="", help="comma-separated bundle ids (default: all)")
     parser.add_argument("--work", type=Path, default=REPO / "bench" / "out" / "memory")
     parser.add_argument("--target-mb", type=int, default=512)
@@ -360,11 +491,14 @@ def main() -> None:
         "SECURE_SSL_REDIRECT": "false",
         "CELERY_QUEUE": f"membench-{uuid.uuid4().hex[:8]}",
         "CELERY_TASK_ALWAYS_EAGER": "false",
+        "SECURE_COOKIES": "false",  # plain HTTP on loopback: the session cookie must come back
     }
-    manage(env, "migrate", "--noinput")
     work = args.work
     work.mkdir(parents=True, exist_ok=True)
-    items = list(bundles(work, only))
+    env["BENCHDASH_STATIC_ROOT"] = str(work / "static")  # production pages need the collected static files
+    manage(env, "migrate", "--noinput")
+    manage(env, "collectstatic", "--noinput", "--verbosity", "0")
+    items = list(bundles(work, only, args.big_mb))
     print(f"{'bundle':40} {'MB':>7}  {'door':8} {'peak MB':>8} {'after MB':>8}  verdict          outcome")
 
     def line(key: str, size: int, door: str, peak: int, killed: bool, outcome: str, after: int | None = None) -> None:
@@ -380,10 +514,17 @@ def main() -> None:
             forget_bundles(env)
             peak, killed, outcome = command_door(path, env, kill)
             line(key, path.stat().st_size, "command", peak, killed, outcome)
-    if doors & {"api", "worker"}:
-        token = make_token(env)
+    if doors & {"web", "api", "worker"}:
+        password = secrets.token_urlsafe(16)
+        token = make_token(env, password)
         with services(env) as (base, web, worker):
+            jar = web_login(base, "membench", password) if "web" in doors else {}
             for key, path in items:
+                if "web" in doors:
+                    forget_bundles(env)
+                    line(key, path.stat().st_size, "web", *web_door(path, base, jar, token, web, kill))
+                if not doors & {"api", "worker"}:
+                    continue
                 forget_bundles(env)
                 api, work_ = api_and_worker_doors(path, base, token, web, worker, kill)
                 if "api" in doors:

@@ -5,11 +5,15 @@ Assumes a server is already running (``make demo``, or ``manage.py runserver``):
     .venv/bin/python bench/screenshots.py --base-url http://127.0.0.1:8000
     .venv/bin/python bench/screenshots.py /runs/ /bundles/1/
 
-With no paths it shoots ``/``, ``/runs/``, ``/bundles/``, ``/upload/`` and the
-detail page of the first run linked from ``/runs/``. Each page is saved as
-``docs/screenshots/<name>.png`` at 1280 px wide and ``<name>-mobile.png`` at
-390 px wide; console errors and sideways overflow are printed as it goes, so a
-run doubles as a quick layout check. Uses Debian's Chromium, never a download.
+With no paths it shoots every page of the dashboard: the fixed ones in
+``DEFAULT_PATHS`` and those found by following the first link of their kind
+(a run, a drill-down, a regression, a timeline). Each page is saved as
+``docs/screenshots/<name>.png`` at 1400 px wide and ``<name>-mobile.png`` at
+390 px wide. Before each capture the page is scrolled to its end and back, so
+what loads when scrolled to (the heatmap, the HW tables) and charts drawn when
+in view are on the full-page picture. Console errors and sideways overflow are
+printed as it goes, so a run doubles as a quick layout check. Uses Debian's
+Chromium, never a download.
 """
 
 from __future__ import annotations
@@ -29,9 +33,34 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from tests.browser.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
-DEFAULT_PATHS = ["/", "/runs/", "/bundles/", "/upload/"]
-FIRST_RUN = "first-run"  # stands for "the first run linked from /runs/"
-WIDTHS = ((1280, 900, ""), (390, 844, "-mobile"))
+# (name, path) of the pages shot by default.
+DEFAULT_PATHS = [
+    ("home", "/"),
+    ("compare", "/compare/"),
+    ("compare-dbbench", "/compare/?suite=db_bench"),
+    ("compare-pick", "/compare/?base="),
+    ("heatmap", "/compare/heatmap"),
+    ("hw", "/compare/hw"),
+    ("group-timeline", "/compare/timeline?group=point+queries"),
+    ("ibench", "/ibench/"),
+    ("regressions", "/regressions/"),
+    ("reports", "/reports/"),
+    ("runs", "/runs/"),
+    ("run-diff", "/diff/"),
+    ("bundles", "/bundles/"),
+    ("search", "/search/?q=MDEV-34178"),
+    ("search-server", "/search/?q=core"),
+    ("search-group", "/search/?q=point+queries"),
+    ("login", "/account/login/"),
+]
+# (name, page to look on, CSS selector of the link to follow): pages reached through the first such link.
+FOLLOWED = [
+    ("run-detail", "/runs/", "main table tbody a[href^='/runs/']"),
+    ("drilldown", "/compare/", "#relative-table tbody a[href*='/microbenchmarks/']"),
+    ("timeline", "/compare/", "#relative-table tbody a[href*='/microbenchmarks/']", "a.timeline-link"),
+    ("regression-detail", "/regressions/", "main a[href^='/regressions/'][href$='/']"),
+]
+WIDTHS = ((1400, 900, ""), (390, 844, "-mobile"))
 
 
 @dataclass
@@ -48,15 +77,42 @@ def page_name(path: str) -> str:
     return slug or "home"
 
 
-def first_run_path(browser: Browser, base_url: str) -> str | None:
+def followed_path(browser: Browser, base_url: str, start: str, *selectors: str) -> str | None:
+    """The page reached from ``start`` by following the first link matching each selector in turn."""
     context = browser.new_context(base_url=base_url)
     try:
         page = context.new_page()
-        page.goto("/runs/")
-        link = page.locator("main table tbody a").first
-        return link.get_attribute("href") if link.count() else None
+        page.goto(start)
+        href = None
+        for selector in selectors:
+            link = page.locator(selector).first
+            if not link.count():
+                return None
+            href = link.get_attribute("href")
+            page.goto(urljoin(page.url, href))
+        return page.url.removeprefix(base_url.rstrip("/")) if href else None
     finally:
         context.close()
+
+
+def scroll_through(page: Page) -> None:
+    """Scroll to the end a screen at a time and back: lazy sections load and charts in view are drawn."""
+    height = page.evaluate("() => document.body.scrollHeight")
+    step = page.viewport_size["height"] if page.viewport_size else 800
+    y = 0
+    while y < height and y < 60_000:
+        page.evaluate(f"() => window.scrollTo(0, {y})")
+        page.wait_for_timeout(120)
+        y += step
+        height = page.evaluate("() => document.body.scrollHeight")
+    page.wait_for_load_state("networkidle")
+    # Charts still waiting for the browser to be idle are drawn now, as for printing.
+    page.evaluate("() => window.dispatchEvent(new Event('beforeprint'))")
+    page.wait_for_timeout(600)
+    # Tall tables scroll inside their wrapper on screen; a full-page picture shows them whole, as printing does.
+    page.evaluate("() => document.documentElement.classList.add('full-capture')")
+    page.evaluate("() => window.scrollTo(0, 0)")
+    page.wait_for_timeout(200)
 
 
 def shoot(browser: Browser, base_url: str, shot: Shot, out_dir: Path) -> None:
@@ -79,6 +135,7 @@ def shoot(browser: Browser, base_url: str, shot: Shot, out_dir: Path) -> None:
             if response is not None and not response.ok:
                 shot.problems.append(f"{width}px: HTTP {response.status}")
             page.wait_for_timeout(300)  # let htmx.onLoad handlers and Plotly finish drawing
+            scroll_through(page)
             target = out_dir / f"{shot.name}{suffix}.png"
             page.screenshot(path=str(target), full_page=True)
             shot.files.append(target)
@@ -119,7 +176,7 @@ def overflow(page: Page) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("paths", nargs="*", help=f"paths to shoot (default: {' '.join(DEFAULT_PATHS)} + first run)")
+    parser.add_argument("paths", nargs="*", help="paths to shoot (default: every page, see DEFAULT_PATHS and FOLLOWED)")
     parser.add_argument("--base-url", default="http://127.0.0.1:8000", help="a running benchdash server")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots", help="where the PNGs go")
     args = parser.parse_args(argv)
@@ -135,19 +192,18 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     args.out.mkdir(parents=True, exist_ok=True)
-    paths = args.paths or [*DEFAULT_PATHS, FIRST_RUN]
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        shots = []
-        for path in paths:
-            if path == FIRST_RUN:
-                found = first_run_path(browser, base_url)
+        if args.paths:
+            shots = [Shot(page_name(path), path) for path in args.paths]
+        else:
+            shots = [Shot(name, path) for name, path in DEFAULT_PATHS]
+            for name, start, *selectors in FOLLOWED:
+                found = followed_path(browser, base_url, start, *selectors)
                 if found is None:
-                    print("no run linked from /runs/: load some data (manage.py load_demo)", file=sys.stderr)
+                    print(f"{name}: no link to follow from {start} (load data: manage.py load_demo)", file=sys.stderr)
                     continue
-                shots.append(Shot("run-detail", found))
-            else:
-                shots.append(Shot(page_name(path), path))
+                shots.append(Shot(name, found))
         for shot in shots:
             shoot(browser, base_url, shot, args.out)
             print(f"{shot.path}: {', '.join(str(f.relative_to(args.out)) for f in shot.files)}")

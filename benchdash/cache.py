@@ -23,7 +23,7 @@ class PrefixedRedisCache(RedisCache):
         if not self.key_prefix:
             raise ImproperlyConfigured("the Redis cache needs a KEY_PREFIX: clearing it deletes only those keys")
 
-    def clear(self) -> bool:
+    def clear(self) -> bool:  # type: ignore[override]  # django-redis's clear answers too; callers may ignore it
         client = self._cache.get_client(None, write=True)
         # Redis MATCH is a glob: the prefix's own glob characters are escaped.
         pattern = re.sub(r"([*?\[\]\\])", r"\\\1", self.key_prefix) + ":*"

@@ -36,9 +36,17 @@ from django.middleware.csrf import get_token
 from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 
-from runs.permissions import Abilities
-
 log = logging.getLogger(__name__)
+
+# What else a page's copy depends on for one visitor (the actions their roles allow, say): functions the apps
+# that know register at start-up (``register_variant``); a page is kept once per distinct combination.
+_variants: list[Callable[[HttpRequest], str]] = []
+
+
+def register_variant(variant: Callable[[HttpRequest], str]) -> None:
+    if variant not in _variants:
+        _variants.append(variant)
+
 
 # Entries are found again through keys that change with the data; the lifetime only bounds what an
 # unvisited page costs the cache.
@@ -159,13 +167,12 @@ def page(
     is shared) and returns the HTML, or a response of its own (an error) that
     is returned as it is and never kept.
     """
-    request.GET = canonical_query(request.GET, params, multi, blank)
+    request.GET = canonical_query(request.GET, params, multi, blank)  # type: ignore[assignment]  # immutable, as Django's
     if key is None or not cacheable(request):
         out = render({})
         return out if isinstance(out, HttpResponse) else HttpResponse(out)
-    # Actions shown depend on the visitor's roles (runs.permissions): one copy per set of abilities.
-    abilities = Abilities(request.user).fingerprint()
-    text = f"{key}|{abilities}|{bool(getattr(request, 'htmx', False))}|{request.GET.urlencode()}"
+    variant = "|".join(variant(request) for variant in _variants)
+    text = f"{key}|{variant}|{bool(getattr(request, 'htmx', False))}|{request.GET.urlencode()}"
     full_key = f"page:{FORMAT}:{generation()}:{hashlib.sha256(text.encode()).hexdigest()}"
     entry = _get(full_key)
     if entry is None:

@@ -65,8 +65,10 @@ INSTALLED_APPS = [
     # Only for its static files: the API docs page then loads Swagger UI from us, not from a CDN.
     "ninja",
     "axes",
+    "accounts",
     "runs",
     "reports",
+    "regressions",
     "runner",
 ]
 
@@ -75,14 +77,14 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
-    "runs.middleware.RejectNulMiddleware",
+    "benchdash.middleware.RejectNulMiddleware",
     "runs.uploadlimit.UploadLimitMiddleware",  # before anything reads the body (CSRF reads POST)
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "runs.middleware.PrivateUnlessPublicMiddleware",
+    "benchdash.middleware.PrivateUnlessPublicMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "runs.middleware.ContentSecurityPolicyMiddleware",
+    "benchdash.middleware.ContentSecurityPolicyMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     # Last, as django-axes asks: turns a locked-out login attempt into the lockout page.
     "axes.middleware.AxesMiddleware",
@@ -101,7 +103,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "runs.permissions.abilities",
+                "accounts.permissions.abilities",
             ],
             "builtins": ["template_partials.templatetags.partials"],
         },
@@ -116,6 +118,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # Reuse connections between requests; health checks drop ones the server closed.
     DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    # A server that does not answer the connection handshake fails it instead of holding a request.
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
+        "connect_timeout", env.int("BENCHDASH_DB_CONNECT_TIMEOUT", default=5)
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -161,14 +167,18 @@ LOGOUT_REDIRECT_URL = "reports:home"
 # address, that pair is refused for AXES_COOLOFF_TIME, even with the right password; other users and
 # addresses are unaffected. Failures are kept in the database (unlock early in the admin's "Access
 # attempts"). API tokens never pass through here: a 256-bit token cannot be guessed.
-AUTHENTICATION_BACKENDS = ["runs.permissions.LoginThrottleBackend", "django.contrib.auth.backends.ModelBackend"]
+AUTHENTICATION_BACKENDS = ["accounts.permissions.LoginThrottleBackend", "django.contrib.auth.backends.ModelBackend"]
 AXES_FAILURE_LIMIT = env.int("BENCHDASH_LOGIN_FAILURE_LIMIT", default=5)
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_COOLOFF_TIME = timedelta(minutes=15)
 AXES_RESET_ON_SUCCESS = True
-AXES_LOCKOUT_CALLABLE = "runs.account_views.locked_out"
+AXES_LOCKOUT_CALLABLE = "accounts.views.locked_out"
+# How many reverse proxies stand in front of the site (0: clients connect directly). benchdash.clientip
+# reads the client's address from X-Forwarded-For only that many hops deep, so nobody can forge it.
+BENCHDASH_TRUSTED_PROXIES = env.int("BENCHDASH_TRUSTED_PROXIES", default=0)
+AXES_CLIENT_IP_CALLABLE = "benchdash.clientip.client_address"
 # Anyone may read the dashboards (the demo, a team's internal site); off, every page needs a login.
-# Changing data always needs a role (runs.permissions). Private unless said otherwise in production.
+# Changing data always needs a role (accounts.permissions). Private unless said otherwise in production.
 BENCHDASH_PUBLIC_BROWSING = env.bool("BENCHDASH_PUBLIC_BROWSING", default=not PRODUCTION)
 
 # Uploads: bundles are read in memory, never extracted; these bound what one bundle may cost.
@@ -257,7 +267,7 @@ else:
 DEMO_CORPUS_DIR = Path(env.str("BENCHDASH_CORPUS_DIR", default=str(BASE_DIR.parent / "shared" / "corpus")))
 
 # Release lines moved between long-term and short-term, per DBMS or per "<DBMS> @ <server>" series, over the
-# vendors' table in reports/releases.py: {"MariaDB": {"short_term": ["12.3"]}}. Checked when detection runs.
+# vendors' table in regressions/releases.py: {"MariaDB": {"short_term": ["12.3"]}}. Checked when detection runs.
 BENCHDASH_RELEASE_LINES: dict = env.json("BENCHDASH_RELEASE_LINES", default={})
 
 SECURE_CONTENT_TYPE_NOSNIFF = True

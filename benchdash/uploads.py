@@ -33,6 +33,6 @@ class UnnamedTemporaryUploadedFile(UploadedFile):
 class UnnamedTemporaryFileUploadHandler(TemporaryFileUploadHandler):
     def new_file(self, *args: Any, **kwargs: Any) -> None:
         FileUploadHandler.new_file(self, *args, **kwargs)
-        self.file = UnnamedTemporaryUploadedFile(
-            self.file_name, self.content_type, 0, self.charset, self.content_type_extra
+        self.file = UnnamedTemporaryUploadedFile(  # type: ignore[assignment]  # the stubs name the parent class only
+            self.file_name or "", self.content_type or "", 0, self.charset, self.content_type_extra
         )

@@ -4,13 +4,13 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 from ninja import NinjaAPI
 
+from accounts.permissions import API_READ_AUTH, api_docs_access
+from regressions.api import regressions_router
 from reports.api import router as compare_router
-from reports.regressions_api import regressions_router
 from runs import api_errors
 from runs.api import router as bundles_router
-from runs.permissions import API_READ_AUTH, api_docs_access
 
-# Reads are open while browsing is public; every write endpoint names the role it needs (runs.permissions).
+# Reads are open while browsing is public; every write endpoint names the role it needs (accounts.permissions).
 api = NinjaAPI(
     title="benchdash API",
     version="1",
@@ -40,9 +40,10 @@ api_urls = (
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", api_urls),
-    path("account/", include("runs.account_urls")),
+    path("account/", include("accounts.urls")),
     path("", include("runs.urls")),
     path("", include("reports.urls")),
+    path("", include("regressions.urls")),
     path("", include("runner.urls")),
 ]
 

@@ -5,7 +5,7 @@ from django.apps import AppConfig
 
 class ReportsConfig(AppConfig):
     name = "reports"
-    verbose_name = "Comparisons and regressions"
+    verbose_name = "Comparisons"
 
     def ready(self) -> None:
         from reports import signals  # noqa: F401  (connects the receivers)

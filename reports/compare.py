@@ -1,7 +1,8 @@
 """Comparisons from the database: runs of one server + workload against a base.
 
-``build_comparison`` reads the series in a fixed number of queries, averages
-repeated runs of the same build (and measures their spread), and hands plain
+``load_series`` reads the series in a fixed number of queries into plain values;
+``build_comparison`` computes from those alone, without the database: it averages
+repeated runs of the same build (and measures their spread) and hands plain
 dicts to ``reports.stats``. ``get_comparison`` caches the result under a key
 that changes whenever a run of the series is added or removed, so a page never
 recomputes from raw results while nothing changed.
@@ -11,26 +12,28 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.core.cache import cache
 from django.db.models import Count, Max
 
+import suites
 from benchdash import pagecache
-from reports import groups as groupsets
-from reports import stats
+from reports import sla, stats
 from reports.diff import workload_mismatch
-from runs import ibench
+from reports.models import GroupSetDefinition
+from reports.reference import REFERENCE_BLOCKS, ls_sort_key, reference_block
 from runs.models import Result, Run, Suite
+from suites import groups as groupsets
+from suites.ibench import parse as ibench
 
 HW_METRICS = ("cpu_o", "cs_o", "r_o", "rkb_o", "wkb_o", "o_s")
 CACHE_SECONDS = 24 * 3600
 # Bump when the payload's shape changes, so old cached payloads are never read.
-PAYLOAD_VERSION = 5
+PAYLOAD_VERSION = 6
 
 
 class ComparisonError(ValueError):
@@ -75,6 +78,7 @@ class Column:
 @dataclass
 class Comparison:
     spec: ComparisonSpec
+    suite: str  # the workload's suite (sysbench, db_bench, ibench): what suite-specific code branches on
     server: str
     server_id: int
     workload: str
@@ -101,7 +105,7 @@ class Comparison:
     pk_mode: int = 1
     warnings: list[str] = field(default_factory=list)
     cache_key: str = ""  # set by get_comparison: derived artefacts (charts) are cached under it too
-    # Insert Benchmark: (column, step) whose background inserts missed the SLA (SPEC §5); never flagged red/green.
+    # Insert Benchmark: (column, step) whose background inserts missed the SLA; never flagged red/green.
     sla_missed: set[tuple[str, str]] = field(default_factory=set)
 
     @property
@@ -120,7 +124,7 @@ class Comparison:
 
     def as_json(self) -> dict[str, Any]:
         """The documented JSON form (inf as the string "inf": JSON has no infinity)."""
-        return _json_safe(
+        return stats.json_safe(
             {
                 "server": self.server,
                 "workload": self.workload,
@@ -148,18 +152,6 @@ class Comparison:
         )
 
 
-def _json_safe(value: Any) -> Any:
-    if isinstance(value, float) and math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, dict):
-        return {str(k): _json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_json_safe(v) for v in value]
-    return value
-
-
 def series_stamp(server_id: int, workload_id: int) -> str:
     """Changes whenever a run of the series is added or deleted: part of every cache key."""
     agg = Run.objects.filter(server_id=server_id, workload_id=workload_id).aggregate(n=Count("id"), last=Max("id"))
@@ -175,18 +167,149 @@ def get_comparison(spec: ComparisonSpec) -> Comparison:
     found = cache.get(key)
     if found is not None:
         return found  # type: ignore[no-any-return]
-    comparison = build_comparison(spec)
+    comparison = compute_comparison(spec)
     comparison.cache_key = key
     cache.set(key, comparison, CACHE_SECONDS)
     return comparison
 
 
-def resolve_group_set(name: str, labels: Iterable[str]) -> groupsets.GroupSet:
-    from reports.models import GroupSetDefinition
+def compute_comparison(spec: ComparisonSpec) -> Comparison:
+    """The comparison from raw results, uncached: the series read once, then computed without the database."""
+    return build_comparison(load_series(spec))
 
-    labels = list(labels)
+
+# --------------------------------------------------------------------------- what a comparison is made from
+
+
+@dataclass(frozen=True)
+class SeriesRun:
+    """One run of the series, with what its column and the workload warnings need."""
+
+    id: int
+    name: str
+    build_id: int
+    config_id: int
+    dbms: str
+    version: str
+    version_sort: str
+    build: str
+    flavour: str
+    config: str
+    started_at: str | None = None
+    sysbench_version: str = ""
+    commands: Mapping[str, str] | None = None
+
+
+class SeriesResult(NamedTuple):
+    """One stored result: a test (and range) of a run at one concurrency."""
+
+    run_id: int
+    microbenchmark_id: int
+    test: str
+    range_size: int | None
+    dop: int
+    qps: float
+    metrics: tuple[float | None, ...]  # HW_METRICS, in that order
+    suite: str
+
+
+@dataclass(frozen=True)
+class Series:
+    """Everything a comparison is computed from, read by ``load_series``; plain values, no model instances."""
+
+    spec: ComparisonSpec
+    suite: str
+    server: str
+    server_id: int
+    workload: str
+    workload_id: int
+    base_run_id: int
+    pk_mode: int
+    runs: tuple[SeriesRun, ...]  # in column order: by version, build, config, start, id
+    results: tuple[SeriesResult, ...]
+    group_set: groupsets.GroupSet | None = None  # None: chosen from the suite and the tests (spec "auto")
+    sla_samples: tuple[sla.SlaSample, ...] = ()  # Insert Benchmark series only
+
+
+def load_series(spec: ComparisonSpec) -> Series:
+    """Every database read a comparison needs, in a fixed number of queries whatever the number of runs."""
+    base_run = Run.objects.select_related("server", "workload", "build__version").filter(pk=spec.base_run_id).first()
+    if base_run is None:
+        raise ComparisonError(f"no run with id {spec.base_run_id}")
+    runs_qs = Run.objects.filter(server_id=base_run.server_id, workload_id=base_run.workload_id)
+    if spec.run_ids:
+        runs_qs = runs_qs.filter(pk__in={*spec.run_ids, base_run.pk})
+    else:
+        # The default series is the base's DBMS; other DBMSs on the same server are picked explicitly.
+        runs_qs = runs_qs.filter(build__version__dbms_id=base_run.build.version.dbms_id)
+    runs = tuple(
+        SeriesRun(
+            id=run.pk,
+            name=run.name,
+            build_id=run.build_id,
+            config_id=run.config_id,
+            dbms=run.build.version.dbms.name,
+            version=run.build.version.text,
+            version_sort=run.build.version.sort_key,
+            build=run.build.name,
+            flavour=run.build.flavour,
+            config=run.config.name,
+            started_at=run.started_at.isoformat() if run.started_at else None,
+            sysbench_version=run.sysbench_version,
+            commands=run.commands,
+        )
+        for run in runs_qs.select_related("build__version__dbms", "config").order_by(
+            "build__version__sort_key", "build__name", "config__name", "started_at", "pk"
+        )
+    )
+    if spec.run_ids:
+        missing = set(spec.run_ids) - {r.id for r in runs}
+        if missing:
+            raise ComparisonError(
+                f"runs {sorted(missing)} are not on {base_run.server} with workload {base_run.workload}: "
+                "only runs of one server and workload can be compared"
+            )
+    run_ids = [r.id for r in runs]
+    rows = Result.objects.filter(run_id__in=run_ids)
+    if not spec.include_warmups:
+        # The import decides what a warm-up is, per suite (sysbench *.warm, db_bench revrange.t1, …).
+        rows = rows.exclude(microbenchmark__is_warmup=True)
+    # Not ordered by the database: ordering by the runs' versions there joins every run of the archive into
+    # the plan. build_comparison sorts them.
+    results = tuple(
+        SeriesResult(run_id, mb_id, test, range_size, dop, qps, tuple(metrics), suite)
+        for run_id, mb_id, test, range_size, dop, qps, *metrics, suite in rows.order_by().values_list(
+            "run_id",
+            "microbenchmark_id",
+            "microbenchmark__test",
+            "microbenchmark__range_size",
+            "dop",
+            "qps",
+            *HW_METRICS,
+            "microbenchmark__suite",
+        )
+    )
+    suite = base_run.workload.suite
+    return Series(
+        spec=spec,
+        suite=suite,
+        server=base_run.server.name,
+        server_id=base_run.server_id,
+        workload=base_run.workload.name,
+        workload_id=base_run.workload_id,
+        base_run_id=base_run.pk,
+        pk_mode=base_run.pk_mode,
+        runs=runs,
+        results=results,
+        group_set=named_group_set(spec.group_set),
+        sla_samples=tuple(sla.load_samples(run_ids)) if suite == Suite.IBENCH else (),
+    )
+
+
+def named_group_set(name: str) -> groupsets.GroupSet | None:
+    """The group set called ``name`` (a built-in one or a user's definition), None for "auto"."""
     if name in ("", "auto"):
-        return choose_group_set(labels)
+        return None
     for standard in groupsets.SUITE_GROUP_SETS:
         if standard.name == name:
             return standard
@@ -199,117 +322,81 @@ def resolve_group_set(name: str, labels: Iterable[str]) -> groupsets.GroupSet:
     return groupsets.user_group_set(definition.name, definition.ordered_rules())
 
 
-def choose_group_set(labels: Sequence[str]) -> groupsets.GroupSet:
-    """classic-42 for the pre/post layout (several .pre point and range tests), else current-32.
+def choose_group_set(suite: str, labels: Sequence[str]) -> groupsets.GroupSet:
+    """The group set the suite reads a series with these labels in (its own rule, in its package)."""
+    return suites.get(suite).choose_group_set(labels)
 
-    A series with one or two stray ``.pre`` tests (nov25 has point-query.pre and
-    range-notcovered-si.pre) is a current-32 series: those two would otherwise
-    make point-1 and range-1 groups of one test each. RocksDB db_bench tests get the db_bench set.
-    """
-    if groupsets.is_dbbench_series(labels):
-        return groupsets.DBBENCH
-    if groupsets.is_ibench_series(labels):
-        return groupsets.IBENCH
-    pre = [label for label in labels if groupsets.is_pre(label)]
-    point_pre = sum(1 for label in pre if "point" in label)
-    return groupsets.CLASSIC_42 if point_pre >= 3 and len(pre) - point_pre >= 3 else groupsets.CURRENT_32
+
+# --------------------------------------------------------------------------- the computation
 
 
 def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def build_comparison(spec: ComparisonSpec) -> Comparison:
-    base_run = Run.objects.select_related("server", "workload", "build__version").filter(pk=spec.base_run_id).first()
-    if base_run is None:
-        raise ComparisonError(f"no run with id {spec.base_run_id}")
-    runs_qs = Run.objects.filter(server_id=base_run.server_id, workload_id=base_run.workload_id)
-    if spec.run_ids:
-        runs_qs = runs_qs.filter(pk__in={*spec.run_ids, base_run.pk})
-    else:
-        # The default series is the base's DBMS; other DBMSs on the same server are picked explicitly.
-        runs_qs = runs_qs.filter(build__version__dbms_id=base_run.build.version.dbms_id)
-    runs = list(
-        runs_qs.select_related("build__version__dbms", "config").order_by(
-            "build__version__sort_key", "build__name", "config__name", "started_at", "pk"
-        )
-    )
-    if spec.run_ids:
-        missing = set(spec.run_ids) - {r.pk for r in runs}
-        if missing:
-            raise ComparisonError(
-                f"runs {sorted(missing)} are not on {base_run.server} with workload {base_run.workload}: "
-                "only runs of one server and workload can be compared"
-            )
-
-    # Columns: one per build + config; repeats of it (same build, config, server, workload) are averaged.
+def _columns(runs: Sequence[SeriesRun]) -> tuple[list[Column], dict[int, str]]:
+    """One column per build + config; repeats of it (same build, config, server, workload) are averaged."""
     columns: dict[tuple[int, int], Column] = {}
-    column_of_run: dict[int, str] = {}
     for run in runs:
         key = (run.build_id, run.config_id)
         if key not in columns:
             columns[key] = Column(
                 key=run.name,
                 run_ids=[],
-                dbms=run.build.version.dbms.name,
-                version=run.build.version.text,
-                version_sort=run.build.version.sort_key,
-                build=run.build.name,
-                flavour=run.build.flavour,
-                config=run.config.name,
-                started_at=run.started_at.isoformat() if run.started_at else None,
+                dbms=run.dbms,
+                version=run.version,
+                version_sort=run.version_sort,
+                build=run.build,
+                flavour=run.flavour,
+                config=run.config,
+                started_at=run.started_at,
             )
-        columns[key].run_ids.append(run.pk)
-        column_of_run[run.pk] = columns[key].key
+        columns[key].run_ids.append(run.id)
     names = [c.key for c in columns.values()]
     if len(set(names)) != len(names):
         # Two builds share a directory name (another config): tell them apart by build and config.
-        for c in columns.values():
-            c.key = f"{c.key} [{c.build}/{c.config}]"
-        column_of_run = {rid: c.key for c in columns.values() for rid in c.run_ids}
-    base_key = column_of_run[base_run.pk]
+        for column in columns.values():
+            column.key = f"{column.key} [{column.build}/{column.config}]"
+    column_of_run = {run_id: column.key for column in columns.values() for run_id in column.run_ids}
+    return list(columns.values()), column_of_run
 
-    rows = Result.objects.filter(run_id__in=column_of_run)
-    if not spec.include_warmups:
-        # The import decides what a warm-up is, per suite (sysbench *.warm, db_bench revrange.t1, …).
-        rows = rows.exclude(microbenchmark__is_warmup=True)
-    # Sorted here, not by the database: ordering by the runs' versions there joins every run of the archive
-    # into the plan. The order (runs by version, then suite, test, range, concurrency) decides the order of
-    # labels that no group set places, as in the reference tables.
-    run_rank = {run.pk: i for i, run in enumerate(runs)}
-    rows = sorted(
-        rows.order_by().values_list(
-            "run_id",
-            "microbenchmark_id",
-            "microbenchmark__test",
-            "microbenchmark__range_size",
-            "dop",
-            "qps",
-            *HW_METRICS,
-            "microbenchmark__suite",
-        ),
-        key=lambda r: (run_rank[r[0]], r[-1], r[2], r[3] is None, r[3] or 0, r[4]),
+
+def build_comparison(series: Series) -> Comparison:
+    """The comparison of a loaded series: averages repeats, measures their spread, flags changes. No database."""
+    spec = series.spec
+    columns, column_of_run = _columns(series.runs)
+    base_run = next((run for run in series.runs if run.id == series.base_run_id), None)
+    if base_run is None:
+        raise ComparisonError(f"no run with id {series.base_run_id}")
+    base_key = column_of_run[base_run.id]
+
+    # The order (runs by version, then suite, test, range, concurrency) decides the order of labels that no
+    # group set places, as in the reference tables.
+    run_rank = {run.id: i for i, run in enumerate(series.runs)}
+    results = sorted(
+        (r for r in series.results if r.run_id in run_rank),
+        key=lambda r: (run_rank[r.run_id], r.suite, r.test, r.range_size is None, r.range_size or 0, r.dop),
     )
     dops: set[int] = set()
     base_dop_counts: dict[int, int] = defaultdict(int)
-    samples: dict[tuple[str, str, int], list[tuple[float, ...]]] = defaultdict(list)
+    samples: dict[tuple[str, str, int], list[tuple[Any, ...]]] = defaultdict(list)
     microbenchmark_ids: dict[str, int] = {}
-    for run_id, mb_id, test, range_size, dop, qps, *metrics, _suite in rows:
-        label = f"{test}_range={range_size}" if range_size is not None else test
-        microbenchmark_ids[label] = mb_id
-        dops.add(dop)
-        if run_id == base_run.pk:
-            base_dop_counts[dop] += 1
-        samples[(column_of_run[run_id], label, dop)].append((qps, *metrics))
+    for row in results:
+        label = f"{row.test}_range={row.range_size}" if row.range_size is not None else row.test
+        microbenchmark_ids[label] = row.microbenchmark_id
+        dops.add(row.dop)
+        if row.run_id == base_run.id:
+            base_dop_counts[row.dop] += 1
+        samples[(column_of_run[row.run_id], label, row.dop)].append((row.qps, *row.metrics))
     if not samples:
         raise ComparisonError(f"{base_run.name} has no results to compare")
     dop = spec.dop if spec.dop is not None else max(base_dop_counts, key=lambda d: (base_dop_counts[d], -d))
     if dop not in dops:
         raise ComparisonError(f"no results at concurrency {dop}; this series has {sorted(dops)}")
 
-    qps: dict[str, dict[str, float | None]] = {c.key: {} for c in columns.values()}
-    cv: dict[str, dict[str, float | None]] = {c.key: {} for c in columns.values()}
-    metrics: dict[str, dict[str, dict[str, float | None]]] = {c.key: {} for c in columns.values()}
+    qps: dict[str, dict[str, float | None]] = {c.key: {} for c in columns}
+    cv: dict[str, dict[str, float | None]] = {c.key: {} for c in columns}
+    metrics: dict[str, dict[str, dict[str, float | None]]] = {c.key: {} for c in columns}
     labels_seen: list[str] = []
     for (key, label, d), values in samples.items():
         if d != dop:
@@ -323,12 +410,11 @@ def build_comparison(spec: ComparisonSpec) -> Comparison:
         }
     labels_seen = list(dict.fromkeys(labels_seen))
 
-    group_set = resolve_group_set(spec.group_set, labels_seen)
+    group_set = series.group_set or choose_group_set(series.suite, labels_seen)
     ordered = sorted(labels_seen, key=_label_order)
     grouped, ungrouped = group_set.partition(ordered)
-    result = stats.compare(
-        qps, base_key, [c.key for c in columns.values() if c.key != base_key], grouped, red=spec.red, green=spec.green
-    )
+    others = [c.key for c in columns if c.key != base_key]
+    result = stats.compare(qps, base_key, others, grouped, red=spec.red, green=spec.green)
 
     # Noise: with repeats, a change inside k × the combined spread is not flagged (shown grey).
     noisy: dict[str, dict[str, bool]] = {}
@@ -344,13 +430,11 @@ def build_comparison(spec: ComparisonSpec) -> Comparison:
             noisy[key][label] = inside and flag in ("red", "green")
             flags[key][label] = "grey" if noisy[key][label] else flag
 
-    # Insert Benchmark (SPEC §5): a query step whose background inserts missed their target rate (in the run or in
-    # its base) ran another write load, so its relative QPS is no regression signal: flagged grey, never red/green.
+    # Insert Benchmark: a query step whose background inserts missed their target rate (in the run or in its
+    # base) ran another write load, so its relative QPS is no regression signal: flagged grey, never red/green.
     sla_missed: set[tuple[str, str]] = set()
-    if base_run.workload.suite == Suite.IBENCH:
-        from reports.ibench import sla_missed_cells  # reports.ibench builds on this module
-
-        sla_missed = sla_missed_cells(column_of_run, dop)
+    if series.suite == Suite.IBENCH:
+        sla_missed = sla.missed_cells(sla.checks_of(series.sla_samples, column_of_run, dop))
         for key in result.runs:
             for label in result.labels:
                 if (key, label) in sla_missed or (base_key, label) in sla_missed:
@@ -371,17 +455,18 @@ def build_comparison(spec: ComparisonSpec) -> Comparison:
     summaries: dict[str, dict[str, stats.GroupSummary]] = {
         g: {key: result.summaries[(g, key)] for key in result.runs} for g in result.groups
     }
-    warnings = _workload_warnings(runs) + workload_mismatch(runs)
+    warnings = _workload_warnings(series.runs) + workload_mismatch(series.runs)
     return Comparison(
         spec=spec,
-        server=base_run.server.name,
-        server_id=base_run.server_id,
-        workload=base_run.workload.name,
-        workload_id=base_run.workload_id,
+        suite=series.suite,
+        server=series.server,
+        server_id=series.server_id,
+        workload=series.workload,
+        workload_id=series.workload_id,
         dop=dop,
         dops=sorted(dops),
         group_set=group_set.name,
-        columns=list(columns.values()),
+        columns=columns,
         base=base_key,
         labels=result.labels,
         groups=result.groups,
@@ -397,15 +482,13 @@ def build_comparison(spec: ComparisonSpec) -> Comparison:
         metrics=metrics,
         metric_ratios=metric_ratios,
         result=result,
-        pk_mode=base_run.pk_mode,
+        pk_mode=series.pk_mode,
         warnings=warnings,
         sla_missed=sla_missed,
     )
 
 
 def _label_order(label: str) -> tuple[int, str]:
-    from reports.reference import REFERENCE_BLOCKS, ls_sort_key, reference_block
-
     if ibench.is_step(label):
         # Insert Benchmark steps keep the order they run in: l.i0, l.x, l.i1, l.i2, qr100, qp100, …
         return (-1, "{:02d}{:08d}{:02d}{:04d}".format(*ibench.step_sort_key(label)[:4]))
@@ -413,7 +496,7 @@ def _label_order(label: str) -> tuple[int, str]:
     return (REFERENCE_BLOCKS.index(block) if block in REFERENCE_BLOCKS else 3, "".join(ls_sort_key(label)))
 
 
-def _workload_warnings(runs: Sequence[Run]) -> list[str]:
+def _workload_warnings(runs: Sequence[SeriesRun]) -> list[str]:
     """Relative QPS is meaningless when the runs differ in workload parameters: say so loudly."""
     warnings = []
     versions = [r.sysbench_version for r in runs if r.sysbench_version]

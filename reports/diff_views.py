@@ -7,73 +7,29 @@ aggregates in the database and lists a bounded page of runs.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from html import escape
 from typing import Any
 
 from django import forms
 from django.contrib import messages
 from django.db.models import Count
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET, require_http_methods
-from django_htmx.middleware import HtmxDetails
 
-from reports.diff import RunSettings, diff_runs, run_settings
+from accounts.permissions import EDIT_SERVER, permission_required
+from benchdash.http import HtmxHttpRequest
+from reports.diff import diff_runs
+from reports.run_settings import load_run_settings
 from runs import configs
 from runs.models import Run, RunFile, Server
-from runs.naming import RunName
-from runs.permissions import EDIT_SERVER, permission_required
-
-
-class HtmxHttpRequest(HttpRequest):
-    """A request as django-htmx's middleware leaves it (its documented typing pattern)."""
-
-    htmx: HtmxDetails
-
+from suites.naming import RunName
 
 # Runs offered as the other side of a diff, and runs listed on a server page.
 CANDIDATES = 100
 SERVER_RUNS = 50
-
-
-# --------------------------------------------------------------------------- loading
-
-
-def load_run_settings(run_ids: Iterable[int]) -> dict[int, tuple[Run, RunSettings]]:
-    """Runs and their parsed settings in two queries, whatever their number of files or settings."""
-    ids = set(run_ids)
-    runs = {
-        run.pk: run
-        for run in Run.objects.filter(pk__in=ids).select_related(
-            "build__version__dbms", "config", "server", "workload", "bundle"
-        )
-    }
-    files: dict[int, list[tuple[str, str, str]]] = {pk: [] for pk in runs}
-    for run_id, name, kind, text in (
-        RunFile.objects.filter(run_id__in=runs)
-        .exclude(kind=RunFile.Kind.OTHER)
-        .order_by("run_id", "name")
-        .values_list("run_id", "name", "kind", "text")
-    ):
-        files[run_id].append((name, kind, text))
-    return {
-        pk: (
-            run,
-            run_settings(
-                run.name,
-                run.build.version.dbms.name,
-                run.build.version.text,
-                files[pk],
-                config_text=run.config.text,
-                commands=run.commands,
-                sysbench_version=run.sysbench_version,
-            ),
-        )
-        for pk, run in runs.items()
-    }
 
 
 # --------------------------------------------------------------------------- /diff/

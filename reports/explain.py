@@ -16,7 +16,8 @@ from typing import Any
 
 from reports import stats
 from reports.compare import Comparison
-from reports.diff import RunDiff, diff_runs
+from reports.diff import RunDiff
+from reports.run_settings import run_diff_for_column
 
 # (key in comparison.metric_ratios, printed name, what more of it means). All are costs per operation:
 # more per operation while QPS falls is a consistent explanation.
@@ -27,16 +28,6 @@ EXPLAIN_METRICS: tuple[tuple[str, str, str], ...] = (
     ("rkb_o", "rKB/o", "KB read per operation"),
     ("wkb_o", "wKB/o", "KB written per operation"),
 )
-
-
-def run_diff_for_column(comparison: Comparison, column_key: str) -> RunDiff:
-    """Settings diff of the base run against the first run of a column (two queries)."""
-    from reports.diff_views import load_run_settings
-
-    run_id = comparison.column(column_key).run_ids[0]
-    base_id = comparison.spec.base_run_id
-    loaded = load_run_settings([base_id, run_id])
-    return diff_runs(loaded[base_id][1], loaded[run_id][1])
 
 
 def explain(comparison: Comparison, column_key: str, label: str, *, run_diff: RunDiff | None = None) -> dict[str, Any]:

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Mapping
+from typing import cast
 
 from reports import ibench, reference
 from reports.compare import Comparison, ComparisonSpec
-from runs import dbbench
-from runs.models import Suite, Workload
+from runs.models import Suite
+from suites.dbbench import parse as dbbench
 
 FORMATS = ("tsv", "csv", "json", "markdown")
 CONTENT_TYPES = {
@@ -38,7 +40,7 @@ def export(
         raise ValueError(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")
     base = comparison.base
     keys = [base, *(c.key for c in comparison.others)]
-    if (fmt in ("tsv", "csv") or metrics) and ibench.is_ibench(comparison):
+    if (fmt in ("tsv", "csv") or metrics) and comparison.suite == Suite.IBENCH:
         # The Insert Benchmark scripts' per-step tables, every metric column: rel.<step> or, absolute, mrg.<step>.
         separator = "," if fmt == "csv" else "\t"
         return ibench.step_tables(comparison, absolute=absolute, step=step, separator=separator)
@@ -49,7 +51,7 @@ def export(
     if fmt == "markdown":
         names = {c.key: comparison.version_label(c.key) for c in comparison.columns}
         return reference.format_markdown_summary(comparison.result, names)
-    if is_dbbench(comparison):
+    if comparison.suite == Suite.DBBENCH:
         # The db_bench scripts' sum.abs0/abs1 layouts: columns are versions, rows tests in run order.
         runs, versions, tests, cells = dbbench_table(comparison)
         dbbench_formatter = reference.format_dbbench_tsv if fmt == "tsv" else reference.format_dbbench_csv
@@ -58,10 +60,6 @@ def export(
     values = {(key, label): comparison.qps[key].get(label) for key in keys for label in labels}
     formatter = reference.format_qps_tsv if fmt == "tsv" else reference.format_qps_csv
     return formatter(keys, labels, values, relative_to=None if absolute else base)
-
-
-def is_dbbench(comparison: Comparison) -> bool:
-    return Workload.objects.filter(pk=comparison.workload_id, suite=Suite.DBBENCH).exists()
 
 
 def dbbench_table(
@@ -85,7 +83,9 @@ def _metrics(comparison: Comparison, keys: list[str]) -> str:
         for key in keys:
             values = comparison.metrics[key].get(label)
             metrics[(key, file)] = values if values and any(v is not None for v in values.values()) else None
-    return reference.format_met_blocks(keys, files, metrics)
+    return reference.format_met_blocks(
+        keys, files, cast("Mapping[tuple[str, str], Mapping[str, float] | None]", metrics)
+    )
 
 
 def filename(comparison: Comparison, fmt: str, *, absolute: bool = False, metrics: bool = False) -> str:

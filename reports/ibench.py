@@ -1,4 +1,4 @@
-"""Insert Benchmark comparisons (SPEC §5): the background-insert SLA, every metric column relative to the base,
+"""Insert Benchmark comparisons: the background-insert SLA, every metric column relative to the base,
 the author's per-step tables, and the per-step data the Insert Benchmark page draws.
 
 A comparison of Insert Benchmark runs is an ordinary comparison (``reports.compare``):
@@ -9,25 +9,22 @@ here, one query per kind of data whatever the number of runs.
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from reports import reference
 from reports.compare import Comparison
+from reports.sla import SlaCheck, sla_checks
+from reports.sla import sla_missed_cells as sla_missed_cells
 from reports.stats import metric_ratio
-from runs import ibench
-from runs.models import Result, Suite, Workload
+from runs.models import Result
+from suites.ibench import parse as ibench
 
 # A table is printed with the historical header that has exactly its columns (without the tag).
 HEADERS: tuple[tuple[str, ...], ...] = tuple(header[:-1] for header in ibench.HISTORICAL_HEADERS)
 _METRIC_LOOKUPS = tuple(f"extra__{column}" for column in ibench.KNOWN_COLUMNS)
-
-
-def is_ibench(comparison: Comparison) -> bool:
-    return Workload.objects.filter(pk=comparison.workload_id, suite=Suite.IBENCH).exists()
 
 
 def _columns_of_runs(comparison: Comparison) -> dict[int, str]:
@@ -35,67 +32,6 @@ def _columns_of_runs(comparison: Comparison) -> dict[int, str]:
 
 
 # --------------------------------------------------------------------------- SLA
-
-
-@dataclass(frozen=True)
-class SlaCheck:
-    """One query step of one run: did its background inserts keep up with clients × the per-client rate?"""
-
-    column: str
-    step: str
-    rate: int  # per client
-    clients: int
-    clients_estimated: bool
-    ips: float | None
-
-    @property
-    def target_ips(self) -> int:
-        return self.clients * self.rate
-
-    @property
-    def threshold(self) -> float:
-        return ibench.sla_threshold(self.clients, self.rate)
-
-    @property
-    def met(self) -> bool | None:
-        return ibench.meets_sla(self.ips, self.clients, self.rate)
-
-
-def sla_checks(column_of_run: Mapping[int, str], dop: int) -> list[SlaCheck]:
-    """The SLA of every query step of the runs at concurrency ``dop``, from Result.extra (one query)."""
-    rows = Result.objects.filter(
-        run_id__in=list(column_of_run), dop=dop, microbenchmark__suite=Suite.IBENCH
-    ).values_list(
-        "run_id",
-        "microbenchmark__test",
-        "extra__ips",
-        "extra__target_rate",
-        "extra__clients",
-        "extra__clients_estimated",
-    )
-    checks = []
-    for run_id, step, ips, rate, clients, estimated in rows:
-        if not ibench.is_query_step(step):
-            continue  # a load or write step: it has no background insert target
-        rate = rate if isinstance(rate, int) and rate > 0 else ibench.target_rate(step)
-        if rate is None:
-            continue
-        checks.append(
-            SlaCheck(
-                column=column_of_run[run_id],
-                step=step,
-                rate=rate,
-                clients=clients if isinstance(clients, int) and clients > 0 else dop,
-                clients_estimated=bool(estimated),
-                ips=float(ips) if isinstance(ips, int | float) else None,
-            )
-        )
-    return checks
-
-
-def sla_missed_cells(column_of_run: Mapping[int, str], dop: int) -> set[tuple[str, str]]:
-    """(column, step) of every query step whose inserts missed the SLA; a column of repeats misses if one does."""
-    return {(check.column, check.step) for check in sla_checks(column_of_run, dop) if check.met is False}
 
 
 @dataclass
@@ -216,7 +152,7 @@ def _header_for(present: set[str]) -> list[str]:
 def metric_ratios(
     comparison: Comparison, metrics: StepMetrics | None = None
 ) -> dict[str, dict[str, dict[str, float | None]]]:
-    """column → step → metric column → other / base (SPEC §4: missing if either is, 1 if both 0, inf if base 0)."""
+    """column → step → metric column → other / base (missing if either is, 1 if both 0, inf if base 0)."""
     metrics = metrics or step_metrics(comparison)
     base = comparison.base
     steps = {step for _, step in metrics.values}
@@ -315,15 +251,5 @@ def histograms(comparison: Comparison, step: str) -> dict[str, dict[str, Any]]:
     return found
 
 
-def absolute_text(value: float | None) -> str:
-    if value is None or math.isnan(value):
-        return "missing"
-    return f"{value:,.0f}"
-
-
 def steps_of(comparison: Comparison) -> list[str]:
     return ibench.ordered_steps(label for label in comparison.labels if ibench.is_step(label))
-
-
-def throughput_labels(steps: Sequence[str]) -> dict[str, str]:
-    return {step: ibench.throughput_label(step) for step in steps}

@@ -8,19 +8,20 @@ another step gets only that fragment; the step links are real links too.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django import forms
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import render
 
+from benchdash.http import HtmxHttpRequest
 from reports import charts
 from reports import ibench as ibench_reports
 from reports.compare import Comparison, ComparisonError, ComparisonSpec, get_comparison
 from reports.forms import CompareForm
 from reports.templatetags.benchdash import rel
-from runs import ibench
 from runs.models import Run, Suite
+from suites.ibench import parse as ibench
 
 TEMPLATE = "reports/ibench.html"
 
@@ -29,7 +30,7 @@ class IbenchForm(CompareForm):
     step = forms.CharField(required=False)
 
 
-def ibench_page(request: HttpRequest) -> HttpResponse:
+def ibench_page(request: HtmxHttpRequest) -> HttpResponse:
     from reports.views import default_base  # the comparison pages' rule for a missing base
 
     base_id = request.GET.get("base", "")
@@ -54,7 +55,7 @@ def ibench_page(request: HttpRequest) -> HttpResponse:
     given = request.GET.copy()
     given["base"] = str(base.pk)
     form = IbenchForm(given)
-    form.fields["runs"].choices = [(r.pk, r.name) for r in series]
+    cast(forms.ChoiceField, form.fields["runs"]).choices = [(r.pk, r.name) for r in series]
     if not form.is_valid():
         return HttpResponse(f"bad request: {form.errors.as_text()}\n", status=400, content_type="text/plain")
     data = form.cleaned_data

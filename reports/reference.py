@@ -19,8 +19,8 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from reports.groups import bare_test
 from reports.stats import ComparisonResult, GroupSummary, RunKey, metric_ratio, relative_qps
+from suites.groups import bare_test
 
 NA = "NA"
 
@@ -192,29 +192,6 @@ _MET_ABS_FORMATS = ("{:.6f}", "{:.3f}", "{:.6g}", "{:.6g}", "{:.6g}", "{:.0f}")
 # r/o, rKB/o, wKB/o go through awk's %.6g (0.000 → 0, 30.450 → 30.45) and o/s through %.0f.
 
 
-def met_file_order(names_oldest_first: Iterable[str], dop: int = 1) -> list[str]:
-    """The ``sb.met`` files of an o.met.all, in its block order.
-
-    The script lists files with ``ls -rt`` (oldest first, i.e. run order), so
-    pass the names in run order: result-file mtimes do not survive copying,
-    which is why this cannot be derived from a directory. It prints
-    ``sb.prepare.met.*`` first, then the ``sb.met.*.dop<dop>`` files except
-    point-query warm-ups and scans, then every ``sb.met.*scan*`` file.
-    """
-    names = list(dict.fromkeys(names_oldest_first))
-    prepare = [n for n in names if n.startswith("sb.prepare.met.")]
-    main = [
-        n
-        for n in names
-        if n.startswith("sb.met.")
-        and n.endswith(f".dop{dop}")
-        and not re.search(r"point-query.warm", n)
-        and "scan" not in n
-    ]
-    scans = [n for n in names if n.startswith("sb.met.") and "scan" in n]
-    return prepare + main + scans
-
-
 def _met_value(metrics: Mapping[str, float] | None, key: str) -> float | None:
     if metrics is None:
         return None
@@ -239,7 +216,7 @@ def format_met_blocks(
     """The ``o.met.all`` layout: per sb.met file, absolute and relative HW metrics of each run.
 
     ``runs[0]`` is the base ("first result"). ``metrics[(run, file)]`` is what
-    runs.sysbench.parse_met returns for that run's file; a missing file or
+    suites.sysbench.parse.parse_met returns for that run's file; a missing file or
     metric prints ``NA``. Each block: the file name, ``--- absolute``, the header
     (with its double tab after cpu/o), one row per run, ``--- relative to first
     result``, one row per other run, a blank line. Relative cells are ``%.2f``

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
+
+import django.dispatch
 
 from reports.compare import ComparisonError, ComparisonSpec, get_comparison
 from reports.models import Report, SeriesSummary
@@ -10,23 +13,25 @@ from runs.models import Run
 
 log = logging.getLogger(__name__)
 
+# Sent after a series' comparisons and summaries are fresh, with server_id and workload_id, when it has
+# runs; the regressions app listens and detects again, in the same task.
+series_refreshed = django.dispatch.Signal()
+
 
 def refresh_series(server_id: int, workload_id: int) -> list[SeriesSummary]:
     """Compute each DBMS's default comparison and the saved reports of the series, store the home-page
-    summaries, and detect regressions again (idempotent)."""
-    from reports.regressions import detect_regressions
-
+    summaries, and let the apps above (regression detection) bring theirs up to date (idempotent)."""
     runs = list(
         Run.objects.filter(server_id=server_id, workload_id=workload_id)
         .order_by("build__version__sort_key", "name", "pk")
         .values("pk", "build__version__dbms_id", "created_at")
     )
-    by_dbms: dict[int, list[dict[str, object]]] = {}
+    by_dbms: dict[int, list[dict[str, Any]]] = {}
     for run in runs:
-        by_dbms.setdefault(int(run["build__version__dbms_id"]), []).append(run)  # type: ignore[arg-type]
+        by_dbms.setdefault(int(run["build__version__dbms_id"]), []).append(dict(run))
     summaries = []
     for dbms_id, series in by_dbms.items():
-        base_id = int(series[0]["pk"])  # type: ignore[arg-type]
+        base_id = int(series[0]["pk"])
         comparison = get_comparison(ComparisonSpec(base_run_id=base_id))
         latest = comparison.others[-1] if comparison.others else comparison.column(comparison.base)
         flags = sorted(
@@ -68,5 +73,5 @@ def refresh_series(server_id: int, workload_id: int) -> list[SeriesSummary]:
         except ComparisonError as exc:
             log.info("report %s not computed: %s", report.slug, exc)
     if runs:
-        detect_regressions(server_id, workload_id)
+        series_refreshed.send(sender=refresh_series, server_id=server_id, workload_id=workload_id)
     return summaries

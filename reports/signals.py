@@ -1,4 +1,4 @@
-"""Cache invalidation for data that pages depend on without a new run arriving."""
+"""Cache invalidation for data that pages depend on without a new run arriving, and refreshes when runs arrive."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from django.dispatch import receiver
 
 from benchdash import pagecache
 from reports.models import GroupSetDefinition
+from reports.tasks import refresh_after_import
+from runs.signals import bundle_imported
 
 
 @receiver(post_save, sender=GroupSetDefinition)
@@ -18,3 +20,9 @@ def group_sets_changed(**kwargs: Any) -> None:
     """A group set was defined, edited or removed: every shared page (their selectors, their groups) is stale."""
     # After the commit: bumped earlier, a request in between would cache the old page under the new key.
     transaction.on_commit(pagecache.bump_generation)
+
+
+@receiver(bundle_imported)
+def refresh_imported_series(bundle_id: int, **kwargs: Any) -> None:
+    """New runs arrived: their series' comparisons, home-page summaries and regressions are refreshed."""
+    refresh_after_import(bundle_id)

@@ -23,7 +23,7 @@ class PlotlyFinder(BaseFinder):
     def check(self, **kwargs: Any) -> list[Any]:
         return []
 
-    def find(self, path: str, find_all: bool = False, **kwargs: Any) -> str | list[str]:
+    def find(self, path: str, find_all: bool = False, **kwargs: Any) -> Any:  # str, or a list with find_all
         if path == PLOTLY_PATH:
             found = str(_PACKAGE_DATA / "plotly.min.js")
             return [found] if find_all else found

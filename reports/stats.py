@@ -1,4 +1,4 @@
-"""Comparison math over plain Python data (SPEC §4): relative QPS, flags, group summaries, noise.
+"""Comparison math over plain Python data: relative QPS, flags, group summaries, noise.
 
 No Django here: the views, the exports and the tests all feed these functions
 dicts and lists, so the numbers the UI shows and the numbers the exports write
@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, Literal, NamedTuple, TypeVar
+from typing import Any, Generic, Literal, NamedTuple, TypeVar
 
 Flag = Literal["red", "green", "grey", "missing"]
 RunKey = TypeVar("RunKey", bound=Hashable)
@@ -26,7 +26,7 @@ def relative_qps(value: float | None, base: float | None) -> float | None:
     """QPS of a run relative to the base run: ``value / base``, exact (never rounded here).
 
     - either side missing (None or NaN) → None: a missing result is shown as
-      missing, never as 0 (SPEC §4);
+      missing, never as 0;
     - base 0 and value > 0 → ``math.inf``: the base did no work, anything is an
       unbounded improvement, and the UI shows "∞" rather than crashing;
     - both 0 → 1.0: two runs that both did nothing did not change.
@@ -42,7 +42,7 @@ def relative_qps(value: float | None, base: float | None) -> float | None:
 def metric_ratio(value: float | None, base: float | None) -> float | None:
     """A HW metric (cpu/o, cs/o, r/o, rKB/o, wKB/o, o/s) of a run relative to the base: other / base.
 
-    SPEC §4 and the reference script agree: both 0 → 1, base 0 → inf, and a
+    As in the reference script: both 0 → 1, base 0 → inf, and a
     missing side → None. A value of 0 over a non-zero base is a plain 0.
     """
     return relative_qps(value, base)
@@ -294,3 +294,14 @@ def outside_noise(rel: float | None, base_cv: float | None, other_cv: float | No
         return True
     combined = math.hypot(base_cv or 0.0, other_cv or 0.0)
     return abs(rel - 1.0) > k * combined
+
+
+def json_safe(value: Any) -> Any:
+    """JSON has no infinity or NaN: ±∞ (a zero base's ratio) becomes the string "inf" or "-inf", NaN null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    return value

@@ -1,30 +1,78 @@
-"""Celery tasks for reports: thin, take ids, idempotent (the work is in reports.regressions)."""
+"""Celery tasks for reports: thin, take ids, idempotent (the work is in reports.series)."""
 
 from __future__ import annotations
 
+import functools
 import logging
-from typing import Any
+from datetime import timedelta
 
 from celery import shared_task
-from django.db import OperationalError
+from django.db import transaction
+from django.db.models import Max, Min
+from django.utils import timezone
 
 from reports.compare import ComparisonError
-from reports.regressions import detect_regressions
+from reports.models import SeriesSummary
+from reports.series import refresh_series
+from runs.models import Bundle, Run
 
 log = logging.getLogger(__name__)
 
 
-@shared_task(
-    autoretry_for=(OperationalError,),  # the database restarting is transient: back off and retry
-    retry_backoff=True,
-    retry_backoff_max=300,
-    max_retries=8,
-)
-def detect_regressions_task(server_id: int, workload_id: int) -> dict[str, Any]:
-    """Detect regressions of one server + workload; safe to run twice (records are upserted on their natural key)."""
+@shared_task(name="runs.tasks.refresh_series_task")
+def refresh_series_task(server_id: int, workload_id: int) -> None:
+    """New runs arrived: recompute the series' comparisons (so pages hit the cache), its home-page summary,
+    and its regressions."""
     try:
-        return detect_regressions(server_id, workload_id).as_dict()
+        refresh_series(server_id, workload_id)
     except ComparisonError as exc:
-        # Nothing to compare (no runs, no results) is an answer, not a failure to retry.
-        log.info("no regressions detected for server %s workload %s: %s", server_id, workload_id, exc)
-        return {"error": str(exc)}
+        log.info("series %s/%s not refreshed: %s", server_id, workload_id, exc)
+
+
+def refresh_after_import(bundle_id: int) -> None:
+    """Queue the refresh of every series a bundle touched (after the import's commit)."""
+    series = set(Run.objects.filter(bundle_id=bundle_id).values_list("server_id", "workload_id").distinct())
+    for server_id, workload_id in series:
+        transaction.on_commit(functools.partial(refresh_series_task.delay, server_id, workload_id))
+
+
+# Imports older than this whose series summary is older than the import lost their refresh; newer ones may
+# still have it queued or running.
+REFRESH_GRACE = timedelta(minutes=2)
+# How far back lost refreshes are looked for: bounded, so the check reads a day's bundles, not the archive.
+REFRESH_LOOKBACK = timedelta(days=1)
+
+
+@shared_task(name="runs.tasks.refresh_lost_series")
+def refresh_lost_series() -> int:
+    """Queue the refresh of series whose newest import is newer than their home-page summary.
+
+    The refresh is sent after an import commits; if the broker is down at that moment the message is lost
+    and the redelivered import finds nothing new to do, so nothing would ever recompute the series. Run
+    by beat every minute and by each worker when it (re)connects to the broker; a refresh is idempotent,
+    so one sent twice costs only time.
+    """
+    now = timezone.now()
+    recent = Bundle.objects.filter(
+        status=Bundle.Status.IMPORTED,
+        imported_at__gte=now - REFRESH_LOOKBACK,
+        imported_at__lt=now - REFRESH_GRACE,
+    )
+    imported = {
+        (row["server_id"], row["workload_id"]): row["newest"]
+        for row in Run.objects.filter(bundle__in=recent)
+        .values("server_id", "workload_id")
+        .annotate(newest=Max("bundle__imported_at"))
+    }
+    if not imported:
+        return 0
+    computed = {
+        (row["server_id"], row["workload_id"]): row["oldest"]
+        for row in SeriesSummary.objects.filter(server_id__in={server for server, _ in imported})
+        .values("server_id", "workload_id")
+        .annotate(oldest=Min("computed_at"))
+    }
+    lost = [key for key, newest in imported.items() if key not in computed or computed[key] < newest]
+    for server_id, workload_id in lost:
+        refresh_series_task.delay(server_id, workload_id)
+    return len(lost)

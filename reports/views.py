@@ -5,11 +5,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from html import escape
-from typing import Any
+from typing import Any, cast
 
+from django import forms
 from django.core.cache import cache
 from django.db import IntegrityError
-from django.db.models import Count, Max, Min, Q
+from django.db.models import Count, Max, Min
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
@@ -18,9 +19,11 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import slugify
 from django.views.decorators.http import require_POST, require_safe
 
+from accounts.permissions import SAVE_REPORT, permission_required
 from benchdash import health, pagecache
+from benchdash.http import HtmxHttpRequest
 from reports import charts
-from reports import groups as groupsets
+from reports import markers as record_markers
 from reports.compare import (
     CACHE_SECONDS,
     Comparison,
@@ -29,16 +32,19 @@ from reports.compare import (
     get_comparison,
     series_stamp,
 )
+from reports.errorbars import with_error_bars
 from reports.explain import explain
 from reports.exports import CONTENT_TYPES, export, filename, spec_for_format
 from reports.forms import CompareForm, ExportForm, SaveReportForm
-from reports.models import GroupSetDefinition, Regression, Report, SeriesSummary
-from reports.regressions import chart_markers, comparison_markers
+from reports.models import GroupSetDefinition, Report, SeriesSummary
+from reports.palette import LEGEND as HEATMAP_LEGEND
+from reports.palette import colour_blind_heatmap
 from reports.stats import flag as stats_flag
 from reports.stats import metric_ratio
 from reports.templatetags.benchdash import rel
-from runs.models import Microbenchmark, Result, Run, runs_stamp
-from runs.permissions import SAVE_REPORT, permission_required
+from runs.models import Microbenchmark, Result, Run, Suite
+from runs.signals import runs_stamp
+from suites import groups as groupsets
 
 
 def home(request: HttpRequest) -> HttpResponse:
@@ -50,8 +56,9 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 def _home_page(request: HttpRequest, shared: dict[str, Any]) -> str:
-    series = list(
-        Run.objects.values(
+    series: list[dict[str, Any]] = [
+        dict(row)
+        for row in Run.objects.values(
             "server__id",
             "server__name",
             "workload__id",
@@ -62,7 +69,7 @@ def _home_page(request: HttpRequest, shared: dict[str, Any]) -> str:
         )
         .annotate(runs=Count("id"), latest=Max("created_at"), first_run=Min("id"))
         .order_by("server__name", "workload__name", "build__version__dbms__name")
-    )
+    ]
     summaries = {
         (s.server_id, s.workload_id, s.dbms_id): s
         for s in SeriesSummary.objects.select_related("latest_run__build__version", "base_run__build__version")
@@ -76,34 +83,11 @@ def _home_page(request: HttpRequest, shared: dict[str, Any]) -> str:
 
 
 def search(request: HttpRequest) -> HttpResponse:
-    """Runs by DBMS, version or name, and microbenchmarks by name with the series they ran in."""
+    """Bugs, servers, workloads, groups, microbenchmarks and runs matching ``q``, grouped by kind (reports.search)."""
+    from reports.search import search as find
+
     q = request.GET.get("q", "").strip()
-    runs: list[Run] = []
-    microbenchmarks: list[dict[str, Any]] = []
-    if q:
-        runs = list(
-            Run.objects.filter(
-                Q(name__icontains=q) | Q(build__version__text__icontains=q) | Q(build__version__dbms__name__icontains=q)
-            )
-            .select_related("build__version__dbms", "server", "workload")
-            .order_by("server__name", "build__version__sort_key")[:100]
-        )
-        found = list(Microbenchmark.objects.filter(test__icontains=q).order_by("suite", "test", "range_size")[:50])
-        # Where each one ran: the series' summaries give the base to compare against (one query).
-        bases: dict[tuple[int, int], list[SeriesSummary]] = {}
-        for summary in SeriesSummary.objects.select_related("server", "workload", "dbms"):
-            bases.setdefault((summary.server_id, summary.workload_id), []).append(summary)
-        ran = set(
-            Result.objects.filter(microbenchmark__in=found)
-            .values_list("microbenchmark_id", "run__server_id", "run__workload_id")
-            .distinct()
-        )
-        for mb in found:
-            places = [
-                summary for m, server, workload in ran if m == mb.pk for summary in bases.get((server, workload), [])
-            ]
-            microbenchmarks.append({"mb": mb, "series": sorted(places, key=str)})
-    return render(request, "reports/search.html", {"q": q, "runs": runs, "microbenchmarks": microbenchmarks})
+    return render(request, "reports/search.html", {"q": q, **find(q)})
 
 
 @require_safe
@@ -172,7 +156,7 @@ def _form(data: QueryDict, form_class: type[CompareForm] = CompareForm) -> tuple
     base_id = data.get("base", "")
     base = Run.objects.select_related("server", "workload").filter(pk=base_id).first() if base_id.isdigit() else None
     series = _series_runs(base) if base else []
-    form.fields["runs"].choices = [(r.pk, _run_choice(r)) for r in series]
+    cast(forms.ChoiceField, form.fields["runs"]).choices = [(r.pk, _run_choice(r)) for r in series]
     form.fields["group_set"].widget.choices = [("auto", "auto")] + [
         (name, name)
         for name in [g.name for g in groupsets.SUITE_GROUP_SETS]
@@ -250,10 +234,7 @@ def _shared_key(request: HttpRequest) -> str | None:
 
 def _regression_stamp(server_id: int, workload_id: int) -> str:
     """Changes with the series' regression records, their triage and their bug links."""
-    stamp = Regression.objects.filter(server_id=server_id, workload_id=workload_id).aggregate(
-        n=Count("id"), updated=Max("updated_at"), event=Max("events__id")
-    )
-    return f"{stamp['n']}|{stamp['updated']}|{stamp['event']}"
+    return record_markers.stamp(server_id, workload_id)
 
 
 # The query parameters a comparison page reads (the page cache keeps one entry per canonical set of them).
@@ -275,7 +256,7 @@ COMPARE_MULTI = ("runs",)
 COMPARE_BLANK = ("base",)
 
 
-def compare(request: HttpRequest) -> HttpResponse:
+def compare(request: HtmxHttpRequest) -> HttpResponse:
     return _comparison_based_page(request, lambda shared: _compare_page(request, shared))
 
 
@@ -294,10 +275,10 @@ def _comparison_based_page(
     )
 
 
-def _compare_page(request: HttpRequest, shared: dict[str, Any]) -> str:
+def _compare_page(request: HtmxHttpRequest, shared: dict[str, Any]) -> str:
     # "?base=" with nothing chosen asks for the picker of every run; no base parameter at all gets the default.
     if "base" in request.GET and not request.GET["base"]:
-        data, defaulted = request.GET, None
+        data, defaulted = request.GET.copy(), None
     else:
         data, defaulted = _with_default_base(request, suite=request.GET.get("suite") or None)
     form, base, series = _form(data)
@@ -349,7 +330,7 @@ def _comparison_entries(
     request: HttpRequest, comparison: Comparison, options: dict[str, Any], query: QueryDict
 ) -> dict[str, Any]:
     """What the comparison fragment shows: the tables' rows, and the group charts with their bug markers."""
-    markers = comparison_markers(comparison)
+    markers = record_markers.comparison_markers(comparison)
     entries = comparison_context(comparison, query, markers)
     scale = charts.Scale(y_min=options.get("y_min"), y_max=options.get("y_max"), log=bool(options.get("log")))
     view = options.get("view") or "lines"
@@ -407,7 +388,7 @@ def _group_markers(comparison: Comparison, group: str, markers: dict[str, Any]) 
     for label in comparison.labels:
         if comparison.group_of.get(label) == group:
             items.extend(markers["by_label"].get(label, []))
-    return chart_markers(items)
+    return record_markers.chart_markers(items)
 
 
 def comparison_context(
@@ -507,12 +488,12 @@ def group_charts(
     return _cached(key if comparison.cache_key else "", build)
 
 
-def compare_heatmap(request: HttpRequest) -> HttpResponse:
+def compare_heatmap(request: HtmxHttpRequest) -> HttpResponse:
     """The heatmap of a comparison: loaded into the comparison page when scrolled to, or opened alone."""
     return _comparison_based_page(request, lambda shared: _heatmap_page(request, shared))
 
 
-def _heatmap_page(request: HttpRequest, shared: dict[str, Any]) -> str | HttpResponse:
+def _heatmap_page(request: HtmxHttpRequest, shared: dict[str, Any]) -> str | HttpResponse:
     data, defaulted = _with_default_base(request)
     form, base, _series = _form(data)
     if base is None or not form.is_valid():
@@ -524,14 +505,14 @@ def _heatmap_page(request: HttpRequest, shared: dict[str, Any]) -> str | HttpRes
     figure = _cached(
         f"{comparison.cache_key}:heatmap" if comparison.cache_key else "", lambda: charts.heatmap(comparison)
     )
-    markers = comparison_markers(comparison)
+    markers = record_markers.comparison_markers(comparison)
     badges = [
         (item["arrived"], label, ", ".join(key for key, _ in item["bugs"]) + f" (arrived in {item['arrived_version']})")
         for label, items in markers["by_label"].items()
         for item in items
         if item["bugs"] and item["arrived"] and item["arrived"] != comparison.base
     ]
-    figure = charts.with_heatmap_badges(figure, badges)
+    figure = colour_blind_heatmap(charts.with_heatmap_badges(figure, badges))
     drill_query = data.urlencode()
     context = {
         "comparison": comparison,
@@ -541,6 +522,9 @@ def _heatmap_page(request: HttpRequest, shared: dict[str, Any]) -> str | HttpRes
         "figure": figure,
         "config": charts.plot_config(f"{comparison.server}-heatmap"),
         "cell_url": f"{reverse('reports:drilldown', args=[0]).replace('/0/', '/MB_ID/')}?{drill_query}",
+        "legend": HEATMAP_LEGEND,
+        # The values as a table too, for copying as Markdown or CSV.
+        **{k: v for k, v in comparison_context(comparison, data).items() if k in ("others", "label_rows")},
         "compare_query": drill_query,
         **shared,
     }
@@ -605,6 +589,9 @@ def _drilldown_page(request: HttpRequest, microbenchmark_id: int, shared: dict[s
         points.append(point)
         rows.append({"point": point, "column": column, "flag": comparison.flags.get(column.key, {}).get(label, "")})
     figures = charts.drilldown_charts(points, microbenchmark=label, percentile=percentile)
+    # ± one standard deviation of repeated runs on the QPS bars, where a column was run more than once.
+    cvs = [comparison.cv.get(column.key, {}).get(label) for column in comparison.columns]
+    figures["qps"] = with_error_bars(figures["qps"], [p["qps"] for p in points], cvs)
     # "Why did it change?": the HW metrics and config differences of one build, the clicked one or the newest.
     explained = data.get("column", "")
     if explained not in {c.key for c in comparison.others}:
@@ -625,6 +612,7 @@ def _drilldown_page(request: HttpRequest, microbenchmark_id: int, shared: dict[s
         "highlight": request.GET.get("column", ""),
         "explanation": explanation,
         "extra_rows": extra_rows,
+        "repeats": [(comparison.version_label(c.key), c.repeats) for c in comparison.columns if c.repeats > 1],
         "figures": [
             {"id": f"drill-{name}", "figure": figure, "config": charts.plot_config(f"{label}-{name}")}
             for name, figure in figures.items()
@@ -643,7 +631,7 @@ def _extra_metric_rows(
     comparison: Comparison, microbenchmark: Microbenchmark, column_of_run: dict[int, str]
 ) -> list[dict[str, Any]]:
     """Per column, the suite's own metrics (Result.extra) and their ratio to the base: one query."""
-    if microbenchmark.suite == "sysbench":
+    if comparison.suite == Suite.SYSBENCH:
         return []
     values: dict[str, dict[str, list[float]]] = {}
     for run_id, extra in Result.objects.filter(

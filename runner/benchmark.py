@@ -28,7 +28,7 @@ from runner import sysbench_runner
 from runner.models import BenchmarkOutput, BenchmarkRun, Schedule
 from runs.importer import BundleBusy, ImportFailed, archive_directory, import_bundle, store_bundle
 from runs.models import Bundle, Run
-from runs.tasks import refresh_after_import
+from runs.signals import announce_import
 
 log = logging.getLogger(__name__)
 
@@ -267,7 +267,7 @@ def _import(run: BenchmarkRun, outcome: sysbench_runner.Outcome, now: Any) -> st
         )
         if not report.already_imported:
             # Home summary, comparisons and regression detection of the series, as after an upload (on commit).
-            refresh_after_import(bundle.pk)
+            announce_import(bundle.pk)
     return State.IMPORTED
 
 

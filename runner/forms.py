@@ -8,7 +8,7 @@ from runner import network, sysbench_runner
 from runner.models import Schedule, Target
 from runner.server_version import VersionError, ask_server_version, propose_build_label
 from runs.models import Run
-from runs.naming import parse_build
+from suites.naming import parse_build
 
 MAX_THREADS = 4096
 

@@ -1,6 +1,6 @@
 """Ask a target for its version and propose the run directory's build token (``ma101119_rel``).
 
-``propose_build_label`` is pure and inverts ``runs.naming.parse_build``, so the
+``propose_build_label`` is pure and inverts ``suites.naming.parse_build``, so the
 proposal always parses back to the version the server reported.
 """
 

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runs import sysbench as sb
+from suites.sysbench import parse as sb
 
 LUA_DIR = Path(__file__).resolve().parent / "lua"
 KINDS = ("mysql", "mariadb", "postgres")

@@ -1,6 +1,6 @@
 """Pages to trigger benchmark runs: targets, starting and following a run, schedules.
 
-Reading them follows the site's read rule like every page; changes need a role (runs.permissions):
+Reading them follows the site's read rule like every page; changes need a role (accounts.permissions):
 starting and cancelling runs the uploader's, targets and schedules the admin's.
 """
 
@@ -13,19 +13,14 @@ from django.db.models import Count, Max
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
-from django_htmx.middleware import HtmxDetails
 
+from accounts.permissions import MANAGE_SCHEDULES, MANAGE_TARGETS, RUN_BENCHMARKS, permission_required
+from benchdash.http import HtmxHttpRequest
 from runner import benchmark, sysbench_runner
 from runner.forms import ProposeBuildForm, ScheduleForm, StartRunForm, TargetForm
 from runner.models import BenchmarkOutput, BenchmarkRun, Schedule, Target
 from runner.server_version import VersionError, ask_server_version, propose_build_label
 from runs.models import Run
-from runs.permissions import MANAGE_SCHEDULES, MANAGE_TARGETS, RUN_BENCHMARKS, permission_required
-
-
-class HtmxHttpRequest(HttpRequest):
-    htmx: HtmxDetails
-
 
 # --------------------------------------------------------------------------- targets
 

@@ -1,16 +1,8 @@
 from __future__ import annotations
 
-from typing import Any
-
 from django.contrib import admin
-from django.contrib.auth.admin import UserAdmin
-from django.contrib.auth.models import User
-from django.db.models import QuerySet
-from django.http import HttpRequest
-from django.utils import timezone
 
 from runs.models import (
-    ApiToken,
     Build,
     Bundle,
     Config,
@@ -66,7 +58,7 @@ class WorkloadAdmin(admin.ModelAdmin):
 class RunInline(admin.TabularInline):
     model = Run
     fields = ["name", "build", "server", "workload", "status"]
-    readonly_fields = fields
+    readonly_fields = ["name", "build", "server", "workload", "status"]
     extra = 0
     show_change_link = True
     can_delete = False
@@ -109,43 +101,3 @@ class ResultAdmin(admin.ModelAdmin):
     list_filter = ["run__server", "microbenchmark__test"]
     list_select_related = ["run", "microbenchmark"]
     raw_id_fields = ["run", "microbenchmark"]
-
-
-@admin.register(ApiToken)
-class ApiTokenAdmin(admin.ModelAdmin):
-    """Admins see who holds which token and revoke a leaked one; the token itself is never stored or shown."""
-
-    list_display = ["name", "user", "prefix", "created_at", "last_used_at", "revoked_at"]
-    list_filter = ["revoked_at"]
-    search_fields = ["name", "user__username", "prefix"]
-    list_select_related = ["user"]
-    readonly_fields = ["user", "prefix", "created_at", "last_used_at", "revoked_at"]
-    actions = ["revoke"]
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False  # created by their owner on /account/tokens/, the only place the token can be shown
-
-    @admin.action(description="Revoke the selected tokens")
-    def revoke(self, request: HttpRequest, queryset: QuerySet[ApiToken]) -> None:
-        queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
-
-
-# --------------------------------------------------------------------------- users, for the admin role
-
-
-class RoleUserAdmin(UserAdmin):
-    """Users as the admin role manages them: logins, staff status and roles (groups).
-
-    Only a superuser makes superusers or grants single permissions: otherwise the admin role could raise
-    itself (or anyone) above every check with one tick box.
-    """
-
-    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
-        fields = tuple(super().get_readonly_fields(request, obj))
-        if request.user.is_superuser:  # type: ignore[union-attr]
-            return fields
-        return (*fields, "is_superuser", "user_permissions")
-
-
-admin.site.unregister(User)
-admin.site.register(User, RoleUserAdmin)

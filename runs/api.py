@@ -11,10 +11,10 @@ from django.urls import reverse
 from ninja import Field, File, Form, Router, Schema, Status
 from ninja.files import UploadedFile
 
+from accounts.permissions import UPLOAD, api_auth
 from runs.api_errors import ErrorOut, ValidationErrorOut, responses
 from runs.importer import ImportFailed, submit_bundle
 from runs.models import Bundle, Run, Server
-from runs.permissions import UPLOAD, api_auth
 
 router = Router(tags=["bundles"])
 
@@ -132,7 +132,7 @@ def upload_bundle(
     file: File[UploadedFile],
     server: Form[str] = "",
     workload: Form[str] = "",
-) -> tuple[int, BundleOut | ErrorOut]:
+) -> Status[BundleOut] | Status[ErrorOut]:
     """Upload a result bundle. 201: imported now; 200: nothing new (these bytes were imported before, or every
     run they hold was: ``note`` says which); 202: queued for a worker (poll the bundle's ``url``: ``status``
     and ``progress``); 422: the bundle is bad (``error`` says why; no run was stored), found before queueing.
@@ -142,7 +142,7 @@ def upload_bundle(
         return Status(400, ErrorOut(detail=f"server and workload: at most {longest} characters each, no NUL"))
     try:
         submission = submit_bundle(
-            file.read(),
+            file,  # its temporary file, stored a chunk at a time: never read whole into memory
             name=file.name or "bundle",
             source=Bundle.Source.API,
             user=request.user,

@@ -53,7 +53,7 @@ class ValidationErrorOut(Schema):
     detail: list[FieldErrorOut]
 
 
-# What any operation may answer besides its own codes: a NUL character in the request (runs.middleware),
+# What any operation may answer besides its own codes: a NUL character in the request (benchdash.middleware),
 # missing or insufficient credentials, input that does not fit the schema, a bug, a database outage.
 COMMON: dict[int, Any] = {
     400: ErrorOut,
@@ -101,6 +101,9 @@ def install(api: NinjaAPI) -> None:
         return JsonResponse({"detail": INTERNAL}, status=500)
 
 
+AUTHENTICATE = 'Bearer realm="benchdash API"'
+
+
 def json_error_bodies(patterns: list[URLPattern | URLResolver]) -> list[URLPattern | URLResolver]:
     """The API's URL patterns with every non-JSON error answer made JSON: ninja's plain-text 405 (its
     ``Allow`` header kept) and Django's HTML 403 of a session request without its CSRF token."""
@@ -116,6 +119,9 @@ def _json_errors(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpRes
     @functools.wraps(view)  # keeps csrf_exempt and ninja's attributes
     def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         response = view(request, *args, **kwargs)
+        if response.status_code == 401 and not response.has_header("WWW-Authenticate"):
+            # RFC 9110: a 401 names the scheme that would be accepted, so a client knows to send a token.
+            response["WWW-Authenticate"] = AUTHENTICATE
         if response.status_code < 400 or response.get("Content-Type", "").startswith("application/json"):
             return response
         if response.status_code == 405:

@@ -7,7 +7,12 @@ at any depth, and/or RocksDB db_bench results (``report.tsv`` in
 and/or Insert Benchmark results (step summaries, merged tables, step directories;
 see ``is_ibench_file``).
 One level of nested archives is opened too, so a user can tar up several result
-tarballs into one upload.
+tarballs into one upload. Any kept member may itself be gzip-, bzip2-, xz- or
+zstd-compressed (older result directories gzip every file): that is decided by its
+content, it is decompressed as it is read, within the same limits, and its name
+is matched without the compression suffix (``plain_name``). Folders that hold
+sysbench files but are not named like run directories become run directories when
+a manifest's ``[run_dirs]`` table names them.
 
 Uploads are untrusted: nothing is ever extracted under its own name, names and
 member types are checked before anything is read, only members the caller wants
@@ -38,14 +43,15 @@ import tempfile
 import weakref
 import zipfile
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Protocol, cast
 
 import zstandard
 
-from runs import ibench
+from runs.manifest import ManifestError, parse_manifest
 from runs.tarstream import TarDamage, TarStream
+from suites.ibench import parse as ibench
 
 RUN_DIR_RE = re.compile(r"x\.[^.]+\..+\.pk[01]")
 # db_bench: a per-build report.tsv, or a merged summary (sum.byrx.txt, sum2.byrx.clang.txt, sum.byrx.txt.sdev,
@@ -55,12 +61,24 @@ DBBENCH_SUMMARY_RE = re.compile(r"sum[^/]*\.txt(?:\.sdev)?|summary\.tsv")
 MANIFEST_NAME = "benchdash.toml"
 NESTED_ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.zst", ".tar.bz2", ".tar.xz", ".zip")
 IGNORED_LIST_CAP = 1000
+# Files of a run directory besides the sb.* ones: kept with them when the folder is not named like a run directory.
+_RUN_FOLDER_COMPANIONS = ("my.cnf", "conf.diff")
 
 _CHUNK = 64 * 1024
 # zstandard's decompressobj has no output cap, and one zstd byte can expand to
 # about 32 KiB, so feeding 1 KiB at a time keeps one step's output to ~32 MiB.
 _ZSTD_INPUT_CHUNK = 1024
 _SNIFF_BYTES = 512
+# Enough of a member's first bytes to recognise a compressed one by its magic number.
+_MAGIC_BYTES = 8
+# Compressions a single member may use (older result directories gzip every file), and how messages name them.
+MEMBER_COMPRESSIONS = {
+    "gz": "gzip-compressed",
+    "bz2": "bzip2-compressed",
+    "xz": "xz-compressed",
+    "zst": "zstd-compressed",
+}
+MEMBER_SUFFIXES = (".gz", ".bz2", ".xz", ".zst")
 # Kept files of a typical bundle (a few MB of sb.o / sb.met) stay in memory; past this the spill store moves to
 # a temporary file, so what a bundle keeps is bounded by disk, not RAM.
 SPILL_MEMORY_BYTES = 16 * 1024**2
@@ -378,6 +396,9 @@ class _Reader:
         self.dbbench_origin: dict[str, str] = {}
         self.ibench: dict[str, IbenchFile] = {}
         self.stray_sysbench_files = 0
+        # Folders not named like a run directory that hold sysbench files, by (origin, path): kept until the
+        # end, when a manifest's [run_dirs] table may name them (it can come after them in a tar).
+        self.folders: dict[tuple[str, str], RunDir] = {}
         self.spill = _Spill()
 
     @contextlib.contextmanager
@@ -392,8 +413,9 @@ class _Reader:
     # -- results and errors -------------------------------------------------
 
     def result(self, fmt: str) -> BundleContents:
+        unnamed = self._adopt_named_folders()
         if not self.runs and not self.dbbench and not self.ibench:
-            raise BundleError(f"{self.name}: {self._nothing_found()}")
+            raise BundleError(f"{self.name}: {self._nothing_found(unnamed)}")
         return BundleContents(
             format=fmt,
             runs=[self.runs[path] for path in sorted(self.runs)],
@@ -406,8 +428,42 @@ class _Reader:
             ibench=[self.ibench[path] for path in sorted(self.ibench)],
         )
 
-    def _nothing_found(self) -> str:
+    def _adopt_named_folders(self) -> list[str]:
+        """Make run directories of the folders a manifest names in its ``[run_dirs]`` table; the files of the
+        others are listed as not read. Returns the paths of the unnamed folders that hold sysbench results."""
+        names = _run_dir_names(self.manifests) if self.folders else {}
+        unnamed: list[str] = []
+        for (origin, path), folder in sorted(self.folders.items()):
+            members = [*folder.files, *folder.ignored]
+            results = sum(name.startswith("sb.") for name in members)
+            named = _named_in(names, manifest_path(path, origin)) if results else None
+            if named is None:
+                if results:
+                    unnamed.append(path)
+                self.stray_sysbench_files += results
+                for name in members:
+                    self.ignored_count += 1
+                    if len(self.ignored) < IGNORED_LIST_CAP:
+                        self.ignored.append(f"{path}/{name}")
+                continue
+            folder.name = named
+            self.runs[path] = folder
+        return unnamed
+
+    def _nothing_found(self, unnamed: Sequence[str] = ()) -> str:
         sysbench = "no run directories (x.<build>.<config>.pk<0|1>) found"
+        if unnamed:
+            shown = ", ".join(_show(path) for path in unnamed[:5]) + (
+                f" and {len(unnamed) - 5} more" if len(unnamed) > 5 else ""
+            )
+            example = unnamed[0].rpartition("/")[2]
+            return (
+                f"{sysbench}: {shown} {'holds' if len(unnamed) == 1 else 'hold'} sysbench result files (sb.*) but "
+                f"{'is' if len(unnamed) == 1 else 'are'} not named x.<build>.<config>.pk<0|1>. Rename each such "
+                f"folder (e.g. {example!r} to 'x.fbmy5635_rel.c8r32.pk1': FB MyRocks 5.6.35, build flavour rel, "
+                f"config c8r32), or name it in a {MANIFEST_NAME} at the bundle's root, one line per folder: "
+                f'[run_dirs] "{example}" = "x.<build>.<config>.pk1"'
+            )
         if self.stray_sysbench_files:
             # sysbench result files outside a run directory: the user meant a sysbench bundle, say what it lacks.
             return sysbench
@@ -591,29 +647,38 @@ class _Reader:
             raise self.error(scope, raw, "has an empty name")
 
         base = parts[-1]
+        # A compressed member is matched by its name without the compression suffix; its content is
+        # decompressed when it is read (``_read_kept``), so parsers see plain names and plain bytes.
+        plain = plain_name(base)
+        plain_parts = [*parts[:-1], plain]
         at = _run_index(parts[:-1])
         run = self._run_for(scope, parts[: at + 1]) if at is not None else None
-        if base == MANIFEST_NAME:
+        if plain == MANIFEST_NAME:
             self._add_manifest(scope, raw, parts, size, opener)
         elif run is not None and at is not None:
             inside = parts[at + 1 :]
             if len(inside) > 1:
                 run.ignored.append("/".join(inside))
-            elif not self.wanted(base):
+            elif not self.wanted(plain):
                 run.ignored.append(base)
-            elif base in run.files:
-                raise self.error(scope, raw, "appears twice in the same run directory")
+            elif plain in run.files:
+                twice = "appears twice in the same run directory"
+                raise self.error(
+                    scope, raw, f"{twice} (as {_show(plain)}, compressed or not)" if plain != base else twice
+                )
             else:
-                run.files[base] = self._read_kept(scope, raw, size, opener)
-                run.mtimes[base] = mtime
+                run.files[plain] = self._read_kept(scope, raw, size, opener)
+                run.mtimes[plain] = mtime
         elif not scope.nested and base.endswith(NESTED_ARCHIVE_SUFFIXES):
             self._read_nested(scope, raw, parts, size, opener, path)
-        elif is_dbbench_file(parts):
-            self._add_dbbench(scope, raw, parts, size, mtime, opener)
-        elif is_ibench_file(parts):
-            self._add_ibench(scope, raw, parts, size, mtime, opener)
+        elif is_dbbench_file(plain_parts):
+            self._add_dbbench(scope, raw, plain_parts, size, mtime, opener)
+        elif is_ibench_file(plain_parts):
+            self._add_ibench(scope, raw, plain_parts, size, mtime, opener)
+        elif len(parts) > 1 and (plain.startswith("sb.") or plain in _RUN_FOLDER_COMPANIONS):
+            self._add_to_folder(scope, raw, parts, plain, size, mtime, opener)
         else:
-            self.stray_sysbench_files += base.startswith("sb.")
+            self.stray_sysbench_files += plain.startswith("sb.")
             self._skip(scope, parts)
 
     def _check_name(self, scope: _Scope, raw: str) -> list[str]:
@@ -666,6 +731,21 @@ class _Reader:
             )
         return run
 
+    def _add_to_folder(
+        self, scope: _Scope, raw: str, parts: list[str], plain: str, size: int, mtime: float, opener: _Opener
+    ) -> None:
+        """A sysbench file (or a run's settings file) in a folder not named like a run directory: kept in case a
+        manifest names the folder (see ``_adopt_named_folders``)."""
+        path = "/".join((*scope.prefix, *parts[:-1]))
+        folder = self.folders.setdefault((scope.origin, path), RunDir(path=path, name=parts[-2], origin=scope.origin))
+        if not self.wanted(plain):
+            folder.ignored.append(parts[-1])
+        elif plain in folder.files:
+            raise self.error(scope, raw, "appears twice in the same folder")
+        else:
+            folder.files[plain] = self._read_kept(scope, raw, size, opener)
+            folder.mtimes[plain] = mtime
+
     def _add_manifest(self, scope: _Scope, raw: str, parts: list[str], size: int, opener: _Opener) -> None:
         folder = "/".join((*scope.folder, *parts[:-1]))
         if folder in self.manifests:
@@ -691,21 +771,43 @@ class _Reader:
         )
 
     def _read_kept(self, scope: _Scope, raw: str, size: int, opener: _Opener) -> KeptFile:
+        """Keep one member's bytes, decompressed when its content is gzip, bzip2, xz or zstd (whatever its name)."""
         limit = self.limits.max_member_bytes
         if size > limit:
             raise self.error(scope, raw, f"is {size:,} bytes, over the {limit:,}-byte limit for one file")
-        # The bound is ours, not the header's: a zip entry's declared size can lie.
+        # The bound is ours, not the header's: a zip entry's declared size can lie, and a compressed
+        # member's size says nothing of what it unpacks to.
         with self._open(scope, raw, opener, limit + 1) as fh:
+            head = _read_exact(fh, _MAGIC_BYTES)
+            compression = _sniff(head)
+            if compression not in MEMBER_COMPRESSIONS:
+                compression = None
+            source: _Readable = _Prefixed(head, fh)
+            plain = _decompressor(compression, source) if compression else source
             left = limit + 1
 
             def chunk() -> bytes:
                 nonlocal left
-                data = fh.read(min(_CHUNK * 16, left)) if left > 0 else b""
+                data = plain.read(min(_CHUNK * 16, left)) if left > 0 else b""
                 left -= len(data)
                 return data
 
-            offset, got = self.spill.append(chunk)
+            try:
+                offset, got = self.spill.append(chunk)
+            except _DAMAGE as exc:
+                if compression is None:
+                    raise
+                raise self.error(
+                    scope, raw, f"is {MEMBER_COMPRESSIONS[compression]} but cannot be decompressed ({_describe(exc)})"
+                ) from exc
         if got > limit:
+            if compression:
+                raise self.error(
+                    scope,
+                    raw,
+                    f"is {MEMBER_COMPRESSIONS[compression]} and unpacks to more than the {limit:,}-byte limit "
+                    "for one file (compression bomb?)",
+                )
             raise self.error(
                 scope,
                 raw,
@@ -973,6 +1075,40 @@ def _mode_kind(mode: int) -> str:
     if stat.S_ISSOCK(mode):
         return "socket"
     return "other"
+
+
+def plain_name(name: str) -> str:
+    """A member's name without a compression suffix (``sb.o.scan.range100.pk1.dop1.gz`` → ``….dop1``); archives
+    (``.tar.gz``, ``.tgz``) keep theirs, and a name that is only a suffix stays as it is."""
+    if name.endswith(NESTED_ARCHIVE_SUFFIXES):
+        return name
+    for suffix in MEMBER_SUFFIXES:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def _run_dir_names(manifests: dict[str, KeptFile]) -> dict[str, dict[str, str]]:
+    """Each manifest's ``[run_dirs]`` table (folder name → run directory name), by the folder it governs. A
+    manifest that does not parse names nothing here: the importer reports its error."""
+    tables: dict[str, dict[str, str]] = {}
+    for folder, kept in manifests.items():
+        try:
+            tables[folder] = parse_manifest(kept.read()).run_dirs
+        except ManifestError:
+            continue
+    return tables
+
+
+def _named_in(tables: dict[str, dict[str, str]], path: str) -> str | None:
+    """The run directory name the nearest manifest above ``path`` (or in it) gives that folder, if any."""
+    parts = path.split("/")
+    named = None
+    for depth in range(len(parts) + 1):
+        table = tables.get("/".join(parts[:depth]))
+        if table is not None and parts[-1] in table:
+            named = table[parts[-1]]
+    return named
 
 
 def _run_index(parts: list[str]) -> int | None:

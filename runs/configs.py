@@ -11,7 +11,7 @@ keys are normalised the way the DBMS itself treats them, so a my.cnf line, a
 - ``/proc/meminfo`` hugepage lines (``sb.hp.*``);
 - the parameters of a sysbench command line (``Run.commands``).
 
-The CPU count of a run is line 2 of every ``sb.o`` file; ``runs.sysbench``
+The CPU count of a run is line 2 of every ``sb.o`` file; ``suites.sysbench.parse``
 already reads it into ``Run.cpus``, so it is not parsed again here.
 
 ``KNOWN_DEFAULT_CHANGES`` lists defaults that changed between versions, so a
@@ -26,8 +26,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from runs.sysbench import parse_command
 from runs.versions import VersionError, parse_version
+from suites.sysbench.parse import parse_command
 
 Settings = dict[str, str]
 
@@ -303,7 +303,7 @@ def parse_sysbench_command(command: str) -> Settings:
         if name.endswith("password"):
             continue
         options[name] = _sysbench_value(name, value)
-    # Whitespace words, as runs.sysbench.parse_command reads options: shlex is too slow for thousands of lines.
+    # Whitespace words, as suites.sysbench.parse.parse_command reads options: shlex is too slow for thousands of lines.
     words = command.split()
     # Positionals are the binary, the test script and the verb; env assignments (LUA_PATH=…) come first.
     positional = [w for w in words if not w.startswith("--") and not re.match(r"^[A-Za-z_]\w*=", w)]

@@ -20,7 +20,6 @@ import io
 import logging
 import os
 import tarfile
-import tempfile
 import threading
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -30,12 +29,12 @@ from pathlib import Path
 from typing import IO, Any
 
 from django.conf import settings
-from django.db import DatabaseError, IntegrityError, connection, transaction
-from django.db.models import BinaryField, Count, Q
-from django.db.models.functions import Length, Substr
+from django.db import DatabaseError, connection, transaction
+from django.db.models import Count, Q
 from django.utils import timezone
 
-from runs import dbbench, ibench, sysbench
+import suites
+from runs import archive_store, attach
 from runs.bulk import find_or_create, insert_rows
 from runs.bundle import (
     BundleContents,
@@ -53,7 +52,6 @@ from runs.models import (
     METRIC_FIELDS,
     Build,
     Bundle,
-    BundleData,
     Config,
     Dbms,
     Microbenchmark,
@@ -65,8 +63,11 @@ from runs.models import (
     Version,
     Workload,
 )
-from runs.naming import parse_build, parse_run_dir
 from runs.versions import sort_key
+from suites.dbbench import parse as dbbench
+from suites.ibench import parse as ibench
+from suites.naming import parse_build, parse_run_dir
+from suites.sysbench import parse as sysbench
 
 log = logging.getLogger(__name__)
 
@@ -680,8 +681,9 @@ def archive_directory(path: Path) -> bytes:
     return buffer.getvalue()
 
 
-def read_source(path: Path) -> tuple[bytes, str]:
-    """Bytes and display name of an archive file or a result directory given on the command line."""
+def read_source(path: Path) -> tuple[bytes | IO[bytes], str]:
+    """The archive (an open file, or a directory's archive as bytes) and its display name, of a path given on
+    the command line; the caller closes the file."""
     if path.is_dir():
         return archive_directory(path), path.resolve().name + ".tar.gz"
     if not path.exists():
@@ -689,50 +691,29 @@ def read_source(path: Path) -> tuple[bytes, str]:
     size = path.stat().st_size
     if size > settings.BUNDLE_MAX_BYTES:
         raise ImportFailed(f"{path.name}: {size} bytes is over the bundle limit of {settings.BUNDLE_MAX_BYTES}")
-    return path.read_bytes(), path.name
+    return path.open("rb"), path.name
 
 
 def store_bundle(
-    data: bytes,
+    data: archive_store.Source,
     *,
     name: str,
     source: str,
     user: Any = None,
     overrides: Mapping[str, Any] | None = None,
 ) -> tuple[Bundle, bool]:
-    """Keep the uploaded bytes; (bundle, created). The same bytes twice give the same bundle.
-
-    A bundle that failed before is queued again, so fixing the parser and
-    uploading again retries it.
-    """
-    if len(data) > settings.BUNDLE_MAX_BYTES:
-        raise ImportFailed(f"{name}: {len(data)} bytes is over the bundle limit of {settings.BUNDLE_MAX_BYTES}")
-    digest = hashlib.sha256(data).hexdigest()
+    """Keep the uploaded archive (bytes, an open file, or an iterator of pieces) a chunk at a time;
+    (bundle, created). The same bytes twice give the same bundle (runs.archive_store)."""
     try:
-        with transaction.atomic():
-            bundle = Bundle.objects.create(
-                sha256=digest,
-                original_name=name[:255],
-                size=len(data),
-                source=source,
-                uploaded_by=user if getattr(user, "is_authenticated", False) else None,
-                overrides={k: v for k, v in (overrides or {}).items() if v},
-            )
-            BundleData.objects.create(bundle=bundle, content=data)
-            return bundle, True
-    except IntegrityError:
-        # A concurrent or earlier upload of the same bytes won; it is that bundle.
-        bundle = Bundle.objects.get(sha256=digest)
-        if bundle.status == Bundle.Status.FAILED:
-            Bundle.objects.filter(pk=bundle.pk, status=Bundle.Status.FAILED).update(
-                status=Bundle.Status.QUEUED, error=""
-            )
-            bundle.refresh_from_db()
-        return bundle, False
+        return archive_store.store(data, name=name, kind=source, user=user, overrides=overrides)
+    except (archive_store.TooLarge, archive_store.ChangedWhileRead) as exc:
+        raise ImportFailed(str(exc)) from exc
 
 
 # What a bundle that cannot be imported raises: recorded on the bundle as its error, never retried.
-BAD_INPUT = (BundleError, ManifestError, sysbench.ParseError, dbbench.ParseError, ibench.ParseError, ImportFailed)
+def bad_input() -> tuple[type[Exception], ...]:
+    """The exceptions that mean a bad bundle: the archive's, the manifest's, and every registered suite's."""
+    return (BundleError, ManifestError, ImportFailed, *suites.parse_errors())
 
 
 @dataclass(frozen=True)
@@ -749,13 +730,13 @@ class PreParsed:
     error: str = ""
 
 
-def pre_parse(data: bytes, *, name: str, overrides: Mapping[str, Any] | None = None) -> PreParsed:
+def pre_parse(data: bytes | IO[bytes], *, name: str, overrides: Mapping[str, Any] | None = None) -> PreParsed:
     """Parse a bundle without the database (safe in a worker process); a bad bundle's reason is kept."""
     kept = {k: v for k, v in (overrides or {}).items() if v}
-    digest = hashlib.sha256(data).hexdigest()
+    digest = archive_store.sha256_of(data)[0]
     try:
         parsed = parse_bundle(data, name=name[:255], overrides=kept)
-    except BAD_INPUT as exc:
+    except bad_input() as exc:
         return PreParsed(digest, name[:255], kept, None, str(exc))
     return PreParsed(digest, name[:255], kept, parsed)
 
@@ -913,6 +894,11 @@ def import_bundle(bundle_id: int, *, pre_parsed: PreParsed | None = None) -> Imp
                             "id": (r.existing or {}).get("id"),
                             "name": r.name,
                             "bundle_id": (r.existing or {}).get("bundle_id", bundle_id),
+                            **(
+                                {"attach_to": r.existing["attach_to"]}
+                                if r.existing and "attach_to" in r.existing
+                                else {}
+                            ),
                         }
                         for r in report.runs
                         if r.skipped
@@ -923,7 +909,7 @@ def import_bundle(bundle_id: int, *, pre_parsed: PreParsed | None = None) -> Imp
                 raise ClaimLost(f"bundle {bundle_id}: another worker took over this import")
         report.imported_at = timezone.now()
         return report
-    except BAD_INPUT as exc:
+    except bad_input() as exc:
         _mark_failed(bundle_id, str(exc))
         raise ImportFailed(str(exc)) from exc
     except BaseException:
@@ -946,21 +932,9 @@ def _release(bundle_id: int, token: str) -> None:
         log.warning("could not release the claim of bundle %s", bundle_id, exc_info=True)
 
 
-ARCHIVE_READ_CHUNK = 8 * 1024 * 1024
-
-
-@contextlib.contextmanager
-def _archive_file(bundle: Bundle) -> Iterator[IO[bytes]]:
-    """The stored archive copied to a temporary file a slice at a time, so it is never whole in memory."""
-    stored = BundleData.objects.filter(bundle=bundle)
-    size = stored.annotate(n=Length("content")).values_list("n", flat=True).get()
-    with tempfile.TemporaryFile(prefix="benchdash-bundle-") as out:
-        for start in range(0, size, ARCHIVE_READ_CHUNK):
-            # SQL counts from 1; SUBSTRING of a bytea / blob is bytes, not text.
-            part = Substr("content", start + 1, ARCHIVE_READ_CHUNK, output_field=BinaryField())
-            out.write(bytes(stored.annotate(part=part).values_list("part", flat=True).get()))
-        out.seek(0)
-        yield out
+def _archive_file(bundle: Bundle) -> contextlib.AbstractContextManager[IO[bytes]]:
+    """The stored archive in a temporary file, copied out of the database a chunk at a time."""
+    return archive_store.archive_file(bundle)
 
 
 def _mark_failed(bundle_id: int, error: str) -> None:
@@ -1082,7 +1056,7 @@ def _store(
 def _attached_sha256(run: ParsedRun) -> str:
     """The identity of results attached to one more series: the content's hash bound to that series, so the
     same attachment twice is one run, like any re-import."""
-    return hashlib.sha256(f"{run.content_sha256}\0{run.server}\0{run.workload}".encode()).hexdigest()
+    return attach.attached_identity(run.content_sha256, run.server, run.workload)
 
 
 def _new_runs(parsed: Sequence[ParsedRun], report: ImportReport) -> list[ParsedRun]:
@@ -1122,6 +1096,13 @@ def _new_runs(parsed: Sequence[ParsedRun], report: ImportReport) -> list[ParsedR
                 "workload": holder.workload.name,
                 "bundle_id": holder.bundle_id,
             }
+            if elsewhere:
+                # What the bundle page's "attach it to this series" needs (runs.attach).
+                existing["attach_to"] = {
+                    "server": parsed_run.server,
+                    "workload": parsed_run.workload,
+                    "content_sha256": parsed_run.content_sha256,
+                }
         skipped = ImportedRun(
             None, parsed_run.name, parsed_run.dbms, parsed_run.version, parsed_run.server, 0, 0, True, existing
         )
@@ -1130,7 +1111,8 @@ def _new_runs(parsed: Sequence[ParsedRun], report: ImportReport) -> list[ParsedR
             report.warnings.append(
                 f"{parsed_run.name}: its results are already imported as run {holder.pk} ({holder.name}) on server "
                 f"{holder.server.name!r}, workload {holder.workload.name!r}, so server {parsed_run.server!r} does "
-                "not get it; set attach_existing = true in benchdash.toml to add it to this series too"
+                "not get it; set attach_existing = true in benchdash.toml to add it to this series too, or attach it "
+                "with the button on the bundle's page"
             )
     return new
 
@@ -1303,7 +1285,7 @@ def _batches(keys: list[Any], size: Callable[[Any], int], budget: int) -> Iterat
 
 
 def submit_and_import(
-    data: bytes,
+    data: bytes | IO[bytes],
     *,
     name: str,
     source: str,
@@ -1331,7 +1313,7 @@ class _LooksLikeABundle(Exception):
     """Raised by the quick check at the first result file: enough is known, the import reads the rest."""
 
 
-def check_bundle(data: bytes, *, name: str) -> None:
+def check_bundle(data: bytes | IO[bytes], *, name: str) -> None:
     """A quick structural look at an upload before it is queued, so a bad one is refused at once.
 
     The archive reader's own checks (format, limits, names, member types) run
@@ -1376,7 +1358,7 @@ class Submission:
 
 
 def submit_bundle(
-    data: bytes,
+    data: bytes | IO[bytes],
     *,
     name: str,
     source: str,
@@ -1393,11 +1375,11 @@ def submit_bundle(
     """
     from runs.tasks import import_bundle_task
 
-    earlier = Bundle.objects.filter(sha256=hashlib.sha256(data).hexdigest()).only("status").first()
+    earlier = Bundle.objects.filter(sha256=archive_store.sha256_of(data)[0]).only("status").first()
     if earlier is None or earlier.status == Bundle.Status.FAILED:
         try:
             check_bundle(data, name=name)
-        except BAD_INPUT as exc:
+        except bad_input() as exc:
             with transaction.atomic():
                 bundle, _created = store_bundle(data, name=name, source=source, user=user, overrides=overrides)
                 _mark_failed(bundle.pk, str(exc))

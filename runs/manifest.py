@@ -20,14 +20,26 @@ It may sit at the bundle's root (applies to every run) or inside a run directory
     notes = "built with -O2 -fno-omit-frame-pointer"
 
 Keys of a run table: dbms, version, build, flavour, config, server, workload, notes, attach_existing.
+
+Run directories published under plain folder names (``fbmy56/``) are named in a ``[run_dirs]`` table:
+folder name → the run directory name it stands for, which then says DBMS, version, build and config::
+
+    [run_dirs]
+    fbmy56 = "x.fbmy5635_rel.c8r32.pk1"
+
 Unknown keys are an error, so a typo is never ignored silently.
 """
 
 from __future__ import annotations
 
+import re
 import tomllib
+from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+if TYPE_CHECKING:
+    from runs.bundle import KeptFile
 
 MANIFEST_NAME = "benchdash.toml"
 
@@ -66,9 +78,26 @@ class ServerInfo(BaseModel):
     governor: str | None = Field(default=None, max_length=64)
 
 
+RUN_DIR_NAME_RE = re.compile(r"x\.[^./]+\.[^/]+\.pk[01]")
+
+
 class Manifest(RunMeta):
     server_info: ServerInfo | None = None
     runs: dict[str, RunMeta] = Field(default_factory=dict)
+    run_dirs: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("run_dirs")
+    @classmethod
+    def _run_dir_names(cls, value: dict[str, str]) -> dict[str, str]:
+        for folder, name in value.items():
+            if "/" in folder or not folder:
+                raise ValueError(f"{folder!r}: give the folder's own name, not a path")
+            if RUN_DIR_NAME_RE.fullmatch(name) is None or len(name) > 255:
+                raise ValueError(
+                    f"{folder!r} = {name!r}: a run directory name is x.<build>.<config>.pk<0|1> "
+                    "(e.g. x.fbmy5635_rel.c8r32.pk1)"
+                )
+        return value
 
     def for_run(self, name: str) -> RunMeta:
         """This manifest's defaults overlaid with what it says of run ``name``."""
@@ -99,7 +128,7 @@ def _nul_in(value: object, path: str) -> str | None:
     return None
 
 
-def parse_manifest(content: bytes, *, where: str = MANIFEST_NAME) -> Manifest:
+def parse_manifest(content: bytes | KeptFile, *, where: str = MANIFEST_NAME) -> Manifest:
     try:
         data = tomllib.loads(content.decode("utf-8"))
         nul = _nul_in(data, "")

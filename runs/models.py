@@ -1,4 +1,4 @@
-"""Runs and their results: the vocabulary of SPEC §1 as tables.
+"""Runs and their results: the benchmark vocabulary as tables.
 
 Uniqueness lives in the database. A bundle is its content hash, a run the hash
 of its result files, a result (run, microbenchmark, concurrency): a retried or
@@ -170,6 +170,26 @@ class BundleData(models.Model):
         return f"data of {self.bundle_id}"
 
 
+class BundleChunk(models.Model):
+    """One slice of an uploaded archive, in order (``seq`` from 0); a bundle's chunks put together are its bytes.
+
+    Stored a slice at a time so neither the web process that receives an upload nor
+    the worker that imports it ever holds the whole archive (runs.archive_store).
+    Bundles stored before chunks existed keep their bytes in BundleData.
+    """
+
+    bundle = models.ForeignKey(Bundle, on_delete=models.CASCADE, related_name="chunks")
+    seq = models.PositiveIntegerField()
+    data = models.BinaryField()
+
+    class Meta:
+        ordering = ["bundle", "seq"]
+        constraints = [models.UniqueConstraint(fields=["bundle", "seq"], name="bundlechunk_unique_seq")]
+
+    def __str__(self) -> str:
+        return f"chunk {self.seq} of {self.bundle_id}"
+
+
 class Run(models.Model):
     class Status(models.TextChoices):
         COMPLETE = "complete"
@@ -204,21 +224,6 @@ class Run(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("runs:run", args=[self.pk])
-
-
-RUNS_DELETED = "runs-deleted"
-
-
-def runs_stamp() -> str:
-    """Changes whenever a run is added or deleted anywhere: part of the cache key of pages listing runs.
-
-    The newest id (the primary key index's last entry, whatever the archive's size) and a counter of
-    deletions (``runs.signals``), rather than a count, which reads the whole table.
-    """
-    from benchdash import pagecache
-
-    last = Run.objects.aggregate(last=models.Max("id"))["last"]
-    return f"{last}:{pagecache.counter(RUNS_DELETED)}"
 
 
 class Microbenchmark(models.Model):
@@ -318,30 +323,3 @@ class RunFile(models.Model):
 
     def __str__(self) -> str:
         return f"{self.run} {self.name}"
-
-
-class ApiToken(models.Model):
-    """A user's key for the HTTP API (``Authorization: Bearer <token>``); it acts with that user's roles.
-
-    Only a SHA-256 digest of the token is stored and the token is shown once, when
-    it is created. The token is 256 random bits, so a fast hash is as safe as a slow
-    one here and keeps every API call cheap (see runs.permissions).
-    """
-
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
-    name = models.CharField(max_length=100, help_text="What the token is for: a CI job, a laptop, …")
-    prefix = models.CharField(max_length=16, help_text="The token's first characters, to recognise it")
-    digest = models.CharField(max_length=64, unique=True, editable=False)
-    created_at = models.DateTimeField(auto_now_add=True)
-    last_used_at = models.DateTimeField(null=True, blank=True)
-    revoked_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created_at", "-pk"]
-
-    def __str__(self) -> str:
-        return f"{self.name} ({self.prefix}…)"
-
-    @property
-    def active(self) -> bool:
-        return self.revoked_at is None

@@ -7,12 +7,13 @@ from datetime import timedelta
 
 from celery import Task, shared_task
 from celery.exceptions import MaxRetriesExceededError
-from django.db import InterfaceError, OperationalError, transaction
-from django.db.models import Max, Min, Q
+from django.db import InterfaceError, OperationalError
+from django.db.models import Q
 from django.utils import timezone
 
 from runs.importer import BundleBusy, ClaimLost, ImportFailed, claim_stale_after, import_bundle
-from runs.models import Bundle, Run
+from runs.models import Bundle
+from runs.signals import announce_import
 
 log = logging.getLogger(__name__)
 
@@ -22,7 +23,9 @@ REQUEUE_AFTER = timedelta(minutes=2)
 
 @shared_task(
     bind=True,
-    autoretry_for=(OperationalError,),  # the database restarting is transient: back off and retry
+    # The database restarting or a connection cut is transient: back off and retry. InterfaceError is a
+    # connection found already closed by an earlier cut.
+    autoretry_for=(OperationalError, InterfaceError),
     retry_backoff=True,
     retry_backoff_max=300,
     max_retries=8,
@@ -56,7 +59,7 @@ def import_bundle_task(self: Task, bundle_id: int) -> None:
         mark_crashed(bundle_id, exc)
         raise
     if not report.already_imported:
-        refresh_after_import(bundle_id)
+        announce_import(bundle_id)
 
 
 def mark_crashed(bundle_id: int, exc: BaseException) -> None:
@@ -68,26 +71,6 @@ def mark_crashed(bundle_id: int, exc: BaseException) -> None:
         error=f"the import stopped on an unexpected error and stored nothing ({type(exc).__name__}: {detail}); "
         "the details are in the server's log",
     )
-
-
-@shared_task
-def refresh_series_task(server_id: int, workload_id: int) -> None:
-    """New runs arrived: recompute the series' comparisons (so pages hit the cache), its home-page summary,
-    and its regressions."""
-    from reports.compare import ComparisonError
-    from reports.series import refresh_series
-
-    try:
-        refresh_series(server_id, workload_id)
-    except ComparisonError as exc:
-        log.info("series %s/%s not refreshed: %s", server_id, workload_id, exc)
-
-
-def refresh_after_import(bundle_id: int) -> None:
-    """Queue the refresh of every series a bundle touched (after the import's commit)."""
-    series = set(Run.objects.filter(bundle_id=bundle_id).values_list("server_id", "workload_id").distinct())
-    for server_id, workload_id in series:
-        transaction.on_commit(lambda s=server_id, w=workload_id: refresh_series_task.delay(s, w))
 
 
 @shared_task
@@ -103,47 +86,3 @@ def requeue_bundles() -> int:
     for bundle_id in ids:
         import_bundle_task.delay(bundle_id)
     return len(ids)
-
-
-# Imports older than this whose series summary is older than the import lost their refresh; newer ones may
-# still have it queued or running.
-REFRESH_GRACE = timedelta(minutes=2)
-# How far back lost refreshes are looked for: bounded, so the check reads a day's bundles, not the archive.
-REFRESH_LOOKBACK = timedelta(days=1)
-
-
-@shared_task
-def refresh_lost_series() -> int:
-    """Queue the refresh of series whose newest import is newer than their home-page summary.
-
-    The refresh is sent after an import commits; if the broker is down at that moment the message is lost
-    and the redelivered import finds nothing new to do, so nothing would ever recompute the series. Run
-    by beat every minute and by each worker when it (re)connects to the broker; a refresh is idempotent,
-    so one sent twice costs only time.
-    """
-    from reports.models import SeriesSummary
-
-    now = timezone.now()
-    recent = Bundle.objects.filter(
-        status=Bundle.Status.IMPORTED,
-        imported_at__gte=now - REFRESH_LOOKBACK,
-        imported_at__lt=now - REFRESH_GRACE,
-    )
-    imported = {
-        (row["server_id"], row["workload_id"]): row["newest"]
-        for row in Run.objects.filter(bundle__in=recent)
-        .values("server_id", "workload_id")
-        .annotate(newest=Max("bundle__imported_at"))
-    }
-    if not imported:
-        return 0
-    computed = {
-        (row["server_id"], row["workload_id"]): row["oldest"]
-        for row in SeriesSummary.objects.filter(server_id__in={server for server, _ in imported})
-        .values("server_id", "workload_id")
-        .annotate(oldest=Min("computed_at"))
-    }
-    lost = [key for key, newest in imported.items() if key not in computed or computed[key] < newest]
-    for server_id, workload_id in lost:
-        refresh_series_task.delay(server_id, workload_id)
-    return len(lost)

@@ -85,7 +85,7 @@ class UploadLimitMiddleware:
 
 def _partial_files(request: HttpRequest) -> list[Any]:
     # The parser keeps the handlers; what the storing handler had opened is on it, not yet in request.FILES.
-    return [handler.file for handler in request.upload_handlers if getattr(handler, "file", None) is not None]
+    return [getattr(handler, "file", None) for handler in request.upload_handlers if getattr(handler, "file", None)]
 
 
 def _refuse(request: HttpRequest, message: str) -> HttpResponse:

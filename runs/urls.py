@@ -12,4 +12,5 @@ urlpatterns = [
     path("upload/", views.upload, name="upload"),
     path("bundles/", views.bundle_list, name="bundle_list"),
     path("bundles/<int:pk>/", views.bundle_detail, name="bundle"),
+    path("bundles/<int:pk>/attach/", views.bundle_attach, name="bundle_attach"),
 ]

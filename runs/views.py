@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib import messages
 from django.core.paginator import Paginator
 from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
@@ -13,11 +14,14 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 from django_htmx.http import HttpResponseClientRedirect
 
+from accounts.permissions import UPLOAD, permission_required
 from benchdash import pagecache
+from benchdash.http import HtmxHttpRequest
+from runs.attach import AttachError, attach_run, attachable
 from runs.forms import RunFilterForm, UploadForm
 from runs.importer import ImportFailed, claim_stale_after, submit_bundle
-from runs.models import Bundle, Dbms, Result, Run, RunFile, Server, runs_stamp
-from runs.permissions import UPLOAD, permission_required
+from runs.models import Bundle, Dbms, Result, Run, RunFile, Server
+from runs.signals import runs_stamp
 
 
 def run_list(request: HttpRequest) -> HttpResponse:
@@ -83,7 +87,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 @permission_required(UPLOAD)
 @require_http_methods(["GET", "POST"])
-def upload(request: HttpRequest) -> HttpResponse:
+def upload(request: HtmxHttpRequest) -> HttpResponse:
     # Bound on every POST: an empty one (no file chosen) must say what is missing, not show a blank form.
     form = UploadForm(request.POST, request.FILES) if request.method == "POST" else UploadForm()
     duplicate = None
@@ -91,7 +95,7 @@ def upload(request: HttpRequest) -> HttpResponse:
         uploaded = form.cleaned_data["bundle"]
         try:
             submission = submit_bundle(
-                uploaded.read(),
+                uploaded,  # its temporary file, stored a chunk at a time: never read whole into memory
                 name=uploaded.name,
                 source=Bundle.Source.UPLOAD,
                 user=request.user,
@@ -120,7 +124,7 @@ def bundle_list(request: HttpRequest) -> HttpResponse:
     return render(request, "runs/bundle_list.html", {"page": page})
 
 
-def bundle_detail(request: HttpRequest, pk: int) -> HttpResponse:
+def bundle_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     bundle = get_object_or_404(Bundle.objects.select_related("uploaded_by"), pk=pk)
     runs = (
         Run.objects.filter(bundle=bundle)
@@ -136,8 +140,33 @@ def bundle_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "stalled": bundle.status == Bundle.Status.IMPORTING
         and bundle.heartbeat_at is not None
         and bundle.heartbeat_at < timezone.now() - claim_stale_after(),
-        "skipped": bundle.stats.get("skipped_runs", []),
+        "skipped": _skipped(bundle),
     }
     if request.htmx and request.htmx.target == "bundle-status":
         return render(request, "runs/bundle_detail.html#status", context)
     return render(request, "runs/bundle_detail.html", context)
+
+
+def _skipped(bundle: Bundle) -> list[dict[str, Any]]:
+    """The bundle's runs imported before; those held under another series carry ``attach`` (runs.attach)."""
+    entries = bundle.stats.get("skipped_runs", [])
+    held = attachable(bundle) if any("attach_to" in entry for entry in entries) else {}
+    return [{**entry, "attach": held.get(entry.get("id"))} for entry in entries]  # type: ignore[arg-type]
+
+
+@permission_required(UPLOAD)
+@require_http_methods(["POST"])
+def bundle_attach(request: HttpRequest, pk: int) -> HttpResponse:
+    """Store a run of this bundle, imported before under another series, for the series the bundle meant."""
+    bundle = get_object_or_404(Bundle, pk=pk)
+    try:
+        run, created = attach_run(bundle, int(request.POST.get("run", "")))
+    except (AttachError, ValueError):
+        messages.error(request, "That run cannot be attached from this bundle: choose one of the runs listed below.")
+    else:
+        where = f"server {run.server.name}, workload {run.workload.name}"
+        if created:
+            messages.success(request, f"{run.name} is now in the series {where} as run {run.pk}.")
+        else:
+            messages.info(request, f"{run.name} was already attached to the series {where} as run {run.pk}.")
+    return redirect(bundle)

@@ -336,6 +336,8 @@ class TcpProxy:
         self.port = int(self.listener.getsockname()[1])
         self.up = threading.Event()
         self.up.set()
+        self.flowing = threading.Event()  # cleared by hang(): connections stay open, nothing passes
+        self.flowing.set()
         self.lock = threading.Lock()
         self.open: set[socket.socket] = set()
         self.closing = False
@@ -380,6 +382,7 @@ class TcpProxy:
     def _pipe(self, src: socket.socket, dst: socket.socket) -> None:
         try:
             while chunk := src.recv(65536):
+                self.flowing.wait()
                 dst.sendall(chunk)
         except OSError:
             pass
@@ -406,12 +409,18 @@ class TcpProxy:
         for sock in socks:
             self._drop(sock)
 
+    def hang(self) -> None:
+        """A server that accepts and never answers: connections open, every byte held back."""
+        self.flowing.clear()
+
     def restore(self) -> None:
         self.up.set()
+        self.flowing.set()
 
     def close(self) -> None:
         self.closing = True
         self.cut()
+        self.flowing.set()  # pipes held by hang() see their dropped sockets and end
         with contextlib.suppress(OSError):
             self.listener.close()
         self.thread.join(timeout=5)

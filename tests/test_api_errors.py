@@ -23,11 +23,11 @@ import pytest
 from django.conf import settings
 from django.test import Client
 
-from reports.models import Bug, Regression
-from reports.regressions import detect_regressions
-from reports.regressions_api import KindName, StateFilter, StateName
+from accounts.permissions import create_token
+from regressions.api import KindName, StateFilter, StateName
+from regressions.detection import detect_regressions
+from regressions.models import Bug, Regression
 from runs.models import Run
-from runs.permissions import create_token
 from tests import live
 
 

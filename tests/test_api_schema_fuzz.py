@@ -51,7 +51,7 @@ expected-statuses = ["2xx", "400", "401", "403", "404", "409"]
 @pytest.fixture
 def api_schema(small_base: Any, settings: Any) -> Iterator[Any]:
     from benchdash.wsgi import application
-    from reports.regressions import detect_regressions
+    from regressions.detection import detect_regressions
 
     detect_regressions(small_base.server_id, small_base.workload_id)
     # As Django's test client does: a request's end must not close the connection that holds the test's
@@ -74,7 +74,7 @@ def api_schema(small_base: Any, settings: Any) -> Iterator[Any]:
 
 @pytest.fixture
 def admin_token(user_with_role: Callable[..., Any]) -> str:
-    from runs.permissions import create_token
+    from accounts.permissions import create_token
 
     return create_token(user_with_role("admin", username="fuzzer"), "schemathesis")[1]
 
@@ -164,7 +164,7 @@ def _refused_unless_read(case: Any, response: Any) -> None:
     # Browsing is private here, so reads are refused too: 401 without credentials; 403 when the generated
     # request carries a session cookie (documented as a way in) but no CSRF token; 404 when a generated id is
     # no URL at all (a negative one); 405 for schemathesis' wrong-method probes; 400 when the request holds a
-    # NUL character (refused before anything else, runs.middleware); 422 when it does not fit the schema
+    # NUL character (refused before anything else, benchdash.middleware); 422 when it does not fit the schema
     # (checked before credentials). Nothing read, nothing changed.
     assert response.status_code in (400, 401, 403, 404, 405, 422), (case.method, case.path, response.status_code)
 

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
+from accounts.permissions import UPLOADER, create_token
 from runs.models import Bundle, Result, Run
-from runs.permissions import UPLOADER, create_token
 from tests import live
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]

@@ -3,7 +3,7 @@
 The URLs are enumerated from the resolver (API operations from the django-ninja path each URL serves),
 so a new URL fails ``test_every_url_is_classified`` until it is written into ``RULES`` below with the rule
 it follows. Path ids are filled from real rows made by the fixture. Who may do what is written out here
-from the README, not imported from runs.permissions, so the test checks the code against the promise.
+from the README, not imported from accounts.permissions, so the test checks the code against the promise.
 """
 
 from __future__ import annotations
@@ -44,13 +44,17 @@ RULES: dict[str, dict[str, str]] = {
     "reports:compare": {"GET": READ},
     "reports:compare_export": {"GET": READ},
     "reports:heatmap": {"GET": READ},
+    "reports:hw": {"GET": READ},
+    "reports:group_timeline": {"GET": READ},
     "reports:drilldown": {"GET": READ},
+    "reports:scaleup": {"GET": READ},
+    "reports:timeline": {"GET": READ},
     "reports:report_list": {"GET": READ},
     "reports:report": {"GET": READ},
     "reports:save_report": {"POST": "save_report"},
-    "reports:regression_list": {"GET": READ},
-    "reports:regression": {"GET": READ},
-    "reports:regression_bulk": {"POST": "triage"},
+    "regressions:regression_list": {"GET": READ},
+    "regressions:regression": {"GET": READ},
+    "regressions:regression_bulk": {"POST": "triage"},
     "reports:run_diff": {"GET": READ},
     "reports:server": {"GET": READ, "POST": "edit_server"},
     "reports:ibench": {"GET": READ},
@@ -58,6 +62,7 @@ RULES: dict[str, dict[str, str]] = {
     "runs:run": {"GET": READ},
     "runs:bundle_list": {"GET": READ},
     "runs:bundle": {"GET": READ},
+    "runs:bundle_attach": {"POST": "upload"},
     "runs:upload": {"GET": "upload", "POST": "upload"},
     "runner:target_list": {"GET": READ},
     "runner:target_create": {"GET": "manage_targets", "POST": "manage_targets"},
@@ -141,13 +146,15 @@ def admin_urls() -> list[Url]:
 
 @pytest.fixture
 def rows(user_with_role: Callable[..., Any], corpus: Path) -> dict[str, Any]:
-    from reports.models import Regression, Report
-    from reports.regressions import detect_regressions, link_bug
+    from accounts.models import ApiToken
+    from accounts.permissions import create_token
+    from regressions.detection import detect_regressions, link_bug
+    from regressions.models import Regression
+    from reports.models import Report
     from runner.models import BenchmarkOutput, BenchmarkRun, Schedule, Target
     from runs import synthetic
     from runs.importer import archive_directory, submit_and_import
-    from runs.models import ApiToken, Bundle, Result, Run, Suite
-    from runs.permissions import create_token
+    from runs.models import Bundle, Result, Run, Suite
 
     spec = synthetic.SeriesSpec(versions=("5.6.51", "5.7.44", "8.0.28", "8.0.30", "8.0.36"), seed=3)
     submit_and_import(synthetic.bundle_bytes(spec), name="series.tar.gz", source=Bundle.Source.COMMAND)
@@ -183,10 +190,12 @@ def rows(user_with_role: Callable[..., Any], corpus: Path) -> dict[str, Any]:
     ids = {
         "runs:run": base.pk,
         "runs:bundle": base.bundle_id,
-        "reports:regression": regression.pk,
+        "runs:bundle_attach": base.bundle_id,
+        "regressions:regression": regression.pk,
         "reports:server": base.server_id,
         "reports:report": report.slug,
         "reports:drilldown": Result.objects.filter(run=base).values_list("microbenchmark_id", flat=True).first(),
+        "reports:timeline": Result.objects.filter(run=base).values_list("microbenchmark_id", flat=True).first(),
         "runner:target_edit": target.pk,
         "runner:benchmark_start": target.pk,
         "runner:benchmark": run.pk,
@@ -202,7 +211,11 @@ def rows(user_with_role: Callable[..., Any], corpus: Path) -> dict[str, Any]:
         "reports:compare": f"?base={base.pk}",
         "reports:compare_export": f"?base={base.pk}&format=csv",
         "reports:heatmap": f"?base={base.pk}",
+        "reports:hw": f"?base={base.pk}",
+        "reports:group_timeline": f"?base={base.pk}",
         "reports:drilldown": f"?base={base.pk}",
+        "reports:scaleup": f"?base={base.pk}",
+        "reports:timeline": f"?base={base.pk}",
         "reports:ibench": f"?base={ibench.pk}",
         "reports:run_diff": f"?a={base.pk}&b={runs[1].pk}",
         "reports:search": "?q=8.0",
@@ -301,7 +314,8 @@ def test_every_url_answers_each_role_as_the_rule_says(
 
 
 LOGIN_PAGES = ("/admin/login/", "/account/login/")
-MANAGED_IN_ADMIN = ("admin:index", "admin:app_list", "admin:runs_", "admin:reports_", "admin:runner_", "admin:auth_")
+MANAGED_IN_ADMIN = ("admin:index", "admin:app_list", "admin:auth_")
+MANAGED_IN_ADMIN += ("admin:accounts_", "admin:runs_", "admin:reports_", "admin:runner_")
 MANAGED_IN_ADMIN += ("admin:axes_accessattempt_changelist", "admin:axes_accesslog_changelist")  # axes adds none
 
 
@@ -324,7 +338,7 @@ def test_the_django_admin_is_for_the_admin_role_with_staff_status(
         if "<" in url.route or url.name in ("admin:logout", "admin:login", "admin:jsi18n", "admin:autocomplete"):
             continue  # object pages need an id; login, logout, the i18n script and autocomplete are no pages
         response = client.get("/" + url.route)
-        if allowed and url.name == "admin:runs_apitoken_add":
+        if allowed and url.name == "admin:accounts_apitoken_add":
             assert response.status_code == 403  # a token is made by its owner only, on the tokens page
         elif allowed and url.name.startswith(MANAGED_IN_ADMIN):
             assert response.status_code in (200, 302), url  # 302: an app index the admin redirects

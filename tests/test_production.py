@@ -28,12 +28,13 @@ from django.contrib.auth import get_user_model
 from django.test import RequestFactory
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from reports.models import Regression, Report
-from reports.regressions import detect_regressions
+from accounts.permissions import create_token
+from regressions.detection import detect_regressions
+from regressions.models import Regression
+from reports.models import Report
 from runner.models import BenchmarkRun, Schedule, Target
 from runs.importer import archive_directory, submit_and_import
 from runs.models import Bundle, Result, Run
-from runs.permissions import create_token
 from tests import live
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
@@ -52,8 +53,9 @@ ADMIN_PASSWORD = "a-long-production-test-password-42"
 POST_ONLY = {
     "account:logout",
     "account:token_revoke",
+    "runs:bundle_attach",
     "reports:save_report",
-    "reports:regression_bulk",
+    "regressions:regression_bulk",
     "runner:benchmark_cancel",
     "runner:schedule_toggle",
     "runner:target_propose_build",
@@ -190,19 +192,24 @@ def site(small_base: Run, corpus: Path, django_user_model: Any) -> dict[str, Any
         "runs:upload": "/upload/",
         "runs:bundle_list": "/bundles/",
         "runs:bundle": f"/bundles/{small_base.bundle_id}/",
+        "runs:bundle_attach": f"/bundles/{small_base.bundle_id}/attach/",
         "reports:home": "/",
         "reports:healthz": "/healthz",
         "reports:search": "/search/?q=point-query",
         "reports:compare": f"/compare/?base={base}",
         "reports:compare_export": f"/compare/export?base={base}&format=csv",
         "reports:heatmap": f"/compare/heatmap?base={base}",
+        "reports:hw": f"/compare/hw?base={base}",
+        "reports:group_timeline": f"/compare/timeline?base={base}",
         "reports:drilldown": f"/microbenchmarks/{microbenchmark}/?base={base}",
+        "reports:scaleup": f"/compare/scaleup?base={base}",
+        "reports:timeline": f"/microbenchmarks/{microbenchmark}/timeline?base={base}",
         "reports:report_list": "/reports/",
         "reports:save_report": "/reports/save",
         "reports:report": f"/reports/{report.slug}/",
-        "reports:regression_list": "/regressions/",
-        "reports:regression_bulk": "/regressions/bulk",
-        "reports:regression": f"/regressions/{regression.pk}/",
+        "regressions:regression_list": "/regressions/",
+        "regressions:regression_bulk": "/regressions/bulk",
+        "regressions:regression": f"/regressions/{regression.pk}/",
         "reports:run_diff": f"/diff/?a={base}&b={other.pk}",
         "reports:server": f"/servers/{small_base.server_id}/",
         "reports:ibench": f"/ibench/?base={ibench.pk}",

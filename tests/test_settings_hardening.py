@@ -192,7 +192,7 @@ def test_a_nul_character_in_a_request_is_a_400_never_a_database_error(
     method: str, path: str, body: str | None, content_type: str | None, user_with_role: Callable[..., Any]
 ) -> None:
     """PostgreSQL refuses NUL in text: a NUL reaching a query would be a 500 (schemathesis found one)."""
-    from runs.permissions import create_token
+    from accounts.permissions import create_token
 
     token = create_token(user_with_role("triager"), "nul")[1]
     client = Client(headers={"Authorization": f"Bearer {token}"})
@@ -205,8 +205,8 @@ def test_a_nul_character_in_a_request_is_a_400_never_a_database_error(
 def test_a_nul_in_the_upload_apis_text_fields_is_refused(user_with_role: Callable[..., Any]) -> None:
     from django.core.files.uploadedfile import SimpleUploadedFile
 
+    from accounts.permissions import create_token
     from runs.models import Bundle
-    from runs.permissions import create_token
 
     token = create_token(user_with_role("uploader"), "nul")[1]
     response = Client().post(

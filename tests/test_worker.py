@@ -38,7 +38,7 @@ def worker_queue() -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
 @pytest.fixture
 def uploader(user_with_role: Callable[..., Any]) -> Client:
     """Uploads need the uploader role: a client sending such a user's API token."""
-    from runs.permissions import create_token
+    from accounts.permissions import create_token
 
     token = create_token(user_with_role("uploader"), "worker tests")[1]
     return Client(headers={"Authorization": f"Bearer {token}"})
@@ -154,7 +154,7 @@ def test_the_worker_waits_out_broker_outages_finishes_its_import_and_resumes_bun
     from django.conf import settings
     from django.contrib.auth import get_user_model
 
-    from runs.permissions import create_token
+    from accounts.permissions import create_token
     from runs.tasks import REQUEUE_AFTER
 
     spec = synthetic.SeriesSpec(versions=tuple(f"8.0.{n}" for n in range(10, 25)), dops=(1, 8), seed=17)

@@ -15,7 +15,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from reports.compare import ComparisonError, ComparisonSpec, build_comparison, get_comparison, resolve_run
+from reports.compare import ComparisonError, ComparisonSpec, compute_comparison, get_comparison, resolve_run
 from reports.models import GroupSetDefinition, Report
 from runs import synthetic
 from runs.importer import archive_directory, submit_and_import
@@ -97,7 +97,7 @@ def test_metrics_reproduce_every_block_of_o_met_all_that_has_files(small: Path) 
 
 def test_group_summaries_equal_an_independent_computation(small: Path) -> None:
     base = Run.objects.get(name=BASE)
-    comparison = build_comparison(ComparisonSpec(base_run_id=base.pk))
+    comparison = compute_comparison(ComparisonSpec(base_run_id=base.pk))
     assert comparison.group_set == "current-32"
     reference = _cells((small / "qps.abs.all.tsv").read_text())
     for group in comparison.groups:
@@ -120,16 +120,16 @@ def test_group_summaries_equal_an_independent_computation(small: Path) -> None:
 
 
 def test_warmups_are_excluded_by_default_and_pre_tests_are_listed_ungrouped(small: Path) -> None:
-    comparison = build_comparison(ComparisonSpec(base_run_id=Run.objects.get(name=BASE).pk))
+    comparison = compute_comparison(ComparisonSpec(base_run_id=Run.objects.get(name=BASE).pk))
     assert not any(".warm" in label for label in comparison.labels)
     assert set(comparison.ungrouped) == {"point-query.pre_range=100", "range-notcovered-si.pre_range=100"}
-    with_warm = build_comparison(ComparisonSpec(base_run_id=Run.objects.get(name=BASE).pk, include_warmups=True))
+    with_warm = compute_comparison(ComparisonSpec(base_run_id=Run.objects.get(name=BASE).pk, include_warmups=True))
     assert "scan.warm_range=100" in with_warm.labels
 
 
 def test_flags_follow_the_thresholds(small: Path) -> None:
     base = Run.objects.get(name=BASE)
-    comparison = build_comparison(ComparisonSpec(base_run_id=base.pk, red=0.5, green=1.3))
+    comparison = compute_comparison(ComparisonSpec(base_run_id=base.pk, red=0.5, green=1.3))
     for column in comparison.others:
         for label in comparison.labels:
             rel = comparison.relative[column.key][label]
@@ -143,7 +143,7 @@ def test_a_missing_test_is_missing_and_counted_n_of_n(corpus: Path) -> None:
         data = (corpus / "sysbench-pg-tarballs" / name).read_bytes()
         submit_and_import(data, name=name, source=Bundle.Source.COMMAND, overrides={"server": "pg"})
     base = Run.objects.get(name__startswith="x.pg1023")
-    comparison = build_comparison(ComparisonSpec(base_run_id=base.pk))
+    comparison = compute_comparison(ComparisonSpec(base_run_id=base.pk))
     assert comparison.dop == 40
     other = comparison.others[0].key
     missing = [label for label in comparison.labels if comparison.relative[other][label] is None]
@@ -160,7 +160,7 @@ def test_repeated_runs_are_averaged_and_changes_inside_their_noise_are_not_flagg
     assert Run.objects.count() == 6
     base = Run.objects.filter(build__version__text="8.0.28").first()
     assert base is not None
-    comparison = build_comparison(ComparisonSpec(base_run_id=base.pk, red=0.99, green=1.01))
+    comparison = compute_comparison(ComparisonSpec(base_run_id=base.pk, red=0.99, green=1.01))
     assert [c.repeats for c in comparison.columns] == [3, 3]
     other = comparison.others[0].key
     assert any(comparison.noisy[other].values())
@@ -176,7 +176,7 @@ def test_a_planted_regression_outside_the_noise_is_flagged_red() -> None:
     submit_and_import(synthetic.bundle_bytes(spec), name="reg.tgz", source=Bundle.Source.COMMAND)
     base = Run.objects.filter(build__version__text="8.0.28").first()
     assert base is not None
-    comparison = build_comparison(ComparisonSpec(base_run_id=base.pk))
+    comparison = compute_comparison(ComparisonSpec(base_run_id=base.pk))
     other = comparison.others[0].key
     assert comparison.flags[other]["update-index_range=100"] == "red"
     assert comparison.relative[other]["update-index_range=100"] == pytest.approx(0.7, abs=0.05)
@@ -263,9 +263,9 @@ def test_query_count_does_not_grow_with_runs(small: Path) -> None:
     base = Run.objects.get(name=BASE)
     other = Run.objects.get(name=REFERENCE_RUNS[0])
     with CaptureQueriesContext(connection) as two:
-        build_comparison(ComparisonSpec(base_run_id=base.pk, run_ids=(other.pk,)))
+        compute_comparison(ComparisonSpec(base_run_id=base.pk, run_ids=(other.pk,)))
     with CaptureQueriesContext(connection) as all_runs:
-        build_comparison(ComparisonSpec(base_run_id=base.pk))
+        compute_comparison(ComparisonSpec(base_run_id=base.pk))
     assert len(two) == len(all_runs)
 
 

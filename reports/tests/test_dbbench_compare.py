@@ -15,9 +15,9 @@ from django.core.management.base import CommandError
 from reports import reference
 from reports.compare import ComparisonSpec, get_comparison
 from reports.exports import dbbench_table
-from reports.groups import DBBENCH, LOAD, READ_ONLY, READ_WHILE_WRITING, WRITE
 from runs.importer import archive_directory, submit_and_import
 from runs.models import Bundle, Run
+from suites.groups import DBBENCH, LOAD, READ_ONLY, READ_WHILE_WRITING, WRITE
 
 pytestmark = pytest.mark.django_db
 

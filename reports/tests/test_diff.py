@@ -18,7 +18,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from reports.compare import ComparisonSpec, build_comparison
+from reports.compare import ComparisonSpec, compute_comparison
 from reports.diff import RunDiff, RunSettings, SourceDiff, diff_runs, run_settings, workload_mismatch
 from reports.diff_views import load_run_settings
 from reports.explain import explain, run_diff_for_column
@@ -272,7 +272,7 @@ def test_two_imported_runs_that_differ_in_table_size_get_a_loud_warning(corpus: 
     submit_and_import(data, name="big.tar.gz", source=Bundle.Source.COMMAND, overrides={"workload": base.workload.name})
     big = Run.objects.get(name="x.pg1023_big.x10a_wm1_c32r128.pk1")
     assert big.workload_id == base.workload_id
-    comparison = build_comparison(ComparisonSpec(base_run_id=base.pk))
+    comparison = compute_comparison(ComparisonSpec(base_run_id=base.pk))
     runs_of_comparison = list(Run.objects.filter(pk__in=[i for c in comparison.columns for i in c.run_ids]))
     warnings = workload_mismatch(runs_of_comparison)
     assert len(warnings) == 1
@@ -409,7 +409,7 @@ def test_server_page_queries_do_not_grow_with_the_number_of_runs(corpus: Path, c
 
 
 def test_explain_ranks_the_hw_ratios_by_distance_from_1_and_lists_the_config_differences(pg: dict[str, Run]) -> None:
-    comparison = build_comparison(ComparisonSpec(base_run_id=pg[PG10].pk))
+    comparison = compute_comparison(ComparisonSpec(base_run_id=pg[PG10].pk))
     key = next(c.key for c in comparison.columns if c.run_ids == [pg[PG17].pk])
     # The microbenchmark that moved most, so there is something to explain.
     relative = {lbl: rel for lbl, rel in comparison.relative[key].items() if rel is not None}
@@ -440,7 +440,7 @@ def test_explain_ranks_the_hw_ratios_by_distance_from_1_and_lists_the_config_dif
 
 
 def test_the_explain_partial_prints_the_explanation(pg: dict[str, Run]) -> None:
-    comparison = build_comparison(ComparisonSpec(base_run_id=pg[PG10].pk))
+    comparison = compute_comparison(ComparisonSpec(base_run_id=pg[PG10].pk))
     key = next(c.key for c in comparison.columns if c.run_ids == [pg[PG17].pk])
     diff = run_diff_for_column(comparison, key)
     label = "point-query_range=100"
@@ -456,7 +456,7 @@ def test_the_explain_partial_prints_the_explanation(pg: dict[str, Run]) -> None:
 
 
 def test_explain_refuses_the_base_and_unknown_columns_or_microbenchmarks(pg: dict[str, Run]) -> None:
-    comparison = build_comparison(ComparisonSpec(base_run_id=pg[PG10].pk))
+    comparison = compute_comparison(ComparisonSpec(base_run_id=pg[PG10].pk))
     key = next(c.key for c in comparison.columns if c.run_ids == [pg[PG17].pk])
     with pytest.raises(ValueError, match="is the base"):
         explain(comparison, comparison.base, comparison.labels[0])

@@ -7,16 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from reports.groups import (
+from suites.groups import (
     CLASSIC_42,
     CURRENT_32,
     bare_test,
-    choose_group_set,
     classic_42,
     current_32,
     user_group_set,
 )
-from runs import sysbench
+from suites.sysbench import parse as sysbench
 
 _POINT_TESTS = [
     "point-query",
@@ -173,16 +172,6 @@ def test_current_32_sends_warm_ups_pre_tests_and_ad_hoc_tests_to_ungrouped(corpu
 )
 def test_current_32_classifies_the_known_tests(name, group):
     assert current_32(name) == group
-
-
-def test_choose_group_set_picks_classic_42_when_any_test_is_pre():
-    assert choose_group_set(["point-query", "point-query.pre_range=100"]) is CLASSIC_42
-    assert choose_group_set(_classic_list()) is CLASSIC_42
-
-
-def test_choose_group_set_picks_current_32_without_pre_tests():
-    assert choose_group_set(["point-query_range=100", "scan.warmpre_range=100", "read-only"]) is CURRENT_32
-    assert choose_group_set([]) is CURRENT_32
 
 
 def test_a_user_group_set_matches_regexes_and_lists_in_rule_order():

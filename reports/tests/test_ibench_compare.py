@@ -20,11 +20,11 @@ from django.urls import reverse
 
 from reports import ibench as ibench_reports
 from reports.compare import ComparisonSpec, get_comparison
-from reports.groups import IBENCH, IBENCH_LOAD, IBENCH_QUERIES, IBENCH_WRITES
 from reports.stats import metric_ratio
 from runs.importer import archive_directory, submit_and_import
 from runs.models import Bundle, Run
 from runs.tests.hostile import tgz_of_files
+from suites.groups import IBENCH, IBENCH_LOAD, IBENCH_QUERIES, IBENCH_WRITES
 
 pytestmark = pytest.mark.django_db
 

@@ -12,8 +12,9 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from reports.models import GroupSetDefinition, Regression
-from reports.regressions import detect_regressions
+from regressions.detection import detect_regressions
+from regressions.models import Regression
+from reports.models import GroupSetDefinition
 from runs.importer import submit_and_import
 from runs.models import Bundle, Microbenchmark, Run
 

@@ -1,6 +1,6 @@
 """The reference exports against the author's own tables for sysbench-mysql-small.
 
-The corpus result directories are parsed with runs.sysbench at run time; the
+The corpus result directories are parsed with suites.sysbench.parse at run time; the
 tables built from them must match ``qps.{abs,rel}.all.{tsv,csv}`` and
 ``o.met.all`` cell by cell and, beyond that, byte for byte.
 """
@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from reports.groups import CURRENT_32
 from reports.reference import (
     NA,
     format_markdown_summary,
@@ -22,12 +21,12 @@ from reports.reference import (
     format_qps_csv,
     format_qps_tsv,
     ls_sort_key,
-    met_file_order,
     reference_block,
     reference_tests,
 )
 from reports.stats import compare, metric_ratio
-from runs import sysbench
+from suites.groups import CURRENT_32
+from suites.sysbench import parse as sysbench
 
 MET_COLUMNS = ("cpu_o", "cs_o", "r_o", "rkb_o", "wkb_o", "o_s")
 
@@ -292,39 +291,6 @@ def test_o_met_all_spells_inf_and_one_like_the_script(small):
     _, relative = _met_rows(blocks["sb.met.range-notcovered-si.pre.range100.pk1.dop1"])
     assert relative[0][3:5] == ["1", "1"]
     assert relative[1][3:5] == ["inf", "inf"]
-
-
-def test_met_file_order_follows_run_order_with_scans_last_and_no_point_query_warm_up():
-    names_oldest_first = [
-        "sb.prepare.met.point-query.warm.range100.pk1",
-        "sb.met.point-query.warm.range100.pk1.dop1",
-        "sb.met.scan.warmpre.range100.pk1.dop1",
-        "sb.met.point-query.pre.range100.pk1.dop1",
-        "sb.met.points-covered-si.warm.range100.pk1.dop1",
-        "sb.met.scan.warm.range100.pk1.dop1",
-        "sb.met.insert.range100.pk1.dop1",
-        "sb.met.scan.range100.pk1.dop1",
-        "sb.met.insert.range100.pk1.dop8",
-        "sb.o.insert.range100.pk1.dop1",
-    ]
-    assert met_file_order(names_oldest_first) == [
-        "sb.prepare.met.point-query.warm.range100.pk1",
-        "sb.met.point-query.pre.range100.pk1.dop1",
-        "sb.met.points-covered-si.warm.range100.pk1.dop1",
-        "sb.met.insert.range100.pk1.dop1",
-        "sb.met.scan.warmpre.range100.pk1.dop1",
-        "sb.met.scan.warm.range100.pk1.dop1",
-        "sb.met.scan.range100.pk1.dop1",
-    ]
-
-
-def test_met_file_order_keeps_the_o_met_all_block_order_of_the_corpus_files(small):
-    blocks = list(_met_blocks(small.text("o.met.all")))
-    on_disk = {name for (_, name) in small.met}
-    # o.met.all is the only record of the run order; point-query.warm ran too but has no block.
-    run_order = [*blocks[:2], "sb.met.point-query.warm.range100.pk1.dop1", *blocks[2:]]
-    assert set(run_order) - {blocks[0]} == on_disk
-    assert met_file_order(run_order) == blocks
 
 
 def test_missing_met_files_print_na_rows():

@@ -11,6 +11,7 @@ from django.utils import timezone
 from runner import benchmark
 from runner.models import BenchmarkRun, Target
 from runner.tasks import run_benchmark
+from tests.factories import TargetFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -27,15 +28,12 @@ TINY: dict[str, Any] = {
 @pytest.fixture
 def target() -> Target:
     """A target no test connects to: for the state machine alone."""
-    return Target.objects.create(
+    return TargetFactory(
         name="unreachable",
-        kind=Target.Kind.MARIADB,
         host="192.0.2.1",  # TEST-NET-1: never routed
-        port=3306,
         user="nobody",
         password="never-used",
         database="nothing",
-        build_label="ma101119_rel",
         config_label="tiny",
         server_name="nowhere",
     )

@@ -16,6 +16,7 @@ from runner.tests.services import Server
 from runs.importer import submit_and_import
 from runs.models import Bundle, Run
 from runs.synthetic import SeriesSpec, bundle_bytes
+from tests.factories import TargetFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -46,23 +47,6 @@ def target_form(**overrides: Any) -> dict[str, Any]:
     }
     form.update(overrides)
     return form
-
-
-def saved_target(**overrides: Any) -> Target:
-    values: dict[str, Any] = {
-        "name": "lab MariaDB",
-        "kind": "mariadb",
-        "host": "127.0.0.1",
-        "port": 3306,
-        "user": "bench",
-        "password": SECRET,
-        "database": "sbtest",
-        "build_label": "ma101119_rel",
-        "config_label": "z12a_c8r32",
-        "server_name": "lab-1",
-    }
-    values.update(overrides)
-    return Target.objects.create(**values)
 
 
 def base_series(table_size: int = 10_000) -> Run:
@@ -163,7 +147,7 @@ def test_an_unreachable_server_without_a_build_label_is_an_error_not_a_guess(eng
 
 
 def test_the_start_form_ticks_the_quick_list_and_offers_the_full_one(engineer_client: Client) -> None:
-    target = saved_target()
+    target = TargetFactory(password=SECRET)
     ticked = re.compile(r'<input type="checkbox" name="microbenchmarks" value="([^"]+)"[^>]*checked')
 
     quick = ticked.findall(engineer_client.get(f"/targets/{target.pk}/run/").content.decode())
@@ -174,7 +158,7 @@ def test_the_start_form_ticks_the_quick_list_and_offers_the_full_one(engineer_cl
 
 
 def test_starting_a_run_queues_it_and_its_page_polls_until_it_ends(engineer_client: Client) -> None:
-    target = saved_target()
+    target = TargetFactory(password=SECRET)
     response = engineer_client.post(
         f"/targets/{target.pk}/run/",
         {
@@ -211,7 +195,7 @@ def test_starting_a_run_queues_it_and_its_page_polls_until_it_ends(engineer_clie
 
 
 def test_threads_must_be_a_list_of_positive_whole_numbers(engineer_client: Client) -> None:
-    target = saved_target()
+    target = TargetFactory(password=SECRET)
     data = {
         "microbenchmarks": ["scan_range=100"],
         "tables": "1",
@@ -226,7 +210,7 @@ def test_threads_must_be_a_list_of_positive_whole_numbers(engineer_client: Clien
 
 
 def test_a_schedule_gets_a_nightly_beat_entry_and_refuses_a_base_of_another_workload(engineer_client: Client) -> None:
-    target = saved_target()
+    target = TargetFactory(password=SECRET)
     base = base_series(table_size=10_000)
     form = {
         "name": "nightly lab",
@@ -266,7 +250,7 @@ def test_a_schedule_gets_a_nightly_beat_entry_and_refuses_a_base_of_another_work
 
 
 def test_the_admin_pages_of_the_runner_open(admin_client: Client) -> None:
-    target = saved_target()
+    target = TargetFactory(password=SECRET)
     run = BenchmarkRun.objects.create(target=target, microbenchmarks=["scan_range=100"], threads=[1])
     schedule = Schedule.objects.create(name="n", target=target, microbenchmarks=["scan_range=100"], threads=[1])
     for url in (

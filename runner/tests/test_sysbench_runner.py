@@ -13,9 +13,9 @@ import pytest
 from runner import sysbench_runner as sr
 from runner.server_version import VersionError, propose_build_label
 from runner.tests.services import Server
-from runs import sysbench as sb
 from runs.importer import archive_directory, parse_bundle
-from runs.naming import parse_build
+from suites.naming import parse_build
+from suites.sysbench import parse as sb
 
 VMSTAT = """\
 procs -----------memory---------- ---swap-- -----io---- -system-- -------cpu-------

@@ -19,6 +19,7 @@ from runner import benchmark, network, server_version
 from runner.models import BenchmarkRun, Target
 from runner.tasks import run_benchmark
 from runner.tests.services import FakePostgres, Server
+from tests.factories import TargetFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -38,23 +39,6 @@ def fake_postgres() -> Iterator[FakePostgres]:
 def admin_user_client(client: Client, user_with_role: Callable[..., Any]) -> Client:
     client.force_login(user_with_role("admin", username="target-admin"))
     return client
-
-
-def stored_target(**overrides: Any) -> Target:
-    values: dict[str, Any] = {
-        "name": "lab PostgreSQL",
-        "kind": "postgres",
-        "host": "127.0.0.1",
-        "port": 5432,
-        "user": "bench",
-        "password": SECRET,
-        "database": "sbtest",
-        "build_label": "pg1520_rel",
-        "config_label": "z12a_c8r32",
-        "server_name": "lab-1",
-    }
-    values.update(overrides)
-    return Target.objects.create(**values)
 
 
 def edit_form(target: Target, **overrides: Any) -> dict[str, Any]:
@@ -94,7 +78,7 @@ def free_port() -> int:
 def test_asking_another_port_with_the_stored_password_sends_nothing_there(
     admin_user_client: Client, fake_postgres: FakePostgres
 ) -> None:
-    target = stored_target()
+    target = TargetFactory(postgres=True, password=SECRET)
     fields = edit_form(target, port=fake_postgres.port)
     note = propose(admin_user_client, **fields)
 
@@ -114,7 +98,7 @@ def test_asking_another_port_with_the_stored_password_sends_nothing_there(
 def test_editing_host_port_user_or_database_without_the_password_is_refused_and_connects_nowhere(
     admin_user_client: Client, fake_postgres: FakePostgres, change: str
 ) -> None:
-    target = stored_target()
+    target = TargetFactory(postgres=True, password=SECRET)
     new = {"host": "localhost", "port": fake_postgres.port, "user": "other", "database": "otherdb"}[change]
     # A blank build label makes the form ask the server: that must not happen with the stored password.
     page = admin_user_client.post(
@@ -130,7 +114,7 @@ def test_editing_host_port_user_or_database_without_the_password_is_refused_and_
 def test_editing_the_endpoint_with_the_password_typed_again_binds_it_to_the_new_one(
     admin_user_client: Client, fake_postgres: FakePostgres
 ) -> None:
-    target = stored_target()
+    target = TargetFactory(postgres=True, password=SECRET)
     response = admin_user_client.post(
         f"/targets/{target.pk}/edit/", edit_form(target, port=6543, password="New-Secret-1")
     )
@@ -147,7 +131,7 @@ def test_editing_the_endpoint_with_the_password_typed_again_binds_it_to_the_new_
 
 
 def test_a_target_moved_behind_the_forms_back_keeps_its_password_to_itself(fake_postgres: FakePostgres) -> None:
-    target = stored_target()
+    target = TargetFactory(postgres=True, password=SECRET)
     # A bulk update, a shell session or any later code path: the binding still holds.
     Target.objects.filter(pk=target.pk).update(port=fake_postgres.port)
     run = benchmark.create_run(
@@ -192,7 +176,13 @@ def test_link_local_metadata_and_unlisted_hosts_are_refused_before_any_connectio
     assert "targets cannot use it" in note or "outside the networks" in note, note
 
     page = admin_user_client.post(
-        "/targets/new/", {**edit_form(stored_target(name="other")), "target": "", "name": "new", "host": host}
+        "/targets/new/",
+        {
+            **edit_form(TargetFactory(postgres=True, password=SECRET, name="other")),
+            "target": "",
+            "name": "new",
+            "host": host,
+        },
     ).content.decode()
     assert "targets cannot use it" in page or "outside the networks" in page
     assert not Target.objects.filter(name="new").exists()
@@ -236,7 +226,7 @@ def test_a_name_that_does_not_resolve_is_refused_plainly() -> None:
 
 
 def test_a_stored_target_on_a_refused_host_fails_its_run_without_connecting() -> None:
-    target = stored_target(host="169.254.169.254")
+    target = TargetFactory(postgres=True, password=SECRET, host="169.254.169.254")
     run = benchmark.create_run(
         target, microbenchmarks=["point-query_range=100"], tables=1, table_size=100, threads=[1], seconds=1
     )
@@ -289,7 +279,7 @@ def test_the_stored_password_still_works_for_its_own_endpoint(admin_user_client:
 
 
 def test_the_admin_form_keeps_the_same_rule(admin_client: Client) -> None:
-    target = stored_target()
+    target = TargetFactory(postgres=True, password=SECRET)
     data = {k: v for k, v in edit_form(target, host="localhost").items() if k != "target"}
     response = admin_client.post(f"/admin/runner/target/{target.pk}/change/", data)
     assert response.status_code == 200 and "enter the password again" in response.content.decode()
@@ -298,6 +288,11 @@ def test_the_admin_form_keeps_the_same_rule(admin_client: Client) -> None:
 
 
 def test_a_password_sysbench_could_not_be_given_is_refused_when_typed(admin_user_client: Client) -> None:
-    form = {**edit_form(stored_target(name="other")), "target": "", "name": "new", "password": "both ' and \""}
+    form = {
+        **edit_form(TargetFactory(postgres=True, password=SECRET, name="other")),
+        "target": "",
+        "name": "new",
+        "password": "both ' and \"",
+    }
     page = admin_user_client.post("/targets/new/", form).content.decode()
     assert "sysbench cannot be given this password" in page and not Target.objects.filter(name="new").exists()

@@ -1,7 +1,7 @@
-"""The four roles as Django groups with their permissions (see runs.permissions for what each may do).
+"""The four roles as Django groups with their permissions (see accounts.permissions for what each may do).
 
 The table is written out here, not imported, so this migration keeps meaning what
-it meant when it ran; runs/tests/test_permissions.py checks it against runs.permissions.
+it meant when it ran; accounts/tests/test_permissions.py checks it against accounts.permissions.
 """
 
 from django.contrib.auth.management import create_permissions

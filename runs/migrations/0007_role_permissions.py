@@ -6,7 +6,7 @@ knows the hardware the results came from. Managing users and groups is what putt
 needs; a member of the admin group also needs staff status to open the admin.
 
 The table is written out here, not imported, so this migration keeps meaning what it meant when it
-ran; runs/tests/test_permissions.py checks the result against runs.permissions.
+ran; accounts/tests/test_permissions.py checks the result against accounts.permissions.
 """
 
 from django.contrib.auth.management import create_permissions

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from runs import dbbench
 from runs.bundle import BundleError, read_bundle
 from runs.importer import ImportFailed, archive_directory, submit_and_import
 from runs.models import Bundle, Microbenchmark, Result, Run, Suite, Workload
 from runs.tests.hostile import tgz_of_files
+from suites.dbbench import parse as dbbench
 
 DBBENCH = "dbbench"
 DEC25 = "dbbench/arc/dec25.dbb.clang/8core"

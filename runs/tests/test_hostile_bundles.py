@@ -27,8 +27,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from django.test import Client
 
+from accounts.permissions import UPLOADER, create_token
 from runs.models import Bundle, Result, Run, RunFile
-from runs.permissions import UPLOADER, create_token
 from runs.tests import hostile
 
 ROOT = Path(__file__).resolve().parents[2]

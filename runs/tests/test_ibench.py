@@ -15,11 +15,11 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from runs import ibench
 from runs.bundle import read_bundle
 from runs.importer import ImportFailed, archive_directory, submit_and_import
 from runs.models import Bundle, Microbenchmark, Result, Run, Suite, Workload
 from runs.tests.hostile import tgz_of_files
+from suites.ibench import parse as ibench
 
 IBENCH = "ibench-2021"
 STEPS_2021 = [

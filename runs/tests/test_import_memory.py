@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pytest
 
+from runs import archive_store, importer
 from runs import bundle as bundle_module
-from runs import importer
 from runs.bundle import BundleError, read_bundle
 from runs.importer import wanted
-from runs.models import Bundle, Config, Result, Run, RunFile
+from runs.models import Bundle, BundleChunk, Config, Result, Run, RunFile
 from runs.tests import hostile
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -88,10 +88,11 @@ def test_a_stored_archive_read_back_in_small_slices_imports_the_same_results(
 ) -> None:
     data = (corpus / "sysbench-pg-tarballs" / "x.pg1122_o2nofp.x10a_wm1_c32r128.pk1.tar.gz").read_bytes()
     whole = importer.parse_bundle(data, name="pg1122.tar.gz")
-    # Thousands of slices, the last one short: any off-by-one in the offsets breaks the gzip stream.
-    monkeypatch.setattr(importer, "ARCHIVE_READ_CHUNK", 1000)
+    # Thousands of chunks, the last one short: any off-by-one in the offsets breaks the gzip stream.
+    monkeypatch.setattr(archive_store, "CHUNK_BYTES", 1000)
     report = importer.submit_and_import(data, name="pg1122.tar.gz", source=Bundle.Source.COMMAND)
     assert len(data) % 1000 != 0
+    assert BundleChunk.objects.count() == len(data) // 1000 + 1
     assert [run.results for run in report.runs] == [len(run.results) for run in whole.runs]
     stored = sorted(Result.objects.values_list("microbenchmark__test", "dop", "qps"))
     assert stored == sorted((row["test"], row["dop"], row["qps"]) for run in whole.runs for row in run.results)

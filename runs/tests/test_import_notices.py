@@ -17,8 +17,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.test import Client
 
+from accounts.permissions import create_token
 from runs.models import Bundle, Result, Run
-from runs.permissions import create_token
 from runs.tests import hostile
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the upload imports on commit

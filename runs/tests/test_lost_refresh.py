@@ -8,9 +8,9 @@ import pytest
 from django.utils import timezone
 
 from reports.models import SeriesSummary
+from reports.tasks import REFRESH_GRACE, REFRESH_LOOKBACK, refresh_lost_series
 from runs.importer import import_bundle, store_bundle
 from runs.models import Bundle
-from runs.tasks import REFRESH_GRACE, REFRESH_LOOKBACK, refresh_lost_series
 from runs.tests.hostile import RUN, sb_met, sb_o, tgz_of_files
 
 pytestmark = pytest.mark.django_db

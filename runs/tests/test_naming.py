@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from runs.naming import UNKNOWN_DBMS, parse_run_dir
 from runs.versions import parse_version, sort_key
+from suites.naming import UNKNOWN_DBMS, parse_run_dir
 
 
 @pytest.mark.parametrize(

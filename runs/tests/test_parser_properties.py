@@ -18,10 +18,13 @@ from typing import Any
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
-from runs import dbbench, naming, sysbench, versions
+from runs import versions
 from runs.bundle import BundleError
 from runs.manifest import ManifestError, parse_manifest
 from runs.tests import hostile
+from suites import naming
+from suites.dbbench import parse as dbbench
+from suites.sysbench import parse as sysbench
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

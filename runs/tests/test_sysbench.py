@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from runs import sysbench
+from suites.sysbench import parse as sysbench
 
 
 def _corpus_outputs(corpus: Path) -> list[tuple[str, str]]:

@@ -20,8 +20,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
+from accounts.permissions import UPLOADER, create_token
 from runs.models import Bundle
-from runs.permissions import UPLOADER, create_token
 from runs.tests import hostile
 from runs.uploadlimit import FORM_MARGIN_BYTES
 from tests import live

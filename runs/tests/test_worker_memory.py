@@ -22,8 +22,8 @@ from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
+from accounts.permissions import UPLOADER, create_token
 from runs.models import Bundle
-from runs.permissions import UPLOADER, create_token
 from tests import live
 
 pytestmark = [pytest.mark.worker, pytest.mark.services, pytest.mark.django_db(transaction=True)]

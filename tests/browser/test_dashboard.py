@@ -115,7 +115,7 @@ def test_an_upload_shows_its_progress_and_then_links_to_the_new_runs(
     tarball = corpus / "sysbench-pg-tarballs" / "x.pg1023_o2nofp.x10a_wm1_c32r128.pk1.tar.gz"
     page.get_by_label("Result bundle").set_input_files(str(tarball))
     page.get_by_label("Server", exact=True).fill("48-core server")
-    page.get_by_role("button", name="Upload").click()
+    page.get_by_role("button", name="Upload", exact=True).click()
     page.wait_for_url("**/bundles/**")
     assert page.locator(".status.imported").first.inner_text() == "imported"
     page.get_by_role("link", name="x.pg1023_o2nofp.x10a_wm1_c32r128.pk1").click()

@@ -48,7 +48,7 @@ def _assert_layout(page: Page, *, uploader: bool = True) -> None:
 def _upload(page: Page, name: str, data: bytes) -> None:
     page.goto("/upload/")
     page.get_by_label("Result bundle").set_input_files({"name": name, "mimeType": "application/gzip", "buffer": data})
-    page.get_by_role("button", name="Upload").click()
+    page.get_by_role("button", name="Upload", exact=True).click()
 
 
 @both_widths
@@ -68,7 +68,7 @@ def test_uploads_keep_the_layout_and_say_imported_failed_or_already_imported(
     _shot(page, tmp_path, "imported")
 
     _upload(page, "again.tar.gz", data)
-    notice = page.get_by_role("status")
+    notice = page.locator("#upload-panel").get_by_role("status")
     notice.wait_for()
     assert re.fullmatch(
         rf"Already imported on \d{{4}}-\d\d-\d\d \d\d:\d\d as bundle {bundle.pk} \({PG174}\.tar\.gz\)\.\s+"
@@ -98,7 +98,7 @@ def test_uploads_keep_the_layout_and_say_imported_failed_or_already_imported(
     files["NOTES.txt"] = b"packed again\n"
     _upload(page, "second.tgz", tgz_of_files(files))
     page.get_by_text("Nothing new: its run was imported before, from other bundles.").wait_for()
-    assert page.get_by_role("status").get_by_role("link", name=run).is_visible()
+    assert page.locator(".notice[role=status]").get_by_role("link", name=run).is_visible()
     _assert_layout(page)
     _shot(page, tmp_path, "nothing-new")
     assert console_errors == []

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import multiprocessing
 import os
 from collections import deque
 from collections.abc import Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError, InterfaceError, OperationalError
@@ -16,7 +18,7 @@ from django.db import DatabaseError, InterfaceError, OperationalError
 from runs.bulk import analyze_if_grown
 from runs.importer import ImportFailed, PreParsed, pre_parse, read_source, submit_and_import
 from runs.models import Bundle, Result, Run
-from runs.tasks import refresh_after_import
+from runs.signals import announce_import
 
 
 class Command(BaseCommand):
@@ -48,9 +50,11 @@ class Command(BaseCommand):
                 if isinstance(read, ImportFailed):
                     raise read
                 data, name, pre_parsed = read
-                report = submit_and_import(
-                    data, name=name, source=Bundle.Source.COMMAND, overrides=overrides, pre_parsed=pre_parsed
-                )
+                # An archive file stays on disk: it is hashed and stored a chunk at a time, never read whole.
+                with data if isinstance(data, io.IOBase) else contextlib.nullcontext():
+                    report = submit_and_import(
+                        data, name=name, source=Bundle.Source.COMMAND, overrides=overrides, pre_parsed=pre_parsed
+                    )
             except ImportFailed as exc:
                 failures += 1
                 self.stderr.write(f"error: {exc}")
@@ -78,7 +82,7 @@ class Command(BaseCommand):
                     self.stdout.write(f"  warning: {warning}")
                 continue
             # Comparisons, home-page summaries and regressions of the touched series: a worker's job.
-            refresh_after_import(report.bundle_id)
+            announce_import(report.bundle_id)
             added_runs += sum(1 for run in report.runs if not run.skipped)
             added_results += sum(run.results for run in report.runs)
             self.stdout.write(f"{name}: bundle {report.bundle_id}, {len(report.runs)} runs")
@@ -94,7 +98,7 @@ class Command(BaseCommand):
             raise CommandError(f"{failures} of {len(options['paths'])} bundles failed; nothing was written for them")
 
 
-_Read = tuple[bytes, str, PreParsed | None] | ImportFailed
+_Read = tuple[bytes | IO[bytes], str, PreParsed | None] | ImportFailed
 # What a worker sends back: the bytes of an archived directory (None for a file, which this process reads
 # again: cheaper than the bytes through a pipe), the bundle's name, and the parse (None if it does not parse).
 _Parsed = tuple[bytes | None, str, PreParsed | None] | ImportFailed
@@ -107,7 +111,10 @@ def _read_and_parse(path: Path, overrides: Mapping[str, Any]) -> _Parsed:
     except ImportFailed as exc:
         return exc
     # A directory's archive comes back whole: archiving it again here would cost about as much as the parse.
-    return (data if path.is_dir() else None), name, pre_parse(data, name=name, overrides=overrides)
+    if isinstance(data, bytes):
+        return data, name, pre_parse(data, name=name, overrides=overrides)
+    with data:
+        return None, name, pre_parse(data, name=name, overrides=overrides)
 
 
 def _read_ahead(paths: list[Path], overrides: Mapping[str, Any], jobs: int) -> Iterator[tuple[Path, _Read]]:
@@ -140,17 +147,19 @@ def _read_ahead(paths: list[Path], overrides: Mapping[str, Any], jobs: int) -> I
 
 
 def _read(path: Path, parsed: _Parsed | None) -> _Read:
-    """The bundle's bytes and name, with the worker's parse when there is one.
+    """The bundle (a directory's archive as bytes, or the open file) and its name, with the worker's parse when
+    there is one.
 
-    A file is read here: its bytes are what import_bundle checks the parse
-    against, so a file changed in between is simply parsed again.
+    A file is opened here: its bytes are what import_bundle checks the parse
+    against (by their hash), so a file changed in between is simply parsed again.
     """
     if isinstance(parsed, ImportFailed):
         return parsed
-    data, name, pre_parsed = parsed if parsed is not None else (None, "", None)
-    if data is None:
-        try:
-            data, name = read_source(path)
-        except ImportFailed as exc:
-            return exc
+    archived, name, pre_parsed = parsed if parsed is not None else (None, "", None)
+    if archived is not None:
+        return archived, name, pre_parsed
+    try:
+        data, name = read_source(path)
+    except ImportFailed as exc:
+        return exc
     return data, name, pre_parsed

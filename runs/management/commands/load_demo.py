@@ -17,11 +17,11 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandParser
 
+from accounts.permissions import ADMIN
 from runs import synthetic
 from runs.importer import ImportFailed, archive_directory, submit_and_import
 from runs.models import Bundle
-from runs.permissions import ADMIN
-from runs.tasks import refresh_after_import
+from runs.signals import announce_import
 
 DEMO_USER = "demo"
 
@@ -103,7 +103,7 @@ class Command(BaseCommand):
             self.loaded["known"] += 1
             self.stdout.write(f"  {name}: already imported")
             return
-        refresh_after_import(report.bundle_id)
+        announce_import(report.bundle_id)
         total = sum(r.results for r in report.runs)
         self.loaded.update(bundles=1, runs=len(report.runs), results=total)
         self.stdout.write(f"  {name}: {len(report.runs)} runs, {total} results")

@@ -1,0 +1,20 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+
+
+class RegressionsConfig(AppConfig):
+    name = "regressions"
+    verbose_name = "Regressions and bugs"
+
+    def ready(self) -> None:
+        from regressions import receivers  # noqa: F401  (connects the receivers)
+        from regressions.detection import MARKERS
+        from regressions.search import find_bugs, open_records_note
+        from reports import markers, search
+
+        # Comparison pages show the records of their series (markers on charts, tables and heatmaps).
+        markers.register(MARKERS)
+        # The header's search finds bugs first, and says how many records are open on each group it finds.
+        search.register_section("bugs", "Bugs", find_bugs)
+        search.register_group_note(open_records_note)

@@ -1,0 +1,955 @@
+"""Regressions as records: detection over a server + workload, triage, and bug links.
+
+``detect_regressions`` is the one code path behind the command, the Celery task
+and the API. Per DBMS series it reads the comparison once (``load_series``: the
+relative QPS of every microbenchmark, its HW metrics, the Insert Benchmark and
+db_bench measurements, SLA misses), turns it into the stories' input without
+touching the database (``story_series``: one build per version, the release
+view), tells the stories (``regressions.stories``: arrival, further steps,
+partial recoveries, fix, return, outliers, group stories with their members
+folded in, coinciding metric steps) and stores one record per story, upserted
+on its natural key (server, workload, microbenchmark or group, kind, arrived_in,
+release view), so running it again updates the story and never adds a row.
+
+A record detection no longer finds is deleted unless people triaged it (a
+state other than new, a linked bug, a logged event); then it is kept, marked
+``no_longer_detected``. Each new open regression story (not folded into its
+group's story) is announced once by ``regressions.signals.story_opened``.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser
+from django.db import IntegrityError, transaction
+from django.db.models import Count, Max, Q, QuerySet
+from django.utils import timezone
+
+from regressions import bugs as bugrefs
+from regressions import changepoints, releases, stories
+from regressions.models import Bug, Regression, TriageEvent
+from regressions.signals import story_opened
+from reports import markers as record_markers
+from reports.compare import Comparison, ComparisonError, ComparisonSpec, get_comparison
+from reports.stats import json_safe
+from runs.models import Build, Result, Run
+from suites.ibench import parse as ibench
+
+State = Regression.State
+
+# Fields detection owns; everything else (state, bugs, notes) belongs to the people triaging.
+DETECTED_FIELDS = (
+    "group",
+    "group_set",
+    "arrived_in_build_id",
+    "previous_version_id",
+    "fixed_in_id",
+    "persists_until_id",
+    "level_before",
+    "level_after",
+    "change",
+    "threshold",
+    "base_run_id",
+    "evidence",
+)
+# The story's own fields, detection's too.
+STORY_FIELDS = (
+    "metric",
+    "outlier",
+    "current_change",
+    "worst_change",
+    "story_events",
+    "outliers",
+    "noise",
+    "noise_source",
+    "noise_rule",
+    "builds",
+    "metric_steps",
+    "summary",
+    "folded_into_id",
+    "no_longer_detected",
+)
+
+
+@dataclass
+class Candidate:
+    """One record as detection sees it, before it meets the database."""
+
+    microbenchmark_id: int | None
+    group: str
+    kind: str
+    arrived_in_id: int
+    values: dict[str, Any]
+    releases: str = releases.DEFAULT_VIEW
+    # The natural key of the group story that stands for this member story in lists.
+    folded_into_key: tuple[int | None, str, str, int] | None = None
+    opened: bool = False  # an open regression story of its own (not folded): news when it is new
+
+    @property
+    def key(self) -> tuple[int | None, str, str, int]:
+        return natural_key(self.microbenchmark_id, self.group, self.kind, self.arrived_in_id)
+
+
+@dataclass
+class DetectionSummary:
+    series: int = 0  # DBMS series examined
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    stale: int = 0  # triaged records detection no longer finds: kept, marked no longer detected
+    removed: int = 0  # untriaged records detection no longer finds: deleted
+    noise: dict[str, float | None] = field(default_factory=dict)  # DBMS → median of the microbenchmarks' noise
+    regression_ids: list[int] = field(default_factory=list)
+    opened: list[int] = field(default_factory=list)  # new open regression stories (announced by story_opened)
+
+    @property
+    def found(self) -> int:
+        return self.created + self.updated + self.unchanged
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "series": self.series,
+            "found": self.found,
+            "created": self.created,
+            "updated": self.updated,
+            "unchanged": self.unchanged,
+            "stale": self.stale,
+            "removed": self.removed,
+            "regression_ids": self.regression_ids,
+            "opened": self.opened,
+        }
+
+
+def natural_key(
+    microbenchmark_id: int | None, group: str, kind: str, arrived_in_id: int
+) -> tuple[int | None, str, str, int]:
+    """The key of a record within one release view of one server + workload (the view is part of the
+    database's key: both views are stored side by side)."""
+    # A microbenchmark record's group is informative only; a group record is its group.
+    return (microbenchmark_id, "" if microbenchmark_id is not None else group, kind, arrived_in_id)
+
+
+# --------------------------------------------------------------------------- detection
+
+
+def detect_regressions(
+    server_id: int,
+    workload_id: int,
+    base_run_id: int | None = None,
+    *,
+    min_change: float = changepoints.DEFAULT_MIN_CHANGE,
+    k: float = changepoints.DEFAULT_K,
+    view: releases.ReleaseView = releases.DEFAULT_VIEW,
+    experimental: bool = False,
+) -> DetectionSummary:
+    """Detect the stories of every DBMS series of a server + workload and store them as records; returns counts.
+
+    With ``base_run_id`` only that run's DBMS is examined, against that run;
+    otherwise every DBMS of the series against its oldest version. ``view``
+    "long-term" reads only the long-term release lines of a series that mixes
+    both (``regressions.releases``; the ``BENCHDASH_RELEASE_LINES`` setting overrides
+    the table), "all" every release. Each view's records are stored apart (the
+    view is part of their key), so detecting "all" leaves the long-term records
+    alone and the list switches between the views. ``experimental`` lets an
+    experimental build be a version's point. Raises ComparisonError when there
+    is nothing to compare.
+    """
+    runs = list(
+        Run.objects.filter(server_id=server_id, workload_id=workload_id)
+        .order_by("build__version__sort_key", "build__name", "pk")
+        .values("pk", "build__version__dbms_id")
+    )
+    if not runs:
+        raise ComparisonError(f"no runs on server {server_id} with workload {workload_id}")
+    by_dbms: dict[int, list[int]] = defaultdict(list)
+    for run in runs:
+        by_dbms[run["build__version__dbms_id"]].append(run["pk"])
+    if base_run_id is not None:
+        dbms_of_base = next((r["build__version__dbms_id"] for r in runs if r["pk"] == base_run_id), None)
+        if dbms_of_base is None:
+            raise ComparisonError(f"run {base_run_id} is not on server {server_id} with workload {workload_id}")
+        bases = {dbms_of_base: base_run_id}
+    else:
+        bases = {dbms: run_ids[0] for dbms, run_ids in by_dbms.items()}
+
+    summary = DetectionSummary()
+    for dbms_id, base in bases.items():
+        # Versions of different DBMSs interleave in version order: each DBMS is a series of its own.
+        run_ids = () if len(by_dbms) == 1 else tuple(by_dbms[dbms_id])
+        series = load_series(base, run_ids)
+        summary.series += 1
+        candidates, noise = find_candidates(
+            series,
+            min_change=min_change,
+            k=k,
+            view=view,
+            experimental=experimental,
+            release_overrides=settings.BENCHDASH_RELEASE_LINES,
+        )
+        summary.noise[next(p.dbms for p in series.points if p.key == series.base)] = noise
+        summary.opened.extend(_upsert(server_id, workload_id, dbms_id, view, candidates, summary))
+    if summary.opened:
+        story_opened.send(
+            sender=Regression, regression_ids=list(summary.opened), server_id=server_id, workload_id=workload_id
+        )
+    return summary
+
+
+@dataclass(frozen=True)
+class SeriesPoint:
+    """One column of a DBMS series as detection reads it: a build (+ config) of one version."""
+
+    key: str
+    dbms: str
+    version: str
+    build: str
+    flavour: str
+    config: str
+    repeats: int
+    version_id: int | None
+    build_id: int | None
+
+
+@dataclass(frozen=True)
+class SeriesData:
+    """Everything detection needs of one DBMS series, loaded once: no query is left to make after this."""
+
+    server: str
+    base: str  # the base column's key
+    base_run_id: int
+    dop: int
+    group_set: str
+    points: list[SeriesPoint]
+    labels: list[str]
+    groups: list[str]
+    group_of: dict[str, str | None]
+    microbenchmark_ids: dict[str, int]
+    # label → per point: relative QPS against the base (the base itself 1.0 where it has a value), and cv.
+    relative: dict[str, list[float | None]]
+    cv: dict[str, list[float | None]]
+    # label → metric name as stories show it (cpu/o, cs/o, rKB/o, wKB/o, w_amp, stall%, p99, p99 rate) → per point.
+    metrics: dict[str, dict[str, list[float | None]]] = field(default_factory=dict)
+    # label → per point: the Insert Benchmark's background inserts missed their SLA (in that run or the base's).
+    sla_missed: dict[str, list[bool]] = field(default_factory=dict)
+
+
+# Comparison HW columns → the names stories show them by.
+HW_METRICS = {"cpu_o": "cpu/o", "cs_o": "cs/o", "rkb_o": "rKB/o", "wkb_o": "wKB/o"}
+# Insert Benchmark and db_bench measurements kept in Result.extra.
+EXTRA_METRICS = ("w_amp", "stall%", "p99")
+
+
+def load_series(base_run_id: int, run_ids: Sequence[int] = ()) -> SeriesData:
+    """Read one DBMS series for detection: its comparison against ``base_run_id``, the ids of its builds, the
+    HW metrics of every microbenchmark and the Insert Benchmark / db_bench measurements of its results."""
+    comparison = get_comparison(ComparisonSpec(base_run_id=base_run_id, run_ids=tuple(run_ids)))
+    columns = comparison.columns
+    builds = {
+        b["name"]: b
+        for b in Build.objects.filter(name__in={c.build for c in columns}).values("pk", "name", "version_id")
+    }
+
+    def relative(column_key: str, label: str) -> float | None:
+        if column_key == comparison.base:
+            return 1.0 if comparison.qps[column_key].get(label) is not None else None
+        return comparison.relative[column_key].get(label)
+
+    # Result.extra (w_amp, stall%, p99) per column and microbenchmark, the mean over the column's runs.
+    column_of_run = {run_id: c.key for c in columns for run_id in c.run_ids}
+    label_of = {mb: label for label, mb in comparison.microbenchmark_ids.items()}
+    extra: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    rows = Result.objects.filter(run_id__in=column_of_run, dop=comparison.dop).values_list(
+        "run_id", "microbenchmark_id", "extra"
+    )
+    for run_id, mb_id, values in rows:
+        label = label_of.get(mb_id)
+        for name in EXTRA_METRICS:
+            value = (values or {}).get(name)
+            if label is not None and isinstance(value, int | float) and not isinstance(value, bool):
+                extra[(column_of_run[run_id], label)][name].append(float(value))
+
+    metrics: dict[str, dict[str, list[float | None]]] = {}
+    for label in comparison.labels:
+        per_metric: dict[str, list[float | None]] = {
+            shown: [(comparison.metrics[c.key].get(label) or {}).get(column) for c in columns]
+            for column, shown in HW_METRICS.items()
+        }
+        for name in EXTRA_METRICS:
+            found = [extra.get((c.key, label), {}).get(name) for c in columns]
+            if any(found):
+                # The Insert Benchmark's p99 is a rate (higher is better), db_bench's a latency.
+                shown = "p99 rate" if name == "p99" and ibench.is_step(label) else name
+                per_metric[shown] = [statistics.mean(v) if v else None for v in found]
+        metrics[label] = per_metric
+
+    base_key = comparison.base
+    return SeriesData(
+        server=comparison.server,
+        base=comparison.base,
+        base_run_id=comparison.spec.base_run_id,
+        dop=comparison.dop,
+        group_set=comparison.group_set,
+        points=[
+            SeriesPoint(
+                key=c.key,
+                dbms=c.dbms,
+                version=c.version,
+                build=c.build,
+                flavour=c.flavour,
+                config=c.config,
+                repeats=c.repeats,
+                version_id=builds[c.build]["version_id"] if c.build in builds else None,
+                build_id=builds[c.build]["pk"] if c.build in builds else None,
+            )
+            for c in columns
+        ],
+        labels=list(comparison.labels),
+        groups=list(comparison.groups),
+        group_of=dict(comparison.group_of),
+        microbenchmark_ids=dict(comparison.microbenchmark_ids),
+        relative={label: [relative(c.key, label) for c in columns] for label in comparison.labels},
+        cv={label: [comparison.cv[c.key].get(label) for c in columns] for label in comparison.labels},
+        metrics=metrics,
+        sla_missed={
+            label: [
+                (c.key, label) in comparison.sla_missed or (base_key, label) in comparison.sla_missed for c in columns
+            ]
+            for label in comparison.labels
+        },
+    )
+
+
+@dataclass(frozen=True)
+class StorySeries:
+    """A loaded series as ``regressions.stories`` reads it: the chosen points (one build per version, in the
+    release view), a QPS series per microbenchmark and its metric series."""
+
+    chosen: list[int]  # indexes into SeriesData.points, in version order
+    unused: dict[int, str]  # index → why that build is no point
+    long_term: list[bool]  # per SeriesData point
+    qps: list[stories.Series]
+    metrics: dict[str, list[stories.Series]]  # label → its metric series
+    versions: list[str]
+
+
+def story_series(
+    series: SeriesData,
+    *,
+    view: releases.ReleaseView = releases.DEFAULT_VIEW,
+    experimental: bool = False,
+    release_overrides: dict[str, Any] | None = None,
+) -> StorySeries:
+    """The stories' input for one loaded series: one build per version (``changepoints.choose_points``), the
+    release view of ``regressions.releases``, relative QPS against the base. Pure."""
+    points = series.points
+    base_index = next(i for i, p in enumerate(points) if p.key == series.base)
+    chosen = changepoints.choose_points(
+        [(p.version, p.flavour, p.config) for p in points], base_index, experimental=experimental
+    )
+    policy = releases.policy_for(points[base_index].dbms, series.server, release_overrides)
+    in_view = releases.points_in_view([points[i].version for i in chosen], policy, view, keep=chosen.index(base_index))
+    short_term = {i for i, keep in zip(chosen, in_view, strict=True) if not keep}
+    chosen = [i for i, keep in zip(chosen, in_view, strict=True) if keep]
+    with_point = {points[i].version for i in set(chosen) | short_term}
+    unused = {
+        i: "short-term release"
+        if i in short_term
+        else ("another build of this version" if p.version in with_point else "experimental build")
+        for i, p in enumerate(points)
+        if i not in chosen
+    }
+    qps, metrics = [], {}
+    for label in series.labels:
+        missed = series.sla_missed.get(label) or [False] * len(points)
+        qps.append(
+            stories.Series(
+                label,
+                tuple(
+                    stories.Point(
+                        version=points[i].version,
+                        value=series.relative[label][i],
+                        cv=series.cv[label][i],
+                        repeats=points[i].repeats,
+                        build=points[i].build,
+                        sla_missed=missed[i],
+                    )
+                    for i in chosen
+                ),
+                group=series.group_of.get(label),
+                releases=view,
+            )
+        )
+        metrics[label] = [
+            stories.Series(
+                label,
+                tuple(stories.Point(points[i].version, values[i], build=points[i].build) for i in chosen),
+                metric=name,
+                releases=view,
+            )
+            for name, values in (series.metrics.get(label) or {}).items()
+        ]
+    return StorySeries(
+        chosen=chosen,
+        unused=unused,
+        long_term=[policy.is_long_term(p.version) for p in points],
+        qps=qps,
+        metrics=metrics,
+        versions=[points[i].version for i in chosen],
+    )
+
+
+def find_stories(
+    built: StorySeries,
+    *,
+    min_change: float = changepoints.DEFAULT_MIN_CHANGE,
+    k: float = changepoints.DEFAULT_K,
+) -> list[stories.Story]:
+    """Every story of a series (group stories first, member stories marked when folded), with the metric steps
+    that coincide with each attached; a group's metrics are its members' medians. Pure."""
+    told = stories.stories_for(built.qps, min_change=min_change, k=k)
+    members: dict[str, list[str]] = defaultdict(list)
+    for s in built.qps:
+        if s.group:
+            members[s.group].append(s.subject)
+    result = []
+    for story in told:
+        if story.is_group:
+            by_metric: dict[str, list[stories.Series]] = defaultdict(list)
+            for label in members.get(story.subject, []):
+                for m in built.metrics.get(label, []):
+                    by_metric[m.metric].append(m)
+            metric_series = [
+                replace(stories.group_series(story.subject, found), metric=name) for name, found in by_metric.items()
+            ]
+        else:
+            metric_series = built.metrics.get(story.subject, [])
+        result.append(stories.with_metric_steps(story, metric_series, built.versions, min_change=min_change, k=k))
+    return result
+
+
+def _standing_for(story: stories.Story, told: Sequence[stories.Story]) -> stories.Story | None:
+    """The group story a folded member story is folded into (``stories.fold_into_groups``' own test)."""
+    if story.folded_into is None:
+        return None
+    return next(
+        (
+            g
+            for g in told
+            if g.is_group
+            and g.subject == story.folded_into
+            and g.kind == story.kind
+            and any(e.version == story.arrived_in for e in g.events if e.kind in ("arrival", "further", "returned"))
+        ),
+        None,
+    )
+
+
+def find_candidates(
+    series: SeriesData,
+    *,
+    min_change: float = changepoints.DEFAULT_MIN_CHANGE,
+    k: float = changepoints.DEFAULT_K,
+    view: releases.ReleaseView = releases.DEFAULT_VIEW,
+    experimental: bool = False,
+    release_overrides: dict[str, Any] | None = None,
+) -> tuple[list[Candidate], float | None]:
+    """Records detection would store for one series (one per story), and the median noise of its microbenchmarks.
+
+    Pure: it reads only ``series`` (see ``load_series``) and touches no database.
+    """
+    points = series.points
+    built = story_series(series, view=view, experimental=experimental, release_overrides=release_overrides)
+    told = find_stories(built, min_change=min_change, k=k)
+    chosen = built.chosen
+    index_of = {points[i].version: i for i in chosen}
+    context = {
+        "base": series.base,
+        "dop": series.dop,
+        "group_set": series.group_set,
+        "releases": view,
+        "experimental": experimental,
+        "points": [
+            {
+                "version": p.version,
+                "build": p.build,
+                "column": p.key,
+                "used": i not in built.unused,
+                "unused_because": built.unused.get(i),
+                "long_term": built.long_term[i],
+                "repeats": p.repeats,
+            }
+            for i, p in enumerate(points)
+        ],
+    }
+    members: dict[str, list[str]] = defaultdict(list)
+    for label in series.labels:
+        if series.group_of.get(label):
+            members[series.group_of[label]].append(label)  # type: ignore[index]
+
+    def levels(story: stories.Story) -> list[float | None]:
+        """The story's level at each point: level_before up to the arrival, then each event's level."""
+        out: list[float | None] = [None] * len(points)
+        if story.kind == "outlier":
+            return out
+        current, events = story.level_before, list(story.events)
+        for i in chosen:
+            while events and points[i].version == events[0].version:
+                current = events.pop(0).level
+            out[i] = current
+        return out
+
+    candidates: list[Candidate] = []
+    for story in told:
+        folded_into = _standing_for(story, told)
+        arrived, previous = index_of[story.arrived_in], index_of[story.previous_version]
+        fixed = index_of[story.fixed_in] if story.fixed_in else None
+        fix_event = next((e for e in story.events if e.kind == "fixed"), None)
+        persists = (
+            index_of[fix_event.previous_version] if fix_event and story.fixed_in else index_of[story.latest_version]
+        )
+        if story.is_group:
+            folded = [s.subject for s in told if s.folded_into == story.subject and _standing_for(s, told) is story]
+            subject: dict[str, Any] = {
+                "subject": story.subject,
+                "members": folded,
+                "members_total": len(members.get(story.subject, [])),
+                "values": {label: series.relative[label] for label in members.get(story.subject, [])},
+            }
+            microbenchmark_id, group = None, story.subject
+        else:
+            subject = {
+                "subject": story.subject,
+                "values": {story.subject: series.relative[story.subject]},
+                "cv": series.cv[story.subject],
+                "levels": levels(story),
+            }
+            microbenchmark_id, group = series.microbenchmark_ids[story.subject], story.group or ""
+        gate = max(min_change, k * story.noise.sigma * math.sqrt(2))
+        evidence = {
+            **context,
+            **subject,
+            "arrived_point": arrived,
+            "previous_point": previous,
+            "persists_point": persists,
+            "fixed_point": fixed,
+            "builds": list(story.builds),
+            "rule": {
+                "min_change": min_change,
+                "k": k,
+                "noise": story.noise.sigma,
+                "noise_source": story.noise.source,
+                "threshold": gate,
+            },
+        }
+        as_dict = story.as_dict()
+        kind = as_dict["kind"]
+        candidates.append(
+            Candidate(
+                microbenchmark_id=microbenchmark_id,
+                group=group,
+                kind=kind,
+                arrived_in_id=points[arrived].version_id,  # type: ignore[arg-type]
+                releases=view,
+                folded_into_key=None
+                if folded_into is None
+                else natural_key(None, folded_into.subject, folded_into.kind, index_of[folded_into.arrived_in]),
+                opened=story.is_open and folded_into is None,
+                values={
+                    "group": group,
+                    "group_set": series.group_set,
+                    "arrived_in_build_id": points[arrived].build_id,
+                    "previous_version_id": points[previous].version_id,
+                    "fixed_in_id": points[fixed].version_id if fixed is not None else None,
+                    "persists_until_id": points[persists].version_id,
+                    "level_before": story.level_before,
+                    "level_after": story.level_before * (1 + story.current_change)
+                    if math.isfinite(story.current_change)
+                    else None,
+                    "change": story.change if math.isfinite(story.change) else None,
+                    "threshold": gate,
+                    "evidence": json_safe(evidence),
+                    "base_run_id": series.base_run_id,
+                    "metric": story.metric,
+                    "outlier": story.kind == "outlier",
+                    "current_change": story.current_change if math.isfinite(story.current_change) else None,
+                    "worst_change": story.worst_change if math.isfinite(story.worst_change) else None,
+                    "story_events": as_dict["events"],
+                    "outliers": as_dict["outliers"],
+                    "noise": story.noise.sigma,
+                    "noise_source": story.noise.source,
+                    "noise_rule": story.noise.text,
+                    "builds": as_dict["builds"],
+                    "metric_steps": as_dict["metric_steps"],
+                    "summary": story.summary,
+                },
+            )
+        )
+    # The folded-into key names arrival points; resolve them to version ids.
+    for c in candidates:
+        if c.folded_into_key is not None:
+            mb, group, kind, point = c.folded_into_key
+            c.folded_into_key = (mb, group, kind, points[point].version_id)  # type: ignore[assignment]
+    noises = [s.noise.sigma for s in told if not s.is_group]
+    if not noises:
+        noises = [stories.series_noise(s).sigma for s in built.qps if any(p.usable for p in s.points)]
+    return candidates, statistics.median(noises) if noises else None
+
+
+def record_as_dict(r: Regression) -> dict[str, Any]:
+    """A record as ``detect_regressions --format json`` and the API print it (give it with its versions, DBMS,
+    server, workload, microbenchmark and folded_into selected)."""
+    return {
+        "id": r.pk,
+        "kind": r.kind,
+        "metric": r.metric,
+        "subject": r.subject,
+        "group": r.group,
+        "is_group": r.is_group,
+        "dbms": r.arrived_in.dbms.name,
+        "server": r.server.name,
+        "workload": r.workload.name,
+        "arrived_in": r.arrived_in.text,
+        "previous_version": r.previous_version.text if r.previous_version else None,
+        "fixed_in": r.fixed_in.text if r.fixed_in else None,
+        "persists_until": r.persists_until.text if r.persists_until else None,
+        "level_before": r.level_before,
+        "level_after": r.level_after,
+        "change": r.change,
+        "current_change": r.current_change,
+        "worst_change": r.worst_change,
+        "outlier": r.outlier,
+        "open": r.is_open_story,
+        "folded_into": r.folded_into_id,
+        "events": r.story_events,
+        "outliers": r.outliers,
+        "noise": r.noise,
+        "noise_source": r.noise_source,
+        "noise_rule": r.noise_rule,
+        "threshold": r.threshold,
+        "builds": r.builds,
+        "releases": r.releases,
+        "metric_steps": r.metric_steps,
+        "summary": r.summary,
+        "no_longer_detected": r.no_longer_detected,
+        "state": r.state,
+    }
+
+
+def _upsert(
+    server_id: int,
+    workload_id: int,
+    dbms_id: int,
+    view: str,
+    candidates: Sequence[Candidate],
+    summary: DetectionSummary,
+) -> list[int]:
+    """Store one series' stories in one view; returns the ids of the new open stories (for ``story_opened``).
+
+    A record detection no longer finds is deleted, unless people triaged it (a state other than new, a bug, a
+    triage event): then it is kept and marked no longer detected.
+    """
+    now = timezone.now()
+    opened: list[int] = []
+    with transaction.atomic():
+        existing = {
+            natural_key(r.microbenchmark_id, r.group, r.kind, r.arrived_in_id): r
+            for r in Regression.objects.select_for_update().filter(
+                server_id=server_id, workload_id=workload_id, arrived_in__dbms_id=dbms_id, releases=view
+            )
+        }
+        seen: dict[tuple[int | None, str, str, int], int] = {}
+        for candidate in candidates:
+            # Group stories come first: a member's group record is stored by the time the member is.
+            values = {
+                **candidate.values,
+                "folded_into_id": seen.get(candidate.folded_into_key) if candidate.folded_into_key else None,
+                "no_longer_detected": False,
+            }
+            record = existing.get(candidate.key)
+            if record is None:
+                record, created = _create(server_id, workload_id, candidate, values, now)
+                if created:
+                    summary.created += 1
+                    seen[candidate.key] = record.pk
+                    if candidate.opened:
+                        opened.append(record.pk)
+                    continue
+            changed = [name for name in (*DETECTED_FIELDS, *STORY_FIELDS) if getattr(record, name) != values[name]]
+            if changed:
+                for name in changed:
+                    setattr(record, name, values[name])
+                record.detected_at = now
+                record.save(update_fields=[*changed, "detected_at", "updated_at"])
+                summary.updated += 1
+            else:
+                summary.unchanged += 1
+            seen[candidate.key] = record.pk
+        Regression.objects.filter(pk__in=seen.values()).update(detected_at=now)
+        gone = [r.pk for key, r in existing.items() if key not in seen]
+        triaged = set(
+            Regression.objects.filter(pk__in=gone)
+            .filter(~Q(state=State.NEW) | Q(bugs__isnull=False) | Q(events__isnull=False))
+            .values_list("pk", flat=True)
+        )
+        Regression.objects.filter(pk__in=triaged).update(no_longer_detected=True, updated_at=now)
+        Regression.objects.filter(pk__in=[pk for pk in gone if pk not in triaged]).delete()
+        summary.stale += len(triaged)
+        summary.removed += len(gone) - len(triaged)
+        summary.regression_ids.extend(seen.values())
+    return opened
+
+
+def _create(
+    server_id: int, workload_id: int, candidate: Candidate, values: dict[str, Any], now: Any
+) -> tuple[Regression, bool]:
+    fields = {
+        "server_id": server_id,
+        "workload_id": workload_id,
+        "microbenchmark_id": candidate.microbenchmark_id,
+        "kind": candidate.kind,
+        "arrived_in_id": candidate.arrived_in_id,
+        "releases": candidate.releases,
+    }
+    try:
+        # A savepoint: a concurrent detection may have stored the same record a moment ago.
+        with transaction.atomic():
+            return Regression.objects.create(**fields, **values, detected_at=now), True
+    except IntegrityError:
+        lookup = dict(fields)
+        if candidate.microbenchmark_id is None:
+            lookup["group"] = candidate.group
+        return Regression.objects.get(**lookup), False
+
+
+# --------------------------------------------------------------------------- triage
+
+
+def _actor(user: Any) -> Any:
+    """The user to log, or None for an anonymous or absent one (a task or the command)."""
+    return user if user is not None and user.is_authenticated else None
+
+
+def triage(
+    regression_ids: Iterable[int], to_state: str, user: AbstractBaseUser | AnonymousUser | None, note: str = ""
+) -> int:
+    """Move regressions to ``to_state``, writing one TriageEvent each; returns how many changed state.
+
+    Records already in ``to_state`` are left alone unless a note is given, which
+    is then logged as an event of its own (the audit log keeps every word).
+    """
+    if to_state not in State.values:
+        raise ValueError(f"unknown state {to_state!r}; one of {', '.join(State.values)}")
+    ids = list(regression_ids)
+    actor = _actor(user)
+    with transaction.atomic():
+        rows = list(Regression.objects.select_for_update().filter(pk__in=ids).values_list("pk", "state"))
+        moving = [(pk, state) for pk, state in rows if state != to_state]
+        logged = moving if not note else rows
+        Regression.objects.filter(pk__in=[pk for pk, _ in moving]).update(state=to_state, updated_at=timezone.now())
+        TriageEvent.objects.bulk_create(
+            TriageEvent(regression_id=pk, user=actor, from_state=state, to_state=to_state, note=note)
+            for pk, state in logged
+        )
+    return len(moving)
+
+
+@dataclass
+class LinkResult:
+    bug: Bug
+    linked: list[int]  # regressions the bug was newly linked to (the first one included)
+    carried: list[int]  # of those, the regressions on other servers
+
+
+def link_bug(
+    regression: Regression,
+    key_or_url: str,
+    *,
+    user: AbstractBaseUser | AnonymousUser | None = None,
+    title: str = "",
+    carry: bool = False,
+) -> LinkResult:
+    """Link a bug (key or URL, see ``regressions.bugs``) to a regression; ValueError for a reference that is none.
+
+    With ``carry`` the bug is also linked to the same regression on other servers
+    (``same_regression_elsewhere``). New and acknowledged records move to "bug
+    filed"; every link is a TriageEvent.
+    """
+    return link_bug_to_many([regression.pk], key_or_url, user=user, title=title, carry=carry)
+
+
+def link_bug_to_many(
+    regression_ids: Iterable[int],
+    key_or_url: str,
+    *,
+    user: AbstractBaseUser | AnonymousUser | None = None,
+    title: str = "",
+    carry: bool = False,
+) -> LinkResult:
+    ref = bugrefs.parse(key_or_url)
+    ids = list(dict.fromkeys(regression_ids))
+    with transaction.atomic():
+        bug, created = Bug.objects.get_or_create(
+            tracker=ref.tracker, key=ref.key, defaults={"url": ref.url, "title": title}
+        )
+        if title and not created and not bug.title:
+            bug.title = title
+            bug.save(update_fields=["title"])
+        targets = list(Regression.objects.filter(pk__in=ids).select_related("arrived_in", "previous_version"))
+        carried: list[int] = []
+        if carry:
+            for regression in targets:
+                carried.extend(same_regression_elsewhere(regression).values_list("pk", flat=True))
+            carried = [pk for pk in dict.fromkeys(carried) if pk not in ids]
+        linked = _link(bug, [*[r.pk for r in targets], *carried], user, carried=set(carried))
+    return LinkResult(bug=bug, linked=linked, carried=[pk for pk in carried if pk in linked])
+
+
+def _link(bug: Bug, regression_ids: Sequence[int], user: Any, *, carried: set[int]) -> list[int]:
+    """Link in a fixed number of queries however many regressions; returns the ids newly linked."""
+    through = Regression.bugs.through
+    already = set(
+        through.objects.filter(bug=bug, regression_id__in=regression_ids).values_list("regression_id", flat=True)
+    )
+    new = [pk for pk in regression_ids if pk not in already]
+    through.objects.bulk_create([through(bug=bug, regression_id=pk) for pk in new], ignore_conflicts=True)
+    states = dict(Regression.objects.filter(pk__in=new).values_list("pk", "state"))
+    to_filed = [pk for pk in new if states.get(pk) in (State.NEW, State.ACKNOWLEDGED)]
+    Regression.objects.filter(pk__in=to_filed).update(state=State.BUG_FILED, updated_at=timezone.now())
+    actor = _actor(user)
+    TriageEvent.objects.bulk_create(
+        TriageEvent(
+            regression_id=pk,
+            user=actor,
+            from_state=states[pk],
+            to_state=State.BUG_FILED if pk in to_filed else states[pk],
+            note=f"linked {bug.label}" + (" (carried from another server)" if pk in carried else ""),
+        )
+        for pk in new
+        if pk in states
+    )
+    return [pk for pk in new if pk in states]
+
+
+def unlink_bug(regression: Regression, bug: Bug, *, user: AbstractBaseUser | AnonymousUser | None = None) -> bool:
+    removed, _ = Regression.bugs.through.objects.filter(regression=regression, bug=bug).delete()
+    if removed:
+        TriageEvent.objects.create(
+            regression=regression,
+            user=_actor(user),
+            from_state=regression.state,
+            to_state=regression.state,
+            note=f"unlinked {bug.label}",
+        )
+    return bool(removed)
+
+
+def same_regression_elsewhere(regression: Regression) -> QuerySet[Regression]:
+    """The same change on other servers: same DBMS, kind and microbenchmark (or group), arriving at the same place.
+
+    "The same place" is an overlap of the version intervals (previous version,
+    arrived in]: a server that tested 8.0.28 and 8.0.32 sees at 8.0.32 what one
+    that tested every release sees at 8.0.30.
+    """
+    found = Regression.objects.exclude(server_id=regression.server_id).filter(
+        kind=regression.kind, arrived_in__dbms_id=regression.arrived_in.dbms_id
+    )
+    if regression.microbenchmark_id is not None:
+        found = found.filter(microbenchmark_id=regression.microbenchmark_id)
+    else:
+        found = found.filter(microbenchmark__isnull=True, group=regression.group)
+    arrived = regression.arrived_in.sort_key
+    if regression.previous_version is None:
+        return found.filter(arrived_in__sort_key=arrived)
+    return found.filter(arrived_in__sort_key__gt=regression.previous_version.sort_key).filter(
+        Q(previous_version__sort_key__lt=arrived) | Q(previous_version__isnull=True, arrived_in__sort_key=arrived)
+    )
+
+
+def comparison_markers(comparison: Comparison) -> dict[str, Any]:
+    """Regressions of a comparison's series, placed on its columns: for charts, tables and the heatmap.
+
+    Returns ``{"by_label": {label: [item]}, "by_group": {group: [item]}}`` where an
+    item has the regression's id, url, kind, state, the column keys where it
+    arrived and was fixed, and its bugs as (key, url). Two queries, whatever the
+    number of regressions.
+    """
+    column_of_version: dict[str, str] = {}
+    for column in comparison.columns:
+        column_of_version.setdefault(column.version, column.key)
+    found = (
+        Regression.objects.filter(
+            server_id=comparison.server_id, workload_id=comparison.workload_id, releases=releases.DEFAULT_VIEW
+        )
+        .filter(no_longer_detected=False)
+        .select_related("arrived_in", "fixed_in", "microbenchmark")
+        .prefetch_related("bugs")
+    )
+    by_label: dict[str, list[dict[str, Any]]] = {}
+    by_group: dict[str, list[dict[str, Any]]] = {}
+    for regression in found:
+        item = {
+            "id": regression.pk,
+            "url": regression.get_absolute_url(),
+            "kind": regression.kind,
+            "state": regression.state,
+            "arrived": column_of_version.get(regression.arrived_in.text),
+            "arrived_version": regression.arrived_in.text,
+            "fixed": column_of_version.get(regression.fixed_in.text) if regression.fixed_in else None,
+            "bugs": [(bug.label, bug.url) for bug in regression.bugs.all()],
+        }
+        if regression.microbenchmark is not None:
+            by_label.setdefault(regression.microbenchmark.label, []).append(item)
+        elif regression.group:
+            by_group.setdefault(regression.group, []).append(item)
+    return {"by_label": by_label, "by_group": by_group}
+
+
+class MarkerProvider:
+    """What the regressions app pins onto reports' pages (registered in RegressionsConfig.ready)."""
+
+    def markers(self, comparison: Comparison) -> dict[str, Any]:
+        return comparison_markers(comparison)
+
+    def stamp(self, server_id: int, workload_id: int) -> str:
+        """Changes with the series' regression records, their triage and their bug links."""
+        found = Regression.objects.filter(server_id=server_id, workload_id=workload_id).aggregate(
+            n=Count("id"), updated=Max("updated_at"), event=Max("events__id")
+        )
+        return f"{found['n']}|{found['updated']}|{found['event']}"
+
+    def records(
+        self, server_id: int, workload_id: int, microbenchmark_id: int | None, group: str
+    ) -> list[record_markers.Record]:
+        subject: dict[str, Any] = (
+            {"microbenchmark_id": microbenchmark_id}
+            if microbenchmark_id is not None
+            else {"group": group, "microbenchmark__isnull": True}
+        )
+        found = (
+            Regression.objects.filter(server_id=server_id, workload_id=workload_id, **subject)
+            .select_related("arrived_in", "fixed_in")
+            .prefetch_related("bugs")
+            .order_by("arrived_in__sort_key")
+        )
+        return [
+            record_markers.Record(
+                url=record.get_absolute_url(),
+                kind=record.kind,
+                kind_display=record.get_kind_display(),
+                arrived=record.arrived_in.text,
+                fixed=record.fixed_in.text if record.fixed_in else None,
+                bugs=tuple((bug.label, bug.url) for bug in record.bugs.all()),
+            )
+            for record in found
+        ]
+
+
+MARKERS = MarkerProvider()

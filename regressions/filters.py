@@ -1,0 +1,92 @@
+"""One way to narrow regression records, shared by the list page and the API.
+
+Both doors take the same filters (any of them may be left out): ``tab``, which
+stories to show — ``open`` (the default: open regression stories, neither
+fixed, nor outliers, nor member stories folded into their group's story, nor
+records detection no longer finds), ``improvements``, ``fixed``, ``outliers``,
+``all`` —, ``releases`` (the release view the records were detected over:
+``long-term``, the default, or ``all``), ``state`` (triage: open — the
+default on the open tab, leaving out fixed, expected and noise —, any — the
+default on the other tabs —, or one state),
+``kind``, ``dbms``, ``server``, ``workload``, ``group``, ``microbenchmark`` (a
+label such as point-query_range=100, or a bare test) and ``q`` (part of a
+microbenchmark's test or group name).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+from django.db.models import Q, QuerySet
+
+from regressions.models import Regression
+
+OPEN, ANY = "open", "any"
+STATE_CHOICES = (OPEN, ANY, *Regression.State.values)
+TABS = {
+    "open": "Open regressions",
+    "improvements": "Improvements",
+    "fixed": "Fixed",
+    "outliers": "Outliers",
+    "all": "All",
+}
+RELEASE_VIEWS = {"long-term": "long-term releases", "all": "every release"}
+_LISTED = Q(outlier=False, folded_into__isnull=True)
+_TAB_FILTERS = {
+    "open": _LISTED & Q(kind="regression", fixed_in__isnull=True, no_longer_detected=False),
+    "improvements": _LISTED & Q(kind="improvement"),
+    "fixed": _LISTED & Q(kind="regression", fixed_in__isnull=False),
+    "outliers": Q(outlier=True),
+    "all": Q(),
+}
+
+
+@dataclass(frozen=True)
+class RegressionFilters:
+    tab: str = OPEN
+    releases: str = "long-term"
+    state: str = ""
+    kind: str = ""
+    dbms: str = ""
+    server: str = ""
+    workload: str = ""
+    group: str = ""
+    microbenchmark: str = ""
+    q: str = ""
+
+    @classmethod
+    def from_mapping(cls, data: Any) -> RegressionFilters:
+        """From a form's cleaned data or a schema's fields; absent and empty values filter nothing."""
+        get = data.get if hasattr(data, "get") else lambda name: getattr(data, name, None)
+        return cls(**{f.name: str(get(f.name) or f.default) for f in fields(cls)})
+
+    def apply(self, regressions: QuerySet[Regression]) -> QuerySet[Regression]:
+        if self.tab not in TABS:
+            raise ValueError(f"tab must be one of {', '.join(TABS)}")
+        if self.releases not in RELEASE_VIEWS:
+            raise ValueError(f"releases must be one of {', '.join(RELEASE_VIEWS)}")
+        regressions = regressions.filter(_TAB_FILTERS[self.tab], releases=self.releases)
+        state = self.state or (OPEN if self.tab == OPEN else ANY)
+        if state == OPEN:
+            regressions = regressions.exclude(state__in=Regression.CLOSED_STATES)
+        elif state != ANY:
+            if state not in Regression.State.values:
+                raise ValueError(f"state must be {OPEN}, {ANY} or one of {', '.join(Regression.State.values)}")
+            regressions = regressions.filter(state=state)
+        exact = {
+            "kind": self.kind,
+            "arrived_in__dbms__name": self.dbms,
+            "server__name": self.server,
+            "workload__name": self.workload,
+            "group": self.group,
+        }
+        regressions = regressions.filter(**{name: value for name, value in exact.items() if value})
+        if self.microbenchmark:
+            test, _, size = self.microbenchmark.partition("_range=")
+            regressions = regressions.filter(microbenchmark__test=test)
+            if size.isdigit():
+                regressions = regressions.filter(microbenchmark__range_size=int(size))
+        if self.q:
+            regressions = regressions.filter(Q(microbenchmark__test__icontains=self.q) | Q(group__icontains=self.q))
+        return regressions

@@ -1,0 +1,234 @@
+"""Regression records, the bugs linked to them and their triage log.
+
+The tables keep the names they had when these models lived in ``reports``.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.urls import reverse
+from django.utils import timezone
+
+from regressions import bugs as bugrefs
+
+
+class Bug(models.Model):
+    """A bug report in some tracker; ``regressions.bugs.parse`` turns what engineers type into tracker, key and url."""
+
+    tracker = models.CharField(max_length=32, choices=list(bugrefs.TRACKERS.items()))
+    # The tracker's key (MDEV-33894, PS-8822, 102037, 12038) or, for a free link, the URL itself.
+    key = models.CharField(max_length=bugrefs.MAX_URL_LENGTH)
+    title = models.CharField(max_length=300, blank=True)
+    url = models.URLField(max_length=bugrefs.MAX_URL_LENGTH)
+    status = models.CharField(max_length=64, blank=True, help_text="As the tracker says: open, verified, closed, …")
+    fixed_in = models.CharField(max_length=200, blank=True, help_text="Versions the tracker says carry the fix")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "reports_bug"
+        ordering = ["tracker", "key"]
+        constraints = [models.UniqueConstraint(fields=["tracker", "key"], name="bug_unique_per_tracker")]
+
+    def __str__(self) -> str:
+        return self.label
+
+    @property
+    def label(self) -> str:
+        return bugrefs.label(self.tracker, self.key)
+
+
+class Regression(models.Model):
+    """A step in relative QPS found by ``detection.detect_regressions`` (or entered by hand), and its triage.
+
+    Each record is one story (``regressions.stories``) of one microbenchmark, or of
+    a whole group (``microbenchmark`` empty; its members' stories are kept,
+    ``folded_into`` it). Its natural key (server, workload, microbenchmark or
+    group, kind, arrived_in, release view) is unique in the database, so detecting
+    again updates the record instead of adding one; the base is not part of it
+    because a step's size, level over level, does not depend on which run is the
+    base.
+    """
+
+    class Kind(models.TextChoices):
+        REGRESSION = "regression"
+        IMPROVEMENT = "improvement"
+
+    class State(models.TextChoices):
+        NEW = "new"
+        ACKNOWLEDGED = "acknowledged"
+        BUG_FILED = "bug_filed", "bug filed"
+        FIXED = "fixed"
+        EXPECTED = "expected"
+        NOISE = "noise"
+
+    # Triage states that close a record: the list's "open" filter leaves them out.
+    CLOSED_STATES = (State.FIXED, State.EXPECTED, State.NOISE)
+
+    server = models.ForeignKey("runs.Server", on_delete=models.PROTECT, related_name="regressions")
+    workload = models.ForeignKey("runs.Workload", on_delete=models.PROTECT, related_name="regressions")
+    microbenchmark = models.ForeignKey(
+        "runs.Microbenchmark", null=True, blank=True, on_delete=models.PROTECT, related_name="regressions"
+    )
+    # For a group record the subject; for a microbenchmark record the group it was in, for filtering.
+    group = models.CharField(max_length=100, blank=True)
+    group_set = models.CharField(max_length=100, blank=True)
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.REGRESSION)
+    arrived_in = models.ForeignKey("runs.Version", on_delete=models.PROTECT, related_name="regressions_arrived")
+    arrived_in_build = models.ForeignKey(
+        "runs.Build", null=True, blank=True, on_delete=models.SET_NULL, related_name="regressions_arrived"
+    )
+    previous_version = models.ForeignKey(
+        "runs.Version",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="The last version at the old level: it arrived between this one and arrived_in",
+    )
+    fixed_in = models.ForeignKey(
+        "runs.Version", null=True, blank=True, on_delete=models.PROTECT, related_name="regressions_fixed"
+    )
+    persists_until = models.ForeignKey(
+        "runs.Version",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="The newest version that still shows it",
+    )
+    level_before = models.FloatField(null=True, blank=True, help_text="Relative QPS before the step (vs the base)")
+    level_after = models.FloatField(null=True, blank=True, help_text="Relative QPS after the step (vs the base)")
+    change = models.FloatField(null=True, blank=True, help_text="level_after / level_before − 1")
+    threshold = models.FloatField(null=True, blank=True, help_text="The gate |change| had to pass (noise, min change)")
+    base_run = models.ForeignKey("runs.Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # Values per version (relative QPS, cv, which build was a point) that the detection saw.
+    evidence = models.JSONField(default=dict, blank=True)
+
+    # The story (``regressions.stories``) the record tells: every change is measured against the level
+    # before the arrival (``level_before``, last seen at ``previous_version``), never against the base.
+    metric = models.CharField(max_length=16, default="qps", help_text="The metric the story is told in")
+    outlier = models.BooleanField(
+        default=False, help_text="A single-version excursion that returned within noise at the next version"
+    )
+    current_change = models.FloatField(null=True, blank=True, help_text="The latest level against level_before")
+    worst_change = models.FloatField(null=True, blank=True, help_text="The furthest level against level_before")
+    # [{kind, version, previous_version, level, change, change_vs_before, provisional}]: arrival, further,
+    # partial recovery, fixed, given back, returned.
+    story_events = models.JSONField(default=list, blank=True)
+    outliers = models.JSONField(default=list, blank=True, help_text="Versions set aside as one-version outliers")
+    noise = models.FloatField(null=True, blank=True, help_text="σ of one point, relative")
+    noise_source = models.CharField(max_length=16, blank=True, help_text="repeats, MAD, default or given")
+    noise_rule = models.TextField(blank=True, help_text="The noise rule as applied to this story")
+    builds = models.JSONField(default=list, blank=True, help_text="The builds the story's levels rest on")
+    releases = models.CharField(
+        max_length=16, default="long-term", help_text="The release view it was detected over: long-term or all"
+    )
+    # [{metric, version, previous_version, level_before, level_after, ratio, worse, explains, at, text}]
+    metric_steps = models.JSONField(default=list, blank=True)
+    summary = models.TextField(blank=True, help_text="The story in one line")
+    folded_into = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="folded_members",
+        help_text="The group story that stands for this member story in lists",
+    )
+    no_longer_detected = models.BooleanField(
+        default=False, help_text="Detection no longer finds it; kept because people triaged it"
+    )
+    state = models.CharField(max_length=16, choices=State.choices, default=State.NEW, db_index=True)
+    bugs = models.ManyToManyField(Bug, blank=True, related_name="regressions", db_table="reports_regression_bugs")
+    detected_at = models.DateTimeField(null=True, blank=True, help_text="Last time detection found it")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "reports_regression"
+        ordering = ["server__name", "workload__name", "arrived_in__sort_key", "group", "pk"]
+        constraints = [
+            # Two partial indexes rather than one: NULLs are distinct in a unique index, so group records
+            # (no microbenchmark) need their own key to be unique too, on SQLite and PostgreSQL alike.
+            models.UniqueConstraint(
+                fields=["server", "workload", "microbenchmark", "kind", "arrived_in", "releases"],
+                condition=models.Q(microbenchmark__isnull=False),
+                name="regression_unique_microbenchmark",
+            ),
+            models.UniqueConstraint(
+                fields=["server", "workload", "group", "kind", "arrived_in", "releases"],
+                condition=models.Q(microbenchmark__isnull=True),
+                name="regression_unique_group",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(microbenchmark__isnull=False) | ~models.Q(group=""),
+                name="regression_has_subject",
+            ),
+        ]
+        indexes = [models.Index(fields=["server", "workload"], name="regression_series")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} of {self.subject} in {self.arrived_in}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("regressions:regression", args=[self.pk])
+
+    @property
+    def subject(self) -> str:
+        return self.microbenchmark.label if self.microbenchmark_id else self.group  # type: ignore[union-attr]
+
+    @property
+    def is_group(self) -> bool:
+        return self.microbenchmark_id is None
+
+    @property
+    def is_open(self) -> bool:
+        return self.state not in self.CLOSED_STATES
+
+    @property
+    def is_open_story(self) -> bool:
+        """A regression not yet fixed, no outlier, not folded into its group's story, still detected."""
+        return (
+            self.kind == self.Kind.REGRESSION
+            and self.fixed_in_id is None
+            and not self.outlier
+            and self.folded_into_id is None
+            and not self.no_longer_detected
+        )
+
+    @property
+    def current_change_text(self) -> str:
+        return _pct(self.current_change)
+
+    @property
+    def worst_change_text(self) -> str:
+        return _pct(self.worst_change)
+
+    @property
+    def change_text(self) -> str:
+        """The step as the write-ups say it: ``−12.1%``, ``+44.0%``."""
+        if self.change is None:
+            return "–"
+        return f"{self.change:+.1%}".replace("-", "−")
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{value:+.1%}".replace("-", "−")
+
+
+class TriageEvent(models.Model):
+    """The audit log of a regression's triage: who moved it from which state to which, and why."""
+
+    regression = models.ForeignKey(Regression, on_delete=models.CASCADE, related_name="events")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    at = models.DateTimeField(default=timezone.now, db_index=True)
+    from_state = models.CharField(max_length=16, choices=Regression.State.choices)
+    to_state = models.CharField(max_length=16, choices=Regression.State.choices)
+    note = models.TextField(blank=True)
+
+    class Meta:
+        db_table = "reports_triageevent"
+        ordering = ["at", "pk"]
+
+    def __str__(self) -> str:
+        return f"{self.regression_id}: {self.from_state} → {self.to_state}"

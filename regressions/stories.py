@@ -1,0 +1,739 @@
+"""Regression stories: what happened to one microbenchmark (or one group) across a product's versions.
+
+``regressions.changepoints`` finds level shifts; this module tells them as stories,
+the way an engineer reads a version series: *it arrived here, got worse there,
+came partly back, was fixed, came back again*. One story per microbenchmark
+and direction instead of one row per step, so a blip or a partial recovery
+never turns into a "fixed in" plus a new "arrived in".
+
+Input and output are plain dataclasses (``Series`` of ``Point`` in, ``Story``
+out); nothing here touches Django, so the detection task, the command, the API
+and the tests share it.
+
+The rule
+--------
+
+1. **Points.** A ``Series`` is one microbenchmark's values in version order,
+   in the release view in use (``releases``: "long-term" or "all", decided by
+   ``regressions.releases`` before the series is built; recorded on each story).
+   A missing or non-finite value is no point. An Insert Benchmark step whose
+   background inserts missed their SLA (``Point.sla_missed``, in the run or
+   its base) ran another write load: it is no point either, so it can neither
+   start nor end a story.
+2. **Noise** σ, the relative noise of one point, per series
+   (``changepoints.series_noise``):
+
+   - *repeats*: the median coefficient of variation of the points that had
+     repeated runs (same build, config, server and workload), when any had;
+   - *MAD*: else, with more than 4 points, the median absolute neighbour
+     difference of ln(value), divided by 0.6745·√2 (a median absolute deviation
+     turned into a standard deviation; √2 because a difference carries the
+     noise of two points), floored at 1 %: a few real steps cannot inflate it;
+   - *default*: else (4 points or fewer, whose differences are mostly the steps
+     themselves) 2 %, the run-to-run spread of a sysbench or Insert Benchmark
+     run on a dedicated, warmed-up server.
+
+   ``Noise.text`` says which one was used and why, for the record's page.
+3. **Outliers.** A point (not the first, not the last) is an outlier when it
+   differs from both neighbours by more than the one-point gate
+   max(``min_change``, k·σ·√2) in the same direction, while its neighbours
+   agree with each other within that gate: a single-version excursion that
+   returns within noise at the next version. It is set aside before
+   segmentation, so it never splits a story into "fixed" plus "arrived again";
+   it is listed on the story whose span holds it, or becomes a story of kind
+   "outlier" of its own when no story spans it.
+4. **Levels.** ``changepoints.detect`` segments the remaining points with the
+   σ of rule 2 (PELT proposes, the gate keeps a step only when it exceeds
+   ``min_change`` (5 %) and k·σ·√(1/n_A + 1/n_B) (k = 3) and is a step, not a
+   ramp).
+5. **Story.** Walking the levels in version order, the first kept step opens a
+   story: ``arrived_in`` is the first version of the new level,
+   ``previous_version`` the last version of the level before, and every change
+   of the story is measured against that level before the arrival
+   (``level_before``), never against the base. Each later level is one event
+   of the same story:
+
+   - further from ``level_before`` than the level before it: *further* (a
+     regression got worse, an improvement gained more);
+   - closer, but still beyond ``min_change``: *partial recovery*;
+   - back within ``min_change`` of ``level_before`` (or beyond it): *fixed*
+     (``fixed_in``; for an improvement *given back*, ``ended_in``);
+   - after a fix, beyond ``min_change`` the same way again: *returned*; the
+     story is open again (``fixed_in`` None) and lists the return;
+   - past ``level_before`` by more than ``min_change`` the other way (a fix
+     that overshoots, a gain lost and more): the story ends there, and a story
+     of the other kind starts at that version, measured from the same
+     ``level_before``.
+
+   ``change`` is the arrival's own step, ``current_change`` the latest level
+   against ``level_before``, ``worst_change`` the furthest level. A regression
+   story is *open* while it has no ``fixed_in``. An event whose new level is
+   the newest version alone, and whose step is under twice the one-point gate
+   of rule 3, is *provisional*: no next version can yet tell it from an
+   outlier (a −5 % step on the newest release is; a −38 % one is news).
+6. **Groups.** A group's story is told from the group's median series (per
+   version, the median of its members' values); a member story of the same
+   kind arriving at the same version is folded into it (``folded_into``), so a
+   list shows one row where most of a group moved together.
+7. **Metric steps.** HW efficiency per operation (cpu/o, cs/o, rKB/o, wKB/o),
+   db_bench's w_amp, stall% and p99 (a latency) and the Insert Benchmark's
+   "p99 rate" (its p99 column is the per-second rate the worst 1 % of seconds
+   reached, so higher is better there) are segmented by the same rule; for
+   all the others higher is worse (``METRICS``). A step of a
+   metric coincides with a QPS story when its version pair (previous, arrived]
+   overlaps the pair of the story's arrival, a further step or a return:
+   "cs/o ×3.1 at the same version". Metric values below a per-metric floor
+   (an idle read path's rKB/o of 0.001) are too small for a ratio to mean
+   anything and make no step.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Literal
+
+from regressions import changepoints
+
+StoryKind = Literal["regression", "improvement", "outlier"]
+EventKind = Literal["arrival", "further", "partial recovery", "fixed", "given back", "returned"]
+NoiseSource = Literal["repeats", "MAD", "default", "given"]
+ReleaseView = Literal["long-term", "all"]
+
+QPS = "qps"
+
+
+@dataclass(frozen=True)
+class Point:
+    """One version of a series: its value (relative QPS, or a metric), the repeats behind it, the build it is."""
+
+    version: str
+    value: float | None
+    cv: float | None = None  # coefficient of variation of the repeated runs; None without repeats
+    repeats: int = 1
+    build: str = ""
+    sla_missed: bool = False  # Insert Benchmark: background inserts missed their rate; never a point
+
+    @property
+    def usable(self) -> bool:
+        return self.value is not None and math.isfinite(self.value) and not self.sla_missed
+
+
+@dataclass(frozen=True)
+class Series:
+    """One microbenchmark (or group) of one server + workload + DBMS, in version order."""
+
+    subject: str  # microbenchmark label as in the compare tables (``update-inlist_range=100``) or a group name
+    points: tuple[Point, ...]
+    metric: str = QPS
+    group: str | None = None  # the group of a microbenchmark; for a group's own series, the group itself
+    is_group: bool = False
+    releases: ReleaseView = "long-term"
+
+    @property
+    def versions(self) -> tuple[str, ...]:
+        return tuple(p.version for p in self.points)
+
+
+@dataclass(frozen=True)
+class Noise:
+    sigma: float
+    source: NoiseSource
+    text: str  # the rule as applied, for the record's page
+
+
+@dataclass(frozen=True)
+class Event:
+    """One level change inside a story."""
+
+    kind: EventKind
+    version: str  # first version of the new level
+    previous_version: str  # last version of the level before
+    level: float
+    change: float  # the new level against the level just before it
+    change_vs_before: float  # the new level against the story's level before the arrival
+    # The new level is the newest version alone: no next version can yet tell a step from an outlier (rule 3).
+    provisional: bool = False
+
+
+@dataclass(frozen=True)
+class MetricStep:
+    """A step of one HW or suite metric of a microbenchmark."""
+
+    metric: str
+    subject: str
+    version: str
+    previous_version: str
+    level_before: float
+    level_after: float
+    ratio: float  # level_after / level_before (inf from a level of 0)
+    worse: bool
+    explains: bool = False  # set when attached to a story: the metric moved the way that explains the story
+    at: str = ""  # the story event it coincides with ("arrival", "further", "returned")
+
+    @property
+    def text(self) -> str:
+        if math.isinf(self.ratio):
+            size = "from 0"
+        elif self.ratio >= 10 or self.ratio < 0.1:
+            size = f"×{self.ratio:.2g}"
+        else:
+            size = f"×{self.ratio:.1f}"
+        where = f"at the same version ({self.version})" if self.at == "arrival" else f"at {self.version}"
+        return f"{self.metric} {size} {where}"
+
+
+@dataclass(frozen=True)
+class Story:
+    kind: StoryKind
+    subject: str
+    metric: str
+    arrived_in: str
+    previous_version: str
+    level_before: float
+    change: float  # the arrival's own step against level_before
+    current_change: float  # the latest level against level_before
+    worst_change: float
+    fixed_in: str | None  # regression back within min_change of level_before; None while open
+    ended_in: str | None  # the same for either kind (an improvement "given back")
+    events: tuple[Event, ...]
+    outliers: tuple[str, ...]
+    noise: Noise
+    builds: tuple[str, ...]  # the builds of the points the story rests on (pass-through)
+    releases: ReleaseView
+    group: str | None = None
+    is_group: bool = False
+    latest_version: str = ""
+    folded_into: str | None = None  # a member story its group's story stands for
+    reference_version: str = ""  # the last version of the level_before (a story after a gain lost: the gain's)
+    metric_steps: tuple[MetricStep, ...] = ()
+
+    @property
+    def is_open(self) -> bool:
+        return self.kind == "regression" and self.fixed_in is None
+
+    @property
+    def partial_recoveries(self) -> tuple[Event, ...]:
+        return tuple(e for e in self.events if e.kind == "partial recovery")
+
+    @property
+    def returns(self) -> tuple[Event, ...]:
+        return tuple(e for e in self.events if e.kind == "returned")
+
+    def as_dict(self) -> dict[str, Any]:
+        """The story as JSON would carry it (``detect_regressions --format json``): the record fields the
+        command prints, plus the story's events, outliers, noise rule and coinciding metric steps."""
+        return _json_safe(
+            {
+                "kind": self.kind if self.kind != "outlier" else ("regression" if self.change < 0 else "improvement"),
+                "outlier": self.kind == "outlier",
+                "metric": self.metric,
+                "subject": self.subject,
+                "group": self.group,
+                "is_group": self.is_group,
+                "folded_into": self.folded_into,
+                "arrived_in": self.arrived_in,
+                "previous_version": self.previous_version,
+                "reference_version": self.reference_version or self.previous_version,
+                "fixed_in": self.fixed_in,
+                "ended_in": self.ended_in,
+                "open": self.is_open,
+                "level_before": self.level_before,
+                "change": self.change,
+                "current_change": self.current_change,
+                "worst_change": self.worst_change,
+                "latest_version": self.latest_version,
+                "events": [asdict(e) for e in self.events],
+                "outliers": list(self.outliers),
+                "noise": self.noise.sigma,
+                "noise_source": self.noise.source,
+                "noise_rule": self.noise.text,
+                "builds": list(self.builds),
+                "releases": self.releases,
+                "metric_steps": [{**asdict(m), "text": m.text} for m in self.metric_steps],
+                "summary": self.summary,
+            }
+        )
+
+    @property
+    def summary(self) -> str:
+        """One line: "−31% against 5.6.51: arrived in 5.7.44 (−12%), worse in 8.0.43 (−21%)"."""
+        if self.kind == "outlier":
+            return f"outlier at {self.arrived_in} ({_pct(self.change)}), back at the next version"
+        # The arrival against the level before it (a story after a gain lost starts from the gain's level).
+        sizes = [e.change_vs_before if e.kind == "arrival" else e.change for e in self.events]
+        parts = [
+            f"{_VERBS[(self.kind, e.kind)]} {e.version} ({_pct(size)}{', provisional' if e.provisional else ''})"
+            for e, size in zip(self.events, sizes, strict=True)
+        ]
+        head = f"{_pct(self.current_change)} against {self.reference_version or self.previous_version}"
+        if self.outliers:
+            parts.append("outlier " + ", ".join(self.outliers))
+        return f"{head}: " + ", ".join(parts)
+
+
+_VERBS: Mapping[tuple[str, str], str] = {
+    **{(kind, "arrival"): "arrived in" for kind in ("regression", "improvement")},
+    ("regression", "further"): "worse in",
+    ("improvement", "further"): "better again in",
+    ("regression", "partial recovery"): "partly back in",
+    ("improvement", "partial recovery"): "partly given back in",
+    ("regression", "fixed"): "fixed in",
+    ("improvement", "given back"): "given back in",
+    ("regression", "returned"): "back again in",
+    ("improvement", "returned"): "gained again in",
+}
+
+
+def _json_safe(value: Any) -> Any:
+    """JSON has no infinity: a ratio from a level of 0 is the string "inf"."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+def _pct(change: float) -> str:
+    if math.isinf(change):
+        return "+∞" if change > 0 else "−∞"
+    return f"{change * 100:+.0f}%".replace("-", "−")
+
+
+# --------------------------------------------------------------------------- noise
+
+
+def series_noise(
+    series: Series, *, noise: float | None = None, default_noise: float = changepoints.DEFAULT_NOISE
+) -> Noise:
+    """σ of one series and where it came from (rule 2), with the text a record shows."""
+    values = [p.value if p.usable else None for p in series.points]
+    n = sum(1 for v in values if v is not None)
+    if noise is not None:
+        return Noise(noise, "given", f"σ {noise:.1%} given by the caller")
+    sigma, source = changepoints.series_noise(values, [p.cv for p in series.points], default_noise=default_noise)
+    if source == "repeats":
+        repeated = sum(1 for p in series.points if p.cv is not None)
+        return Noise(sigma, "repeats", f"σ {sigma:.1%}: median spread of the repeated runs of {repeated} versions")
+    if source == "series":
+        return Noise(
+            sigma,
+            "MAD",
+            f"σ {sigma:.1%}: median absolute difference between neighbouring versions of this test "
+            f"({n} points, no repeats), floored at {changepoints.NOISE_FLOOR:.0%}",
+        )
+    return Noise(
+        sigma,
+        "default",
+        f"σ {sigma:.1%}: the default for a series of {n} points (≤ {changepoints.SHORT_SERIES}) without repeats",
+    )
+
+
+def _one_point_gate(sigma: float, min_change: float, k: float) -> float:
+    return max(min_change, k * sigma * math.sqrt(2))
+
+
+def outlier_indexes(
+    values: Sequence[float | None],
+    sigma: float,
+    *,
+    min_change: float = changepoints.DEFAULT_MIN_CHANGE,
+    k: float = changepoints.DEFAULT_K,
+) -> list[int]:
+    """Indexes of single-version excursions (rule 3) among the present values; the first and last never are."""
+    present = [i for i, v in enumerate(values) if v is not None and math.isfinite(v) and v > 0]
+    gate = _one_point_gate(sigma, min_change, k)
+    found: list[int] = []
+    for before, here, after in zip(present, present[1:], present[2:], strict=False):
+        a, x, b = values[before], values[here], values[after]
+        assert a is not None and x is not None and b is not None
+        up = x / a - 1 > gate and x / b - 1 > gate
+        down = 1 - x / a > gate and 1 - x / b > gate
+        if (up or down) and abs(b / a - 1) <= gate and (not found or found[-1] != before):
+            found.append(here)
+    return found
+
+
+# --------------------------------------------------------------------------- stories
+
+
+@dataclass
+class _Open:
+    kind: Literal["regression", "improvement"]
+    arrived: int  # segment positions
+    previous: int
+    level_before: float
+    reference: int  # the segment whose level is level_before
+    events: list[Event] = field(default_factory=list)
+    ended: int | None = None
+    last: int = 0  # last segment position the story covers
+    superseded: bool = False
+
+
+def _beyond(level: float, before: float, kind: str, min_change: float) -> bool:
+    """Whether ``level`` is more than ``min_change`` from ``before`` in the story's direction."""
+    if kind == "regression":
+        return level < before * (1 - min_change)
+    return level > before * (1 + min_change)
+
+
+def _change(before: float, after: float) -> float:
+    if before == 0:
+        return 0.0 if after == 0 else math.inf
+    return after / before - 1.0
+
+
+def build_stories(
+    series: Series,
+    *,
+    min_change: float = changepoints.DEFAULT_MIN_CHANGE,
+    k: float = changepoints.DEFAULT_K,
+    noise: float | None = None,
+    default_noise: float = changepoints.DEFAULT_NOISE,
+) -> list[Story]:
+    """The stories of one series, oldest arrival first (see the module docstring for the rule).
+
+    ``noise`` overrides rule 2 (a σ measured elsewhere). A series of the
+    regression kind reads higher values as better (QPS); metric series go
+    through ``metric_steps`` instead.
+    """
+    versions = series.versions
+    values = [p.value if p.usable else None for p in series.points]
+    measured = series_noise(series, noise=noise, default_noise=default_noise)
+    outliers = outlier_indexes(values, measured.sigma, min_change=min_change, k=k)
+    kept = [None if i in outliers else v for i, v in enumerate(values)]
+    detection = changepoints.detect(kept, versions, noise=measured.sigma, min_change=min_change, k=k)
+    segments = detection.segments
+    if not segments:
+        return []
+
+    told: list[_Open] = []
+    story: _Open | None = None
+    for j in range(1, len(segments)):
+        level, previous_level = segments[j].level, segments[j - 1].level
+        if story is None:
+            kind: Literal["regression", "improvement"] = "regression" if level < previous_level else "improvement"
+            story = _Open(kind, arrived=j, previous=j - 1, level_before=previous_level, reference=j - 1, last=j)
+            story.events.append(_event("arrival", segments, versions, j, story.level_before))
+            told.append(story)
+            continue
+        story.last = j
+        before = story.level_before
+        opposite: Literal["regression", "improvement"] = "improvement" if story.kind == "regression" else "regression"
+        if _beyond(level, before, opposite, min_change):
+            # Past the level before the arrival the other way: this story ends, one of the other kind starts here.
+            if story.ended is None:
+                story.ended = j
+                story.events.append(_event(_end_kind(story.kind), segments, versions, j, before))
+            story.superseded = True
+            story = _Open(opposite, arrived=j, previous=j - 1, level_before=before, reference=story.reference, last=j)
+            story.events.append(_event("arrival", segments, versions, j, before))
+            told.append(story)
+            continue
+        if story.ended is not None:
+            if _beyond(level, before, story.kind, min_change):
+                story.ended = None
+                story.events.append(_event("returned", segments, versions, j, before))
+            continue  # a small move near the old level after the fix: nothing to tell
+        if not _beyond(level, before, story.kind, min_change):
+            story.ended = j
+            story.events.append(_event(_end_kind(story.kind), segments, versions, j, before))
+        elif abs(_change(before, level)) > abs(_change(before, previous_level)):
+            story.events.append(_event("further", segments, versions, j, before))
+        else:
+            story.events.append(_event("partial recovery", segments, versions, j, before))
+
+    newest = segments[-1]
+    if len(segments) > 1 and newest.n == 1:
+        # A step onto the newest version alone, smaller than twice the one-point gate, could still be an outlier.
+        gate = _one_point_gate(measured.sigma, min_change, k)
+        for s in told:
+            s.events = [
+                replace(e, provisional=True)
+                if e.version == versions[newest.first] and abs(_change(segments[-2].level, newest.level)) < 2 * gate
+                else e
+                for e in s.events
+            ]
+    stories = [_story(s, series, segments, measured, versions, outliers) for s in told]
+    covered = {o for s in stories for o in s.outliers}
+    for i in outliers:
+        if versions[i] in covered:
+            continue
+        neighbour = max(v for v in range(i) if kept[v] is not None)
+        reference = kept[neighbour]
+        assert reference is not None and values[i] is not None
+        stories.append(
+            Story(
+                kind="outlier",
+                subject=series.subject,
+                metric=series.metric,
+                arrived_in=versions[i],
+                previous_version=versions[neighbour],
+                level_before=reference,
+                change=_change(reference, values[i]),  # type: ignore[arg-type]
+                current_change=0.0,
+                worst_change=_change(reference, values[i]),  # type: ignore[arg-type]
+                fixed_in=None,
+                ended_in=versions[min(v for v in range(i + 1, len(kept)) if kept[v] is not None)],
+                events=(),
+                outliers=(versions[i],),
+                noise=measured,
+                builds=tuple(series.points[x].build for x in (neighbour, i) if series.points[x].build),
+                releases=series.releases,
+                group=series.group,
+                is_group=series.is_group,
+                latest_version=versions[segments[-1].last],
+            )
+        )
+    return sorted(stories, key=lambda s: versions.index(s.arrived_in))
+
+
+def _end_kind(kind: str) -> EventKind:
+    return "fixed" if kind == "regression" else "given back"
+
+
+def _event(
+    kind: EventKind, segments: Sequence[changepoints.Segment], versions: Sequence[str], j: int, before: float
+) -> Event:
+    level = segments[j].level
+    return Event(
+        kind=kind,
+        version=versions[segments[j].first],
+        previous_version=versions[segments[j - 1].last],
+        level=level,
+        change=_change(segments[j - 1].level, level),
+        change_vs_before=_change(before, level),
+    )
+
+
+def _story(
+    told: _Open,
+    series: Series,
+    segments: Sequence[changepoints.Segment],
+    noise: Noise,
+    versions: Sequence[str],
+    outliers: Sequence[int],
+) -> Story:
+    before = told.level_before
+    # The levels the story lives through: from its arrival to the level it ended on (or the latest one).
+    span = range(told.arrived, told.last + 1)
+    levels = [segments[j].level for j in span]
+    if told.superseded:
+        levels = levels[:-1] or levels
+    changes = [_change(before, level) for level in levels]
+    worst = min(changes) if told.kind == "regression" else max(changes)
+    first_index, last_index = segments[told.previous].first, segments[told.last].last
+    arrival = told.events[0]
+    ended = versions[segments[told.ended].first] if told.ended is not None else None
+    return Story(
+        kind=told.kind,
+        subject=series.subject,
+        metric=series.metric,
+        arrived_in=arrival.version,
+        previous_version=arrival.previous_version,
+        level_before=before,
+        change=arrival.change_vs_before,
+        current_change=_change(before, segments[-1].level),
+        worst_change=worst,
+        fixed_in=ended if told.kind == "regression" else None,
+        ended_in=ended,
+        events=tuple(told.events),
+        outliers=tuple(versions[i] for i in outliers if first_index < i < last_index),
+        noise=noise,
+        builds=tuple(
+            dict.fromkeys(
+                series.points[i].build
+                for j in range(told.previous, told.last + 1)
+                for i in segments[j].indexes
+                if series.points[i].build
+            )
+        ),
+        releases=series.releases,
+        group=series.group,
+        is_group=series.is_group,
+        latest_version=versions[segments[-1].last],
+        reference_version=versions[segments[told.reference].last],
+    )
+
+
+# --------------------------------------------------------------------------- groups
+
+
+def group_series(group: str, members: Sequence[Series]) -> Series:
+    """The group's median series: per version, the median of the members' usable values (rule 6).
+
+    Members must share one version list (the columns of one comparison). The
+    median's noise comes from the members' repeats (their median spread shrinks
+    with √n) when they have any, else rule 2 on the median series itself.
+    """
+    if not members:
+        raise ValueError(f"group {group!r} has no members")
+    versions = members[0].versions
+    if any(m.versions != versions for m in members):
+        raise ValueError(f"members of group {group!r} are not on the same versions")
+    points = []
+    for i, version in enumerate(versions):
+        usable = [m.points[i] for m in members if m.points[i].usable]
+        values = [p.value for p in usable if p.value is not None]
+        cvs = [p.cv for p in usable if p.cv is not None]
+        points.append(
+            Point(
+                version=version,
+                value=statistics.median(values) if values else None,
+                cv=statistics.median(cvs) / math.sqrt(len(values)) if cvs and values else None,
+                repeats=max((p.repeats for p in usable), default=1),
+                build=next((m.points[i].build for m in members if m.points[i].build), ""),
+                sla_missed=not usable and any(m.points[i].sla_missed for m in members),
+            )
+        )
+    return Series(
+        subject=group,
+        points=tuple(points),
+        metric=members[0].metric,
+        group=group,
+        is_group=True,
+        releases=members[0].releases,
+    )
+
+
+def fold_into_groups(member_stories: Iterable[Story], group_stories: Iterable[Story]) -> list[Story]:
+    """Member stories, each marked ``folded_into`` its group when the group has a story of the same kind that
+    arrives, moves further or returns at the member's arrival version (the group's story stands for it in a list)."""
+    arrivals = {
+        (s.subject, s.kind, e.version)
+        for s in group_stories
+        for e in s.events
+        if e.kind in ("arrival", "further", "returned")
+    }
+    return [
+        replace(s, folded_into=s.group) if s.group and (s.group, s.kind, s.arrived_in) in arrivals else s
+        for s in member_stories
+    ]
+
+
+def stories_for(
+    members: Sequence[Series],
+    *,
+    min_change: float = changepoints.DEFAULT_MIN_CHANGE,
+    k: float = changepoints.DEFAULT_K,
+) -> list[Story]:
+    """Stories of every microbenchmark of one comparison and of every group: group stories first, then the members'
+    (folded ones marked). ``members`` carry their group in ``Series.group``; ungrouped ones have None."""
+    by_group: dict[str, list[Series]] = {}
+    for series in members:
+        if series.group:
+            by_group.setdefault(series.group, []).append(series)
+    groups = [
+        story
+        for group, series in by_group.items()
+        for story in build_stories(group_series(group, series), min_change=min_change, k=k)
+    ]
+    own = [story for series in members for story in build_stories(series, min_change=min_change, k=k)]
+    return groups + fold_into_groups(own, groups)
+
+
+# --------------------------------------------------------------------------- metrics
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    name: str  # as shown: cpu/o, cs/o, rKB/o, …
+    higher_is_worse: bool = True
+    floor: float = 0.0  # levels below this on both sides of a step are too small for a ratio to mean anything
+
+
+METRICS: Mapping[str, MetricSpec] = {
+    spec.name: spec
+    for spec in (
+        MetricSpec("cpu/o"),
+        MetricSpec("cs/o"),
+        MetricSpec("rKB/o", floor=0.05),
+        MetricSpec("wKB/o", floor=0.05),
+        MetricSpec("w_amp"),
+        MetricSpec("stall%", floor=1.0),
+        MetricSpec("p99"),  # db_bench: latency, µs
+        MetricSpec("p99 rate", higher_is_worse=False),  # Insert Benchmark: the rate of the worst 1 % of seconds
+    )
+}
+
+
+def metric_steps(
+    series: Series,
+    *,
+    min_change: float = changepoints.DEFAULT_MIN_CHANGE,
+    k: float = changepoints.DEFAULT_K,
+    spec: MetricSpec | None = None,
+) -> list[MetricStep]:
+    """Steps of one metric series (absolute values or ratios to the base: changes are relative), by rules 2–4.
+
+    Outliers are set aside as for QPS. ``spec`` defaults to ``METRICS[series.metric]`` (higher is worse).
+    """
+    spec = spec or METRICS.get(series.metric, MetricSpec(series.metric))
+    values = [p.value if p.usable else None for p in series.points]
+    measured = series_noise(series)
+    outliers = set(outlier_indexes(values, measured.sigma, min_change=min_change, k=k))
+    kept = [None if i in outliers else v for i, v in enumerate(values)]
+    detection = changepoints.detect(kept, series.versions, noise=measured.sigma, min_change=min_change, k=k)
+    found = []
+    for before, after in zip(detection.segments, detection.segments[1:], strict=False):
+        if before.level < spec.floor and after.level < spec.floor:
+            continue
+        ratio = math.inf if before.level == 0 else after.level / before.level
+        found.append(
+            MetricStep(
+                metric=series.metric,
+                subject=series.subject,
+                version=series.versions[after.first],
+                previous_version=series.versions[before.last],
+                level_before=before.level,
+                level_after=after.level,
+                ratio=ratio,
+                worse=(ratio > 1) == spec.higher_is_worse,
+            )
+        )
+    return found
+
+
+def coinciding_steps(story: Story, steps: Iterable[MetricStep], versions: Sequence[str]) -> tuple[MetricStep, ...]:
+    """The metric steps whose version pair overlaps the story's arrival, a further step or a return.
+
+    ``versions`` orders every version the story and the steps name (the
+    comparison's columns). Each step comes back with ``at`` (which event of the
+    story it meets) and ``explains`` (a regression with a metric getting worse,
+    an improvement with one getting better), those that explain it first.
+    """
+    position = {v: i for i, v in enumerate(versions)}
+    moments = [e for e in story.events if e.kind in ("arrival", "further", "returned")]
+    if story.kind == "outlier":
+        moments = [Event("arrival", story.arrived_in, story.previous_version, 0.0, story.change, story.change)]
+    found = []
+    for step in steps:
+        lo, hi = position.get(step.previous_version), position.get(step.version)
+        if lo is None or hi is None:
+            continue
+        for event in moments:
+            a, b = position.get(event.previous_version), position.get(event.version)
+            if a is not None and b is not None and lo < b and a < hi:
+                explains = step.worse == (story.kind == "regression" or (story.kind == "outlier" and story.change < 0))
+                found.append(replace(step, at=event.kind, explains=explains))
+                break
+    return tuple(
+        sorted(found, key=lambda s: (not s.explains, -abs(math.log(s.ratio)) if 0 < s.ratio < math.inf else -math.inf))
+    )
+
+
+def with_metric_steps(
+    story: Story,
+    metric_series: Iterable[Series],
+    versions: Sequence[str],
+    *,
+    min_change: float = changepoints.DEFAULT_MIN_CHANGE,
+    k: float = changepoints.DEFAULT_K,
+) -> Story:
+    """The story with the steps of its microbenchmark's metric series that coincide with it attached."""
+    steps = [step for series in metric_series for step in metric_steps(series, min_change=min_change, k=k)]
+    return replace(story, metric_steps=coinciding_steps(story, steps, versions))

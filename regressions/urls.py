@@ -1,0 +1,13 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from regressions.views import regression_bulk, regression_detail, regression_list
+
+app_name = "regressions"
+
+urlpatterns = [
+    path("regressions/", regression_list, name="regression_list"),
+    path("regressions/bulk", regression_bulk, name="regression_bulk"),
+    path("regressions/<int:pk>/", regression_detail, name="regression"),
+]

@@ -1,0 +1,339 @@
+"""Regression pages: the list with filters and bulk triage, and one regression with its evidence, bugs and history."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme, urlencode
+from django.views.decorators.http import require_POST
+
+from accounts.permissions import TRIAGE, permission_required
+from benchdash.http import HtmxHttpRequest
+from regressions import stories
+from regressions.bugs import ACCEPTED
+from regressions.detection import link_bug_to_many, triage
+from regressions.filters import ANY, OPEN, RELEASE_VIEWS, TABS, RegressionFilters
+from regressions.models import Regression, TriageEvent
+from reports import stats
+from runs.models import Dbms, Run, Server
+
+State = Regression.State
+PAGE_SIZE = 100
+LINK = "link"
+
+
+class RegressionFilterForm(forms.Form):
+    tab = forms.ChoiceField(choices=list(TABS.items()), required=False)
+    releases = forms.ChoiceField(choices=list(RELEASE_VIEWS.items()), required=False)
+    state = forms.ChoiceField(
+        choices=[
+            ("", "as the tab has it"),
+            (OPEN, "open (not fixed, expected or noise)"),
+            (ANY, "any"),
+            *State.choices,
+        ],
+        required=False,
+    )
+    kind = forms.ChoiceField(choices=[("", "any"), *Regression.Kind.choices], required=False)
+    dbms = forms.CharField(required=False)
+    server = forms.CharField(required=False)
+    workload = forms.CharField(required=False)
+    group = forms.CharField(required=False)
+    microbenchmark = forms.CharField(required=False, help_text="a label (point-query_range=100) or a test")
+    q = forms.CharField(required=False, label="Microbenchmark or group")
+
+
+class BulkForm(forms.Form):
+    """One form for every change: the list's bulk actions and the detail page's triage and bug forms."""
+
+    ids = forms.ModelMultipleChoiceField(
+        queryset=Regression.objects.only("pk"), error_messages={"required": "tick at least one regression"}
+    )
+    action = forms.ChoiceField(choices=[*((s, f"mark {label}") for s, label in State.choices), (LINK, "link bug")])
+    bug = forms.CharField(required=False, max_length=500, help_text=ACCEPTED)
+    title = forms.CharField(required=False, max_length=300)
+    carry = forms.BooleanField(required=False, label="also link the same regression on other servers")
+    note = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    next = forms.CharField(required=False)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if data.get("action") == LINK and not data.get("bug"):
+            self.add_error("bug", f"a bug to link: {ACCEPTED}")
+        return data
+
+
+def filtered_regressions(form: RegressionFilterForm) -> QuerySet[Regression]:
+    regressions = Regression.objects.select_related(
+        "server",
+        "workload",
+        "microbenchmark",
+        "arrived_in__dbms",
+        "previous_version",
+        "fixed_in",
+        "persists_until",
+    ).prefetch_related("bugs")
+    data = form.cleaned_data if form.is_valid() else {}
+    return RegressionFilters.from_mapping(data).apply(regressions)
+
+
+def _tab_links(request: HttpRequest, form: RegressionFilterForm) -> list[dict[str, Any]]:
+    """The tabs and the release-view switch as links that keep the other filters."""
+    data = form.cleaned_data if form.is_valid() else {}
+    current = {"tab": data.get("tab") or OPEN, "releases": data.get("releases") or "long-term"}
+    params: dict[str, str] = {k: str(v) for k, v in request.GET.items() if k != "page" and v}
+    links = []
+    for name, choices in (("tab", TABS), ("releases", RELEASE_VIEWS)):
+        for value, label in choices.items():
+            query: dict[str, str] = {**params, name: value}
+            links.append(
+                {
+                    "name": name,
+                    "value": value,
+                    "label": label,
+                    "current": current[name] == value,
+                    "href": reverse("regressions:regression_list") + "?" + urlencode(query),
+                }
+            )
+    return links
+
+
+def regression_list(request: HtmxHttpRequest) -> HttpResponse:
+    form = RegressionFilterForm(request.GET or None)
+    page = Paginator(filtered_regressions(form), PAGE_SIZE).get_page(request.GET.get("page"))
+    links = _tab_links(request, form)
+    context = {
+        "form": form,
+        "tabs": [link for link in links if link["name"] == "tab"],
+        "views": [link for link in links if link["name"] == "releases"],
+        "tab": next(link for link in links if link["name"] == "tab" and link["current"]),
+        "view": next(link for link in links if link["name"] == "releases" and link["current"]),
+        "page": page,
+        "states": State.choices,
+        "dbms_names": Dbms.objects.values_list("name", flat=True),
+        "server_names": Server.objects.filter(regressions__isnull=False).values_list("name", flat=True).distinct(),
+        "group_names": Regression.objects.exclude(group="")
+        .values_list("group", flat=True)
+        .distinct()
+        .order_by("group"),
+        "accepted": ACCEPTED,
+        "next": request.get_full_path(),
+    }
+    template = "regressions/list.html#results" if request.htmx else "regressions/list.html"
+    return render(request, template, context)
+
+
+def regression_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    regression = get_object_or_404(
+        Regression.objects.select_related(
+            "server",
+            "workload",
+            "microbenchmark",
+            "arrived_in__dbms",
+            "arrived_in_build",
+            "previous_version",
+            "fixed_in",
+            "persists_until",
+            "base_run",
+            "folded_into",
+        ),
+        pk=pk,
+    )
+    context = {
+        "r": regression,
+        "members": regression.folded_members.select_related("microbenchmark", "arrived_in", "fixed_in").order_by(
+            "microbenchmark__test", "microbenchmark__range_size"
+        ),
+        "story_events": [
+            {
+                **e,
+                "text": _EVENT_TEXT.get((regression.kind, e.get("kind")), e.get("kind")),
+                "change_text": _signed(e.get("change")),
+                "change_vs_before_text": _signed(e.get("change_vs_before")),
+            }
+            for e in regression.story_events or []
+        ],
+        "bugs": list(regression.bugs.all()),
+        "events": TriageEvent.objects.filter(regression=regression).select_related("user"),
+        "evidence": evidence_table(regression),
+        "states": State.choices,
+        "accepted": ACCEPTED,
+        "rule": stories.__doc__,
+        "next": request.get_full_path(),
+        "explanation": _explanation(regression),
+    }
+    return render(request, "regressions/detail.html", context)
+
+
+def _explanation(regression: Regression) -> dict[str, Any] | None:
+    """Why a microbenchmark's story arrived: HW metrics and config differences of the arrival's build against
+    the version before the arrival (``previous_version``), not against the base."""
+    from reports.compare import ComparisonError, ComparisonSpec, get_comparison
+    from reports.explain import explain
+
+    if regression.microbenchmark is None or regression.previous_version_id is None:
+        return None
+    runs = Run.objects.filter(
+        server_id=regression.server_id, workload_id=regression.workload_id, build__version=regression.previous_version
+    ).order_by("pk")
+    before = runs.filter(build__name__in=regression.builds or []).first() or runs.first()
+    if before is None:
+        return None
+    try:
+        comparison = get_comparison(ComparisonSpec(base_run_id=before.pk))
+    except ComparisonError:
+        return None
+    arrived_build = regression.arrived_in_build.name if regression.arrived_in_build else None
+    candidates = [c for c in comparison.others if c.version == regression.arrived_in.text]
+    column = next((c.key for c in candidates if c.build == arrived_build), None) or next(
+        (c.key for c in candidates), None
+    )
+    label = regression.microbenchmark.label
+    if column is None or label not in comparison.labels:
+        return None
+    return explain(comparison, column, label)
+
+
+@permission_required(TRIAGE)
+@require_POST
+def regression_bulk(request: HttpRequest) -> HttpResponse:
+    form = BulkForm(request.POST)
+    target = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        target = reverse("regressions:regression_list")
+    if not form.is_valid():
+        for field, errors in form.errors.items():
+            text = " ".join(str(e) for e in errors)
+            messages.error(request, f"{field}: {text}" if field != "__all__" else text)
+        return redirect(target)
+    ids = [r.pk for r in form.cleaned_data["ids"]]
+    action, note = form.cleaned_data["action"], form.cleaned_data["note"]
+    if action == LINK:
+        try:
+            result = link_bug_to_many(
+                ids,
+                form.cleaned_data["bug"],
+                user=request.user,
+                title=form.cleaned_data["title"],
+                carry=form.cleaned_data["carry"],
+            )
+        except ValueError as exc:
+            messages.error(request, str(exc))
+            return redirect(target)
+        carried = f", {len(result.carried)} on other servers" if result.carried else ""
+        messages.success(request, f"linked {result.bug.label} to {len(result.linked)} regression(s){carried}")
+    else:
+        changed = triage(ids, action, request.user, note)
+        messages.success(request, f"{changed} of {len(ids)} regression(s) marked {State(action).label}")
+    return redirect(target)
+
+
+def evidence_table(regression: Regression) -> dict[str, Any]:
+    """Rows of the evidence table (one per build the detection saw), so the template only prints."""
+    evidence = regression.evidence or {}
+    points = evidence.get("points", [])
+    values: dict[str, list[Any]] = evidence.get("values", {})
+    labels = evidence.get("members") or list(values)
+    arrived, persists = evidence.get("arrived_point"), evidence.get("persists_point")
+    fixed = evidence.get("fixed_point")
+    levels = evidence.get("levels") or []
+    cvs = evidence.get("cv") or []
+    moved = {
+        e.get("version"): _EVENT_TEXT.get((regression.kind, e.get("kind")), e.get("kind"))
+        for e in regression.story_events or []
+        if e.get("kind") != "arrival"
+    }
+    rows = []
+    for i, point in enumerate(points):
+        if not point.get("used", True):
+            phase = f"not a point: {point.get('unused_because') or 'another build of this version'}"
+        elif arrived is None or i < arrived:
+            phase = "before"
+        elif fixed is not None and i >= fixed:
+            phase = "fixed" if regression.kind == Regression.Kind.REGRESSION else "ended"
+        elif persists is None or i <= persists:
+            phase = "arrived" if i == arrived else "after"
+        else:
+            phase = "after"
+        if point.get("used", True) and point.get("version") in moved:
+            phase = moved[point["version"]]
+        elif point.get("used", True) and point.get("version") in (regression.outliers or []):
+            phase = "outlier"
+        cells = []
+        for label in labels:
+            value = values.get(label, [None] * len(points))[i]
+            number = float(value) if isinstance(value, int | float) else None
+            cells.append({"value": number, "flag": stats.flag(number)})
+        rows.append(
+            {
+                "point": point,
+                "phase": phase,
+                "used": point.get("used", True),
+                "cells": cells,
+                "level": levels[i] if i < len(levels) else None,
+                "cv": cvs[i] if i < len(cvs) else None,
+            }
+        )
+    rule = evidence.get("rule", {})
+    return {
+        "labels": labels,
+        "rows": rows,
+        "is_group": regression.is_group,
+        "gate": f"{regression.threshold:.1%}" if regression.threshold is not None else "",
+        "rule_text": _rule_text(rule),
+        "noise": rule.get("noise"),
+        "noise_source": ("median over the members; " if regression.is_group else "")
+        + _NOISE_SOURCES.get(rule.get("noise_source", ""), "unknown"),
+        "builds": evidence.get("builds") or [],
+        "releases": {"long-term": "long-term release lines only", "all": "every release"}.get(
+            evidence.get("releases", "all"), "every release"
+        ),
+    }
+
+
+_EVENT_TEXT = {
+    ("regression", "arrival"): "arrived",
+    ("improvement", "arrival"): "arrived",
+    ("regression", "further"): "worse",
+    ("improvement", "further"): "better again",
+    ("regression", "partial recovery"): "partly back",
+    ("improvement", "partial recovery"): "partly given back",
+    ("regression", "fixed"): "fixed",
+    ("improvement", "given back"): "given back",
+    ("regression", "returned"): "back again",
+    ("improvement", "returned"): "gained again",
+}
+
+
+def _signed(value: Any) -> str:
+    return f"{value:+.1%}".replace("-", "−") if isinstance(value, int | float) else "–"
+
+
+_NOISE_SOURCES = {
+    "MAD": "from this microbenchmark's own version-to-version differences (median absolute difference, floored)",
+    "given": "estimated from first differences, pooled over every microbenchmark of the series",
+    "repeats": "median cv of repeated runs",
+    "series": "from this microbenchmark's own version-to-version differences (median, floored at 1%)",
+    "default": "the default for a series of 4 versions or fewer without repeated runs",
+    "unknown": "unknown (too few versions): only the magnitude gate applies",
+}
+
+
+def _rule_text(rule: dict[str, Any]) -> str:
+    if not rule:
+        return ""
+    noise = rule.get("noise")
+    noise_text = f"{noise:.1%}" if isinstance(noise, int | float) else "–"
+    return (
+        f"Noise σ per point {noise_text} ({_NOISE_SOURCES.get(rule.get('noise_source', ''), 'unknown')}). "
+        f"A step counts when its change exceeds {rule.get('min_change', 0):.0%} and {rule.get('k')}·σ·√(1/n₁+1/n₂)."
+    )

@@ -1,0 +1,150 @@
+"""HW efficiency of a comparison: cpu/o, cs/o, rKB/o and wKB/o of each version relative to the base.
+
+The numbers are those of the metrics export (o.met): ``Comparison.metrics`` holds each column's absolute
+values per microbenchmark and ``Comparison.metric_ratios`` their ratio to the base. Here they become
+
+- per group, one row per compared version with the group's median ratio of each metric (the absolute
+  medians, the version's and the base's, on hover), and
+- per metric, the table the write-ups publish beside each QPS table: microbenchmarks × versions.
+
+Each metric is a cost per operation, so more is worse: a ratio is flagged with the QPS rules applied to its
+reciprocal (red at or above 1/red, green at or below 1/green), and a page's colours mean the same thing in
+both sections. The cells are built here as HTML: 4 metrics × 60 versions × 42 microbenchmarks is 10,000
+cells, which the template engine would take seconds over.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from html import escape
+from typing import Any
+
+from django.utils.safestring import SafeString, mark_safe
+
+from reports import stats
+from reports.compare import Comparison
+from reports.templatetags.benchdash import rel
+
+# (key in Comparison.metrics, printed name, what it counts).
+HW_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("cpu_o", "cpu/o", "CPU per operation"),
+    ("cs_o", "cs/o", "context switches per operation"),
+    ("rkb_o", "rKB/o", "KB read per operation"),
+    ("wkb_o", "wKB/o", "KB written per operation"),
+)
+
+
+def cost_flag(ratio: float | None, red: float, green: float) -> str:
+    """The colour of a cost ratio (more is worse): the QPS flag of its reciprocal."""
+    if ratio is None or math.isnan(ratio):
+        return "missing"
+    if ratio == 0:
+        return "green"
+    return stats.flag(1.0 / ratio, red, green)
+
+
+def _number(value: float | None) -> str:
+    """An absolute metric, compact: 3 significant digits below 1,000, whole numbers with separators above."""
+    if value is None or not math.isfinite(value):
+        return "missing" if value is None else "∞"
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    if value == 0:
+        return "0"
+    # Three significant digits without an exponent: cpu/o is often 0.0000850, which reads better than 8.5e-05.
+    decimals = max(0, 2 - math.floor(math.log10(abs(value))))
+    return f"{value:.{decimals}f}"
+
+
+def _median(values: list[float | None]) -> float | None:
+    present = [v for v in values if v is not None and not math.isnan(v)]
+    return statistics.median(present) if present else None
+
+
+def _cell(ratio: float | None, red: float, green: float, title: str) -> str:
+    if ratio is None:
+        return f'<td class="num missing" title="{escape(title)}">missing</td>'
+    flag = cost_flag(ratio, red, green)
+    return f'<td class="num {flag}" title="{escape(title)}" data-value="{escape(rel(ratio))}">{escape(rel(ratio))}</td>'
+
+
+def _has_any(comparison: Comparison, labels: list[str], metric: str) -> bool:
+    return any(
+        comparison.metrics[c.key].get(label, {}).get(metric) is not None for c in comparison.columns for label in labels
+    )
+
+
+def hw_context(comparison: Comparison) -> dict[str, Any]:
+    """What the HW-efficiency section prints: ``groups`` (per group, a row per version) and ``metrics``
+    (per metric, a row per microbenchmark), the metric names, and whether any metric was measured."""
+    red, green = comparison.spec.red, comparison.spec.green
+    base = comparison.base
+    others = comparison.others
+    members = {
+        group: [label for label in comparison.labels if comparison.group_of.get(label) == group]
+        for group in comparison.groups
+    }
+    ungrouped = [label for label in comparison.labels if not comparison.group_of.get(label)]
+    if ungrouped:
+        members["ungrouped"] = ungrouped
+    shown = [(key, name, about) for key, name, about in HW_COLUMNS if _has_any(comparison, comparison.labels, key)]
+
+    def absolute(column_key: str, label: str, metric: str) -> float | None:
+        return comparison.metrics[column_key].get(label, {}).get(metric)
+
+    def ratio(column_key: str, label: str, metric: str) -> float | None:
+        return comparison.metric_ratios.get(column_key, {}).get(label, {}).get(metric)
+
+    groups = []
+    for group, labels in members.items():
+        if not labels:
+            continue
+        rows: list[dict[str, Any]] = []
+        for column in others:
+            cells = []
+            for key, name, _about in shown:
+                value = _median([ratio(column.key, label, key) for label in labels])
+                own = _median([absolute(column.key, label, key) for label in labels])
+                theirs = _median([absolute(base, label, key) for label in labels])
+                over = f"{len(labels)} microbenchmark" + ("s" if len(labels) != 1 else "")
+                title = f"{name}: median {_number(own)} vs {_number(theirs)} for the base, over {over}"
+                cells.append(_cell(value, red, green, title))
+            rows.append({"label": comparison.version_label(column.key), "key": column.key, "cells": _safe(cells)})
+        groups.append({"name": group, "size": len(labels), "rows": rows})
+
+    metrics = []
+    for key, name, about in shown:
+        rows = []
+        for group, labels in members.items():
+            for label in labels:
+                theirs = absolute(base, label, key)
+                cells = [
+                    _cell(
+                        ratio(column.key, label, key),
+                        red,
+                        green,
+                        f"{name} {_number(absolute(column.key, label, key))} vs {_number(theirs)} for the base",
+                    )
+                    for column in others
+                ]
+                rows.append(
+                    {
+                        "group": group,
+                        "label": label,
+                        "mb_id": comparison.microbenchmark_ids[label],
+                        "base": _number(theirs),
+                        "cells": _safe(cells),
+                    }
+                )
+        metrics.append({"key": key, "name": name, "about": about, "rows": rows})
+    return {
+        "hw_names": [(key, name, about) for key, name, about in shown],
+        "hw_groups": groups,
+        "hw_metrics": metrics,
+        "hw_versions": [{"key": c.key, "label": comparison.version_label(c.key)} for c in others],
+    }
+
+
+def _safe(cells: list[str]) -> SafeString:
+    return mark_safe("".join(cells))  # every cell built by _cell, its text escaped

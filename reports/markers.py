@@ -1,0 +1,92 @@
+"""What apps above reports pin onto its pages: regression markers on charts, tables and heatmaps.
+
+Reports draws comparisons and knows nothing of regression records; the regressions
+app registers a provider at start-up (``register``) that places its records on a
+comparison's columns and says when they change (for the page cache's key). With
+no provider registered, pages show no markers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from reports.compare import Comparison
+
+
+@dataclass(frozen=True)
+class Record:
+    """A record as reports shows it on a timeline: what happened, in which versions, and its bugs."""
+
+    url: str
+    kind: str  # "regression" or "improvement"
+    kind_display: str
+    arrived: str
+    fixed: str | None
+    bugs: tuple[tuple[str, str], ...] = ()  # (label, url)
+
+    @property
+    def improvement(self) -> bool:
+        return self.kind == "improvement"
+
+
+class Provider(Protocol):
+    def markers(self, comparison: Comparison) -> dict[str, Any]:
+        """``{"by_label": {label: [item]}, "by_group": {group: [item]}}``; an item has at least the column
+        keys ``arrived`` and ``fixed``, ``kind`` and ``bugs`` as (key, url) pairs."""
+        ...
+
+    def stamp(self, server_id: int, workload_id: int) -> str:
+        """Changes whenever the markers of the series would."""
+        ...
+
+    def records(self, server_id: int, workload_id: int, microbenchmark_id: int | None, group: str) -> list[Record]:
+        """The records of one microbenchmark, or of a group as a whole when ``microbenchmark_id`` is None,
+        oldest arrival first."""
+        ...
+
+
+_providers: list[Provider] = []
+
+
+def register(provider: Provider) -> None:
+    if provider not in _providers:
+        _providers.append(provider)
+
+
+def comparison_markers(comparison: Comparison) -> dict[str, Any]:
+    by_label: dict[str, list[dict[str, Any]]] = {}
+    by_group: dict[str, list[dict[str, Any]]] = {}
+    for provider in _providers:
+        found = provider.markers(comparison)
+        for label, items in found.get("by_label", {}).items():
+            by_label.setdefault(label, []).extend(items)
+        for group, items in found.get("by_group", {}).items():
+            by_group.setdefault(group, []).extend(items)
+    return {"by_label": by_label, "by_group": by_group}
+
+
+def stamp(server_id: int, workload_id: int) -> str:
+    return "|".join(provider.stamp(server_id, workload_id) for provider in _providers)
+
+
+def records(server_id: int, workload_id: int, microbenchmark_id: int | None, group: str = "") -> list[Record]:
+    found: list[Record] = []
+    for provider in _providers:
+        found.extend(provider.records(server_id, workload_id, microbenchmark_id, group))
+    return found
+
+
+def chart_markers(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Chart markers for the items that have bugs linked: what the write-ups annotate."""
+    return [
+        {
+            "arrived": item["arrived"],
+            "fixed": item["fixed"],
+            "text": ", ".join(key for key, _ in item["bugs"]),
+            "kind": item["kind"],
+        }
+        for item in items
+        if item["bugs"]
+    ]

@@ -1,0 +1,51 @@
+"""Runs and their parsed settings, read from the database for the run diff and the explanations of a change."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from reports.compare import Comparison
+from reports.diff import RunDiff, RunSettings, diff_runs, run_settings
+from runs.models import Run, RunFile
+
+
+def load_run_settings(run_ids: Iterable[int]) -> dict[int, tuple[Run, RunSettings]]:
+    """Runs and their parsed settings in two queries, whatever their number of files or settings."""
+    ids = set(run_ids)
+    runs = {
+        run.pk: run
+        for run in Run.objects.filter(pk__in=ids).select_related(
+            "build__version__dbms", "config", "server", "workload", "bundle"
+        )
+    }
+    files: dict[int, list[tuple[str, str, str]]] = {pk: [] for pk in runs}
+    for run_id, name, kind, text in (
+        RunFile.objects.filter(run_id__in=runs)
+        .exclude(kind=RunFile.Kind.OTHER)
+        .order_by("run_id", "name")
+        .values_list("run_id", "name", "kind", "text")
+    ):
+        files[run_id].append((name, kind, text))
+    return {
+        pk: (
+            run,
+            run_settings(
+                run.name,
+                run.build.version.dbms.name,
+                run.build.version.text,
+                files[pk],
+                config_text=run.config.text,
+                commands=run.commands,
+                sysbench_version=run.sysbench_version,
+            ),
+        )
+        for pk, run in runs.items()
+    }
+
+
+def run_diff_for_column(comparison: Comparison, column_key: str) -> RunDiff:
+    """Settings diff of the base run against the first run of a column (two queries)."""
+    run_id = comparison.column(column_key).run_ids[0]
+    base_id = comparison.spec.base_run_id
+    loaded = load_run_settings([base_id, run_id])
+    return diff_runs(loaded[base_id][1], loaded[run_id][1])

@@ -1,0 +1,222 @@
+"""What the search box finds, by kind: bugs, servers, workloads, groups, microbenchmarks and runs.
+
+Every kind is matched on a case-insensitive substring of what people type for it: a bug's key, title or
+link (``MDEV-34178``, ``mdev-34178``, a pasted URL), a server's name and hardware notes (``hetz``), a
+workload's name or suite, a group's name from any group set (``point queries``), a microbenchmark's
+test name, and a run's name, version or DBMS. Each hit carries the links that lead somewhere useful: a
+bug to the regressions it explains, a server or workload to its series' comparisons, a group to the
+comparisons that show it. A bounded number of queries, whatever the match count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db.models import Min, Q
+from django.urls import reverse
+from django.utils.text import slugify
+
+from reports.models import GroupSetDefinition, SeriesSummary
+from runs.models import Microbenchmark, Result, Run, Server, Workload
+from suites import groups as groupsets
+
+LIMIT = 50
+RUN_LIMIT = 100
+
+
+@dataclass
+class Hit:
+    """One thing found: what it is called, a line saying more, and links (label, url)."""
+
+    title: str
+    url: str = ""
+    detail: str = ""
+    links: list[tuple[str, str]] = field(default_factory=list)
+
+
+# Apps above reports add what they own: a section found first (the regressions app: bugs) and a note on
+# each group hit (its open regression records). Registered at start-up; none registered, none shown.
+Finder = Callable[[str], list[Hit]]
+_sections: list[tuple[str, str, Finder]] = []
+_group_notes: list[Callable[[str], str]] = []
+
+
+def register_section(kind: str, title: str, finder: Finder) -> None:
+    if all(existing != kind for existing, _, _ in _sections):
+        _sections.append((kind, title, finder))
+
+
+def register_group_note(note: Callable[[str], str]) -> None:
+    if note not in _group_notes:
+        _group_notes.append(note)
+
+
+@dataclass(frozen=True)
+class Series:
+    """One server × workload × DBMS series and the base its comparison links use."""
+
+    server_id: int
+    server: str
+    workload_id: int
+    workload: str
+    suite: str
+    dbms: str
+    base_run_id: int
+
+
+def _series() -> list[Series]:
+    """Every series, with its summary's base, or its first run before the summary is computed (two queries)."""
+    bases = {
+        (s.server_id, s.workload_id, s.dbms_id): s.base_run_id
+        for s in SeriesSummary.objects.only("server_id", "workload_id", "dbms_id", "base_run_id")
+    }
+    rows = (
+        Run.objects.values(
+            "server_id",
+            "server__name",
+            "workload_id",
+            "workload__name",
+            "workload__suite",
+            "build__version__dbms_id",
+            "build__version__dbms__name",
+        )
+        .annotate(first=Min("id"))
+        .order_by("server__name", "workload__name", "build__version__dbms__name")
+    )
+    return [
+        Series(
+            server_id=r["server_id"],
+            server=r["server__name"],
+            workload_id=r["workload_id"],
+            workload=r["workload__name"],
+            suite=r["workload__suite"],
+            dbms=r["build__version__dbms__name"],
+            base_run_id=bases.get((r["server_id"], r["workload_id"], r["build__version__dbms_id"]), r["first"]),
+        )
+        for r in rows
+    ]
+
+
+def _compare_url(series: Series, **extra: str) -> str:
+    query = "&".join(f"{k}={v}" for k, v in {"base": str(series.base_run_id), **extra}.items())
+    return f"{reverse('reports:compare')}?{query}"
+
+
+def _series_label(series: Series, *, server: bool = True, workload: bool = True) -> str:
+    parts = [series.dbms]
+    if workload:
+        parts.insert(0, series.workload)
+    if server:
+        parts.insert(0, series.server)
+    return " · ".join(parts)
+
+
+def find_servers(q: str, summaries: list[Series]) -> list[Hit]:
+    wanted = Q(name__icontains=q) | Q(storage__icontains=q) | Q(os__icontains=q) | Q(notes__icontains=q)
+    hits = []
+    for server in Server.objects.filter(wanted)[:LIMIT]:
+        facts = [f"{server.cpus} CPUs" if server.cpus else "", f"{server.ram_gb} GB RAM" if server.ram_gb else ""]
+        facts += [server.storage, server.os]
+        links = [(_series_label(s, server=False), _compare_url(s)) for s in summaries if s.server_id == server.pk]
+        hits.append(
+            Hit(
+                title=server.name,
+                url=reverse("reports:server", args=[server.pk]),
+                detail=" · ".join(f for f in facts if f),
+                links=links,
+            )
+        )
+    return hits
+
+
+def find_workloads(q: str, summaries: list[Series]) -> list[Hit]:
+    hits = []
+    for workload in Workload.objects.filter(Q(name__icontains=q) | Q(suite__icontains=q))[:LIMIT]:
+        links = [(_series_label(s, workload=False), _compare_url(s)) for s in summaries if s.workload_id == workload.pk]
+        hits.append(Hit(title=workload.name, detail=workload.get_suite_display(), links=links))
+    return hits
+
+
+def _group_sets() -> list[tuple[str, tuple[str, ...], str | None]]:
+    """(group set, its groups, the suite it belongs to or None for any) of the built-in and saved sets."""
+    suite_of = {groupsets.DBBENCH.name: "db_bench", groupsets.IBENCH.name: "ibench"}
+    found: list[tuple[str, tuple[str, ...], str | None]] = [
+        (s.name, s.groups, suite_of.get(s.name, "sysbench")) for s in groupsets.SUITE_GROUP_SETS
+    ]
+    for definition in GroupSetDefinition.objects.all():
+        rules = definition.rules
+        names = tuple(str(n) for n in rules) if isinstance(rules, dict) else tuple(str(p[0]) for p in rules if p)
+        found.append((definition.name, names, None))
+    return found
+
+
+def find_groups(q: str, summaries: list[Series]) -> list[Hit]:
+    needle = q.lower()
+    hits = []
+    for set_name, names, suite in _group_sets():
+        for group in names:
+            if needle not in group.lower():
+                continue
+            links = [
+                (_series_label(s), _compare_url(s, group_set=set_name) + f"#g-{slugify(group)}")
+                for s in summaries
+                if suite is None or s.suite == suite
+            ]
+            notes = [note for note in (add(group) for add in _group_notes) if note]
+            detail = " · ".join([f"group set {set_name}", *notes])
+            hits.append(Hit(title=group, detail=detail, links=links))
+    return hits
+
+
+def find_microbenchmarks(q: str, summaries: list[Series]) -> list[Hit]:
+    found = list(Microbenchmark.objects.filter(test__icontains=q).order_by("suite", "test", "range_size")[:LIMIT])
+    ran = set(
+        Result.objects.filter(microbenchmark__in=found)
+        .values_list("microbenchmark_id", "run__server_id", "run__workload_id")
+        .distinct()
+    )
+    hits = []
+    for mb in found:
+        places = {(server, workload) for m, server, workload in ran if m == mb.pk}
+        links = [
+            (_series_label(s), f"{reverse('reports:drilldown', args=[mb.pk])}?base={s.base_run_id}")
+            for s in summaries
+            if (s.server_id, s.workload_id) in places
+        ]
+        hits.append(Hit(title=mb.label, detail=mb.get_suite_display(), links=links))
+    return hits
+
+
+def find_runs(q: str) -> list[Run]:
+    return list(
+        Run.objects.filter(
+            Q(name__icontains=q) | Q(build__version__text__icontains=q) | Q(build__version__dbms__name__icontains=q)
+        )
+        .select_related("build__version__dbms", "server", "workload")
+        .order_by("server__name", "build__version__sort_key")[:RUN_LIMIT]
+    )
+
+
+def search(q: str) -> dict[str, Any]:
+    """Everything ``q`` finds, by kind, and how many hits in all."""
+    q = q.strip()
+    if not q:
+        return {"sections": [], "runs": [], "total": 0}
+    summaries = _series()
+    sections = [
+        *((kind, title, finder(q)) for kind, title, finder in _sections),
+        ("servers", "Servers", find_servers(q, summaries)),
+        ("workloads", "Workloads", find_workloads(q, summaries)),
+        ("groups", "Groups", find_groups(q, summaries)),
+        ("microbenchmarks", "Microbenchmarks", find_microbenchmarks(q, summaries)),
+    ]
+    runs = find_runs(q)
+    total = sum(len(hits) for _, _, hits in sections) + len(runs)
+    return {
+        "sections": [{"kind": kind, "title": title, "hits": hits} for kind, title, hits in sections],
+        "runs": runs,
+        "run_limit": RUN_LIMIT,
+        "total": total,
+    }

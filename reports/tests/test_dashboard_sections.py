@@ -1,0 +1,196 @@
+"""The comparison's HW-efficiency section, the search by kind, the heatmap's palette and the drill-down's error bars."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+from django.test import Client
+
+from regressions import bugs as bugrefs
+from regressions.models import Bug, Regression
+from reports.compare import ComparisonSpec, get_comparison
+from reports.errorbars import spreads, with_error_bars
+from reports.hw import cost_flag, hw_context
+from reports.palette import BETTER_DARK, NEUTRAL, WORSE_DARK, colour_blind_heatmap
+from runs.models import Microbenchmark, Run, Server
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def imported(corpus: Path, django_capture_on_commit_callbacks: Any) -> Run:
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("import_bundle", str(corpus / "sysbench-mysql-small"), "--server", "hetzner-ax162 8-core")
+    return Run.objects.get(name="x.my5651_rel_o2nofp.z12a_c8r32.pk1")
+
+
+def test_a_cost_ratio_is_flagged_like_qps_with_more_counted_as_worse() -> None:
+    assert cost_flag(1.10, 0.95, 1.05) == "red"  # 10% more CPU per query
+    assert cost_flag(0.90, 0.95, 1.05) == "green"
+    assert cost_flag(1.02, 0.95, 1.05) == "grey"
+    assert cost_flag(0.0, 0.95, 1.05) == "green" and cost_flag(math.inf, 0.95, 1.05) == "red"
+    assert cost_flag(None, 0.95, 1.05) == "missing"
+
+
+def test_the_hw_section_has_per_group_medians_and_per_microbenchmark_ratios_from_the_metrics_export(
+    imported: Run,
+) -> None:
+    comparison = get_comparison(ComparisonSpec(base_run_id=imported.pk))
+    context = hw_context(comparison)
+    assert [name for _, name, _ in context["hw_names"]] == ["cpu/o", "cs/o", "rKB/o", "wKB/o"]
+    newest = comparison.others[-1].key
+    label = "point-query_range=100"
+    ratio = comparison.metric_ratios[newest][label]["cpu_o"]
+    cpu = next(m for m in context["hw_metrics"] if m["key"] == "cpu_o")
+    row = next(r for r in cpu["rows"] if r["label"] == label)
+    cell = str(row["cells"]).split("</td>")[-2]
+    assert f">{ratio:.2f}" in cell and f"num {cost_flag(ratio, 0.95, 1.05)}" in cell
+    # The absolute values, the version's and the base's, are on hover.
+    assert "vs" in cell and "for the base" in cell
+    group = context["hw_groups"][0]
+    assert len(group["rows"]) == len(comparison.others)
+
+
+def test_the_hw_page_answers_alone_and_as_a_fragment(imported: Run, client: Client) -> None:
+    page = client.get("/compare/hw", {"base": imported.pk})
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "<html" in html and "cpu/o" in html and "point queries" in html
+    fragment = client.get("/compare/hw", {"base": imported.pk}, headers={"HX-Request": "true"}).content.decode()
+    assert "<html" not in fragment and 'id="hw-section"' in fragment
+    # Without a base it takes the default one, like the other comparison pages.
+    assert client.get("/compare/hw").status_code == 200
+    compare = client.get("/compare/", {"base": imported.pk}).content.decode()
+    assert "/compare/hw?" in compare
+
+
+def test_search_finds_bug_keys_servers_workloads_groups_and_microbenchmarks(imported: Run, client: Client) -> None:
+    ref = bugrefs.parse("MDEV-34178")
+    bug = Bug.objects.create(tracker=ref.tracker, key=ref.key, url=ref.url, title="point-query got slower")
+    regression = Regression.objects.filter(microbenchmark__isnull=False).first()
+    if regression is None:
+        mb = Microbenchmark.objects.get(test="point-query", range_size=100)
+        regression = Regression.objects.create(
+            server=imported.server,
+            workload=imported.workload,
+            microbenchmark=mb,
+            arrived_in=Run.objects.get(name="x.my8043_rel_o2nofp.z12a_c8r32.pk1").build.version,
+        )
+    regression.bugs.add(bug)
+
+    html = client.get("/search/", {"q": "mdev-34178"}).content.decode()
+    assert 'id="found-bugs"' in html and "MDEV-34178" in html and f"/regressions/{regression.pk}/" in html
+
+    server = Server.objects.get(name="hetzner-ax162 8-core")
+    html = client.get("/search/", {"q": "hetz"}).content.decode()
+    assert 'id="found-servers"' in html and f"/servers/{server.pk}/" in html and f"?base={imported.pk}" in html
+
+    html = client.get("/search/", {"q": "point queries"}).content.decode()
+    assert 'id="found-groups"' in html and "group_set=current-32" in html and "#g-point-queries" in html
+
+    html = client.get("/search/", {"q": imported.workload.name[:12]}).content.decode()
+    assert 'id="found-workloads"' in html
+
+    html = client.get("/search/", {"q": "update-index"}).content.decode()
+    assert 'id="found-microbenchmarks"' in html
+
+    html = client.get("/search/", {"q": "no-such-thing-at-all"}).content.decode()
+    assert 'id="search-empty"' in html
+
+
+def test_the_header_of_every_page_has_the_search_box(client: Client, db: None) -> None:
+    html = client.get("/regressions/").content.decode()
+    assert 'class="header-search"' in html and 'action="/search/"' in html
+
+
+def test_the_heatmap_uses_orange_and_blue_at_the_same_stops_and_keeps_the_cached_figure() -> None:
+    scale = [[0.0, "#8e1b1b"], [0.4, "#f2a7a7"], [0.4, "#eceef2"], [0.6, "#eceef2"], [0.6, "#a6dcb5"], [1.0, "#14602c"]]
+    figure = {"data": [{"type": "heatmap", "colorscale": scale}], "layout": {}}
+    recoloured = colour_blind_heatmap(figure)
+    stops = recoloured["data"][0]["colorscale"]
+    assert [s[0] for s in stops] == [s[0] for s in scale]
+    assert stops[0][1] == WORSE_DARK and stops[2][1] == NEUTRAL and stops[-1][1] == BETTER_DARK
+    assert not any(colour in {"#8e1b1b", "#14602c"} for _, colour in stops)
+    assert figure["data"][0]["colorscale"] is scale  # the cached figure is untouched
+
+
+def test_the_heatmap_page_shows_the_legend_and_its_values_as_a_table(imported: Run, client: Client) -> None:
+    html = client.get("/compare/heatmap", {"base": imported.pk}).content.decode()
+    assert WORSE_DARK in html and BETTER_DARK in html and "heatmap-legend" in html
+    assert 'id="heatmap-table"' in html and "point-query_range=100" in html
+
+
+def test_error_bars_are_one_standard_deviation_of_repeats_and_absent_without_them() -> None:
+    assert spreads([1000.0, 2000.0, None], [0.02, None, 0.1]) == [20.0, None, None]
+    figure = {"data": [{"type": "bar", "y": [1000.0, 2000.0]}, {"type": "scatter"}], "layout": {}}
+    drawn = with_error_bars(figure, [1000.0, 2000.0], [0.02, 0.05])
+    assert drawn["data"][0]["error_y"]["array"] == [20.0, 100.0]
+    assert "error_y" not in drawn["data"][1] and "error_y" not in figure["data"][0]
+    assert with_error_bars(figure, [1000.0, 2000.0], [None, None]) is figure
+
+
+def test_the_timeline_puts_each_run_at_its_date_with_its_version_and_marks_the_regressions(
+    imported: Run, client: Client
+) -> None:
+    from reports.timeline import figure, points, regressions
+
+    mb = Microbenchmark.objects.get(test="point-query", range_size=100)
+    found, dop = points(imported, mb)
+    runs = Run.objects.filter(server=imported.server, workload=imported.workload)
+    assert len(found) == runs.count() and dop is not None
+    assert [p.when for p in found] == sorted(p.when for p in found)
+    # Two builds of 8.4.6 are two runs of one version: the second is compared with the first.
+    repeated = [p for p in found if p.version == "8.4.6"]
+    assert len(repeated) == 2 and repeated[0].change is None
+    assert repeated[1].change == pytest.approx(repeated[1].qps / repeated[0].qps)
+    assert all(p.change is None for p in found if p.version != "8.4.6")
+    base_point = next(p for p in found if p.run_id == imported.pk)
+    assert base_point.qps == pytest.approx(24515, rel=1e-3)
+
+    regression = Regression.objects.create(
+        server=imported.server,
+        workload=imported.workload,
+        microbenchmark=mb,
+        arrived_in=Run.objects.get(name="x.my8043_rel_o2nofp.z12a_c8r32.pk1").build.version,
+    )
+    records = regressions(imported, mb)  # through the regressions app's provider, as the page reads them
+    assert ("regression", "8.0.43", None) in [(r.kind, r.arrived, r.fixed) for r in records]
+    drawn = figure(found, records, title="t")
+    assert len(drawn["data"]) == len({p.version for p in found})
+    assert drawn["layout"]["shapes"] and "▼ 8.0.43" in [a["text"] for a in drawn["layout"]["annotations"]]
+
+    html = client.get(f"/microbenchmarks/{mb.pk}/timeline", {"base": imported.pk}).content.decode()
+    assert 'id="timeline-figure"' in html and "File time" not in html and "file time" in html
+    assert f"/regressions/{regression.pk}/" in html
+    drill = client.get(f"/microbenchmarks/{mb.pk}/", {"base": imported.pk}).content.decode()
+    assert f"/microbenchmarks/{mb.pk}/timeline?" in drill
+
+
+def test_a_run_page_calls_its_time_the_file_time(imported: Run, client: Client) -> None:
+    html = client.get(f"/runs/{imported.pk}/").content.decode()
+    assert "Started" not in html and "File time" in html
+
+
+def test_a_group_timeline_has_each_runs_median_relative_qps_and_is_linked_from_each_group(
+    imported: Run, client: Client
+) -> None:
+    from reports.timeline import group_points
+
+    comparison = get_comparison(ComparisonSpec(base_run_id=imported.pk))
+    members = [label for label in comparison.labels if comparison.group_of.get(label) == "point queries"]
+    found = group_points(imported, [comparison.microbenchmark_ids[label] for label in members], comparison.dop)
+    newest = comparison.others[-1]
+    point = next(p for p in found if p.run_id == newest.run_ids[0])
+    expected = sorted(comparison.relative[newest.key][label] for label in members)[len(members) // 2]
+    assert point.qps == pytest.approx(expected, rel=1e-6)
+    assert next(p for p in found if p.run_id == imported.pk).qps == pytest.approx(1.0)
+
+    html = client.get("/compare/timeline", {"base": imported.pk, "group": "point queries"}).content.decode()
+    assert 'id="timeline-figure"' in html and "median relative QPS" in html
+    assert client.get("/compare/timeline", {"base": imported.pk, "group": "no such group"}).status_code == 404
+    compare = client.get("/compare/", {"base": imported.pk}).content.decode()
+    assert "/compare/timeline?" in compare and "group=point%20queries" in compare

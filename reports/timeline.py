@@ -1,0 +1,207 @@
+"""One microbenchmark's QPS by run date: nightly runs of a version (or branch) over time, regressions marked.
+
+The comparison pages put versions on the x axis and average a version's runs into one point. A nightly job
+runs the same version again and again; what matters there is the date. Here every run of the series (server,
+workload and DBMS of the base) is one point at its start time, one trace per version, and each regression
+record of the microbenchmark is a vertical line at the first run of the version it arrived in (and of the
+one that fixed it). The figure is a plain dict for plotly.js, like the other charts.
+
+A run's time is ``Run.started_at``: the oldest result file's time when the bundle was imported, which the
+page calls "file time" since it is when the files were written, not read from their content. Runs without it
+fall back to their import time and say so.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from reports import markers
+from reports.markers import Record
+from runs.models import Microbenchmark, Result, Run
+
+PALETTE = ("#2457c5", "#d9730d", "#1b7f3b", "#9b3fb5", "#c62828", "#00838f", "#6d4c41", "#546e7a")
+
+
+@dataclass(frozen=True)
+class Point:
+    run_id: int
+    run: str
+    version: str
+    sort_key: str
+    when: datetime
+    file_time: bool  # True: Run.started_at (result files' time); False: the import time
+    qps: float
+    change: float | None  # relative to the previous run of the same version
+
+
+def _dop(microbenchmark: Microbenchmark, runs: list[int], wanted: int | None) -> int | None:
+    dops = sorted(
+        set(Result.objects.filter(run_id__in=runs, microbenchmark=microbenchmark).values_list("dop", flat=True))
+    )
+    if not dops:
+        return None
+    return wanted if wanted in dops else dops[-1]
+
+
+def points(base: Run, microbenchmark: Microbenchmark, dop: int | None = None) -> tuple[list[Point], int | None]:
+    """Every run of the base's series with a result for ``microbenchmark``, oldest first (three queries)."""
+    runs: list[dict[str, Any]] = [
+        dict(row)
+        for row in Run.objects.filter(
+            server_id=base.server_id, workload_id=base.workload_id, build__version__dbms_id=base.build.version.dbms_id
+        ).values("pk", "name", "started_at", "created_at", "build__version__text", "build__version__sort_key")
+    ]
+    by_id = {r["pk"]: r for r in runs}
+    chosen = _dop(microbenchmark, list(by_id), dop)
+    if chosen is None:
+        return [], None
+    qps: dict[int, list[float]] = {}
+    for run_id, value in Result.objects.filter(run_id__in=by_id, microbenchmark=microbenchmark, dop=chosen).values_list(
+        "run_id", "qps"
+    ):
+        qps.setdefault(run_id, []).append(value)
+    found: list[tuple[dict[str, Any], float]] = []
+    for run_id, values in qps.items():
+        r = by_id[run_id]
+        found.append((r, statistics.fmean(values)))
+    return _as_points(found), chosen
+
+
+def group_points(base: Run, microbenchmark_ids: list[int], dop: int) -> list[Point]:
+    """Every run of the base's series at its date with the median, over the group's microbenchmarks, of its
+    QPS relative to the base run's (two queries). ``Point.qps`` holds that median relative QPS."""
+    runs: dict[int, dict[str, Any]] = {
+        r["pk"]: dict(r)
+        for r in Run.objects.filter(
+            server_id=base.server_id, workload_id=base.workload_id, build__version__dbms_id=base.build.version.dbms_id
+        ).values("pk", "name", "started_at", "created_at", "build__version__text", "build__version__sort_key")
+    }
+    qps: dict[int, dict[int, list[float]]] = {}
+    for run_id, mb_id, value in Result.objects.filter(
+        run_id__in=runs, microbenchmark_id__in=microbenchmark_ids, dop=dop
+    ).values_list("run_id", "microbenchmark_id", "qps"):
+        qps.setdefault(run_id, {}).setdefault(mb_id, []).append(value)
+    base_qps = {mb: statistics.fmean(v) for mb, v in qps.get(base.pk, {}).items()}
+    found: list[tuple[dict[str, Any], float]] = []
+    for run_id, by_mb in qps.items():
+        ratios = [statistics.fmean(v) / base_qps[mb] for mb, v in by_mb.items() if base_qps.get(mb)]
+        if ratios:
+            found.append((runs[run_id], statistics.median(ratios)))
+    return _as_points(found)
+
+
+def _as_points(found: list[tuple[dict[str, Any], float]]) -> list[Point]:
+    found.sort(key=lambda item: (item[0]["started_at"] or item[0]["created_at"], item[0]["pk"]))
+    out: list[Point] = []
+    last: dict[str, float] = {}
+    for r, value in found:
+        version = r["build__version__text"]
+        previous = last.get(version)
+        out.append(
+            Point(
+                run_id=r["pk"],
+                run=r["name"],
+                version=version,
+                sort_key=r["build__version__sort_key"],
+                when=r["started_at"] or r["created_at"],
+                file_time=r["started_at"] is not None,
+                qps=value,
+                change=value / previous if previous else None,
+            )
+        )
+        last[version] = value
+    return out
+
+
+def regressions(base: Run, microbenchmark: Microbenchmark | None, group: str = "") -> list[Record]:
+    """The regression records of a microbenchmark, or of a group (as a whole) when ``microbenchmark`` is None."""
+    return markers.records(
+        base.server_id, base.workload_id, microbenchmark.pk if microbenchmark is not None else None, group
+    )
+
+
+def figure(
+    found: list[Point], records: list[Record], *, title: str, y_title: str = "QPS", y_format: str = ",.0f"
+) -> dict[str, Any]:
+    """QPS by date, one trace per version (oldest version first), with the regressions as vertical lines."""
+    versions = sorted({p.version for p in found}, key=lambda v: next(p.sort_key for p in found if p.version == v))
+    data = []
+    for i, version in enumerate(versions):
+        mine = [p for p in found if p.version == version]
+        colour = PALETTE[i % len(PALETTE)]
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": version,
+                "x": [p.when.isoformat() for p in mine],
+                "y": [round(p.qps, 3) for p in mine],
+                "customdata": [p.run for p in mine],
+                "line": {"color": colour, "width": 1.5},
+                "marker": {"color": colour, "size": 7},
+                "hovertemplate": f"%{{customdata}}<br>%{{x}}<br>{y_title} %{{y:{y_format}}}<extra>{version}</extra>",
+            }
+        )
+    shapes: list[dict[str, Any]] = []
+    labels: list[dict[str, Any]] = []
+    first_run_of: dict[str, datetime] = {}
+    for p in found:
+        first_run_of.setdefault(p.version, p.when)
+    for record in records:
+        marks: tuple[tuple[str | None, str, str], ...] = (
+            (
+                record.arrived,
+                ("▲ " if record.improvement else "▼ ") + record.arrived,
+                "#1b7f3b" if record.improvement else "#c62828",
+            ),
+            (record.fixed, f"fixed in {record.fixed}" if record.fixed else "", "#5b6475"),
+        )
+        for at, text, colour in marks:
+            if at is None or at not in first_run_of:
+                continue
+            when = first_run_of[at].isoformat()
+            bugs = ", ".join(label for label, _ in record.bugs)
+            shapes.append(
+                {
+                    "type": "line",
+                    "xref": "x",
+                    "yref": "paper",
+                    "x0": when,
+                    "x1": when,
+                    "y0": 0,
+                    "y1": 1,
+                    "line": {"color": colour, "width": 1.5, "dash": "dot"},
+                }
+            )
+            labels.append(
+                {
+                    "x": when,
+                    "y": 1,
+                    "xref": "x",
+                    "yref": "paper",
+                    "yanchor": "bottom",
+                    # Every other label a line higher: two versions run hours apart would print over each other.
+                    "yshift": 14 * (len(labels) % 2),
+                    "showarrow": False,
+                    "font": {"size": 11, "color": colour},
+                    "text": text + (f" ({bugs})" if bugs else ""),
+                }
+            )
+    return {
+        "data": data,
+        "layout": {
+            "title": {"text": title, "font": {"size": 14}},
+            "height": 420,
+            "margin": {"l": 60, "r": 20, "t": 70, "b": 50},
+            "xaxis": {"type": "date", "title": {"text": "run date (file time)"}, "gridcolor": "#e5e8ee"},
+            "yaxis": {"title": {"text": y_title}, "rangemode": "tozero", "gridcolor": "#e5e8ee"},
+            "legend": {"orientation": "h", "y": -0.2},
+            "shapes": shapes,
+            "annotations": labels,
+            "plot_bgcolor": "#fff",
+            "paper_bgcolor": "#fff",
+        },
+    }

@@ -1,0 +1,66 @@
+"""The regression list in a real browser: open stories by default, tabs for the other stories, the release view."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
+
+    from tests.browser.conftest import DemoData
+
+pytestmark = pytest.mark.browser
+
+DESKTOP = (1400, 900)
+PHONE = (390, 844)
+
+
+def _rows(page: Page) -> list[int]:
+    return [
+        int(pk)
+        for pk in page.locator("tr[data-regression]").evaluate_all("rows => rows.map(r => r.dataset.regression)")
+    ]
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["1400", "390"])
+def test_the_tabs_switch_between_open_stories_improvements_outliers_and_all(
+    page: Page, demo_data: DemoData, console_errors: list[str]
+) -> None:
+    from regressions.detection import detect_regressions
+    from regressions.models import Regression
+    from runs.models import Run
+
+    for server_id, workload_id in Run.objects.values_list("server_id", "workload_id").distinct():
+        detect_regressions(server_id, workload_id)
+    stories = list(Regression.objects.all())
+    page.goto("/regressions/")
+    assert page.locator("nav.tabs a.current").inner_text() == "Open regressions"
+    assert sorted(_rows(page)) == sorted(r.pk for r in stories if r.is_open_story) != []
+    # Each open story carries a detail line: its story, noise and builds.
+    assert "σ " in page.locator("tr.story-detail").first.inner_text()
+
+    page.locator("nav.tabs").get_by_role("link", name="Improvements").click()
+    page.wait_for_url("**tab=improvements**")
+    improvements = {r.pk for r in stories if r.kind == "improvement" and not r.outlier and not r.folded_into_id}
+    assert set(_rows(page)) == improvements
+
+    page.locator("nav.tabs").get_by_role("link", name="Outliers").click()
+    page.wait_for_url("**tab=outliers**")
+    assert set(_rows(page)) == {r.pk for r in stories if r.outlier}
+
+    page.locator("nav.tabs").get_by_role("link", name="All").click()
+    page.wait_for_url("**tab=all**")
+    assert len(_rows(page)) == len(stories)
+    # The release-view switch keeps the tab.
+    page.get_by_role("link", name="every release").click()
+    page.wait_for_url("**releases=all**")
+    assert "tab=all" in page.url and page.locator("nav.tabs a.current").inner_text() == "All"
+
+    page.goto("/regressions/")
+    page.locator("tr[data-regression] a").first.click()
+    assert page.locator("p.headline").is_visible() and "against" in page.locator("p.headline").inner_text()
+    body_width, window_width = page.evaluate("() => [document.body.scrollWidth, window.innerWidth]")
+    assert body_width <= window_width + 1
+    assert console_errors == []
