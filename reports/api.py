@@ -48,7 +48,9 @@ def compare(request: HttpRequest, params: Query[CompareParams]) -> Any:
     min_label, max_label, missing), ``metrics`` / ``metric_ratios`` (cpu/o, cs/o,
     r/o, rKB/o, wKB/o, o/s), ``cv`` (spread of repeats), ``warnings``. Infinite
     ratios are the string ``"inf"``. ``format=tsv|csv|markdown`` returns those
-    exports as text instead.
+    exports as text instead. Without ``dop``, every format compares at the
+    concurrency at which the base measured the most microbenchmarks (warm-ups
+    not counted, ties to the fewest clients); ``dop`` in the JSON says which.
     """
     try:
         base = resolve_run(params.base, server=params.server, workload=params.workload)

@@ -10,7 +10,7 @@ from django.template.loader import render_to_string
 from benchdash.http import HtmxHttpRequest
 from reports.compare import ComparisonError, get_comparison
 from reports.hw import hw_context
-from reports.views import _comparison_based_page, _form, _spec, _with_default_base
+from reports.views import _comparison_based_page, _form, _spec, _with_default_base, effective_query
 
 
 def compare_hw(request: HtmxHttpRequest) -> HttpResponse:
@@ -33,7 +33,7 @@ def _hw_page(request: HtmxHttpRequest, shared: dict[str, Any]) -> str | HttpResp
         "base": base,
         "defaulted": defaulted,
         "base_label": comparison.version_label(comparison.base),
-        "compare_query": data.urlencode(),
+        "compare_query": effective_query(data, comparison).urlencode(),
         **hw_context(comparison),
         **shared,
     }

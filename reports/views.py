@@ -26,6 +26,7 @@ from reports import charts
 from reports import markers as record_markers
 from reports.compare import (
     CACHE_SECONDS,
+    CONCURRENCY_RULE,
     Comparison,
     ComparisonError,
     ComparisonSpec,
@@ -438,7 +439,7 @@ def comparison_context(
                 "cells": cells,
             }
         )
-    export_query = query.copy()
+    export_query = effective_query(query, comparison)
     export_query.pop("format", None)
     return {
         "comparison": comparison,
@@ -447,8 +448,52 @@ def comparison_context(
         "group_tables": group_tables,
         "label_rows": label_rows,
         "export_query": export_query.urlencode(),
+        "api_query": api_query(comparison).urlencode(),
+        "concurrency_rule": CONCURRENCY_RULE,
+        "dop_asked": bool(query.get("dop")),
+        "dop_links": _dop_links(query, comparison),
+        "rule_query": _rule_query(query),
         "has_repeats": any(c.repeats > 1 for c in comparison.columns),
     }
+
+
+def effective_query(query: QueryDict, comparison: Comparison) -> QueryDict:
+    """``query`` with the concurrency the comparison used written in: every link out of a comparison (exports,
+    heatmap, drill-down, scale-up, HW metrics) then shows that concurrency, whatever it would choose alone."""
+    found = query.copy()
+    found["dop"] = str(comparison.dop)
+    return found
+
+
+def api_query(comparison: Comparison) -> QueryDict:
+    """The /api/compare query that returns this comparison (runs by id, the effective concurrency)."""
+    spec = comparison.spec
+    query = QueryDict(mutable=True)
+    query["base"] = str(spec.base_run_id)
+    if spec.run_ids:
+        query["runs"] = ",".join(str(pk) for pk in spec.run_ids)
+    query["group_set"] = spec.group_set
+    query["dop"] = str(comparison.dop)
+    query["red"], query["green"] = str(spec.red), str(spec.green)
+    if spec.include_warmups:
+        query["include_warmups"] = "true"
+    return query
+
+
+def _dop_links(query: QueryDict, comparison: Comparison) -> list[dict[str, Any]]:
+    """The comparison at each concurrency of the series (the current one unlinked), and by the rule."""
+    links = []
+    for dop in comparison.dops:
+        at = query.copy()
+        at["dop"] = str(dop)
+        links.append({"dop": dop, "current": dop == comparison.dop, "query": at.urlencode()})
+    return links
+
+
+def _rule_query(query: QueryDict) -> str:
+    found = query.copy()
+    found.pop("dop", None)
+    return found.urlencode()
 
 
 def _cached(key: str, build: Callable[[], Any]) -> Any:
@@ -513,7 +558,7 @@ def _heatmap_page(request: HtmxHttpRequest, shared: dict[str, Any]) -> str | Htt
         if item["bugs"] and item["arrived"] and item["arrived"] != comparison.base
     ]
     figure = colour_blind_heatmap(charts.with_heatmap_badges(figure, badges))
-    drill_query = data.urlencode()
+    drill_query = effective_query(data, comparison).urlencode()
     context = {
         "comparison": comparison,
         "base": base,
@@ -617,7 +662,7 @@ def _drilldown_page(request: HttpRequest, microbenchmark_id: int, shared: dict[s
             {"id": f"drill-{name}", "figure": figure, "config": charts.plot_config(f"{label}-{name}")}
             for name, figure in figures.items()
         ],
-        "compare_query": data.urlencode(),
+        "compare_query": effective_query(data, comparison).urlencode(),
         **shared,
     }
     return render_to_string("reports/drilldown.html", context, request)

@@ -34,7 +34,14 @@ class Command(BaseCommand):
         parser.add_argument("--server", help="server name, when the run name exists on several servers")
         parser.add_argument("--workload", help="workload name, when the run name exists in several workloads")
         parser.add_argument("--group-set", default="auto", help="classic-42, current-32, a saved set, or auto")
-        parser.add_argument("--dop", type=int, help="concurrency (default: the base run's)")
+        parser.add_argument(
+            "--dop",
+            type=int,
+            help=(
+                "concurrency (default: the one at which the base measured the most microbenchmarks, "
+                "warm-ups not counted; a tie goes to the fewest clients)"
+            ),
+        )
         parser.add_argument("--format", choices=FORMATS, default="tsv")
         parser.add_argument("--absolute", action="store_true", help="absolute QPS instead of relative (tsv/csv)")
         parser.add_argument("--metrics", action="store_true", help="HW metrics in the o.met layout")
