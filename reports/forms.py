@@ -21,6 +21,15 @@ class CompareForm(forms.Form):
     y_min = forms.FloatField(label="Chart y-axis from", required=False, min_value=0)
     y_max = forms.FloatField(label="Chart y-axis to", required=False, min_value=0)
     log = forms.BooleanField(label="Log scale", required=False)
+    releases = forms.ChoiceField(
+        label="Releases",
+        required=False,
+        choices=[
+            ("", "long-term in charts, all in tables"),
+            ("long-term", "long-term releases only"),
+            ("all", "every release"),
+        ],
+    )
     view = forms.ChoiceField(
         label="Charts",
         required=False,
