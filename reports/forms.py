@@ -13,7 +13,7 @@ class CompareForm(forms.Form):
         label="Concurrency",
         required=False,
         min_value=1,
-        widget=forms.NumberInput(attrs={"placeholder": "by the rule"}),
+        widget=forms.NumberInput(attrs={"placeholder": "auto"}),
     )
     red = forms.FloatField(label="Red at or below", required=False, initial=0.95, min_value=0)
     green = forms.FloatField(label="Green at or above", required=False, initial=1.05, min_value=0)
