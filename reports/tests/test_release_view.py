@@ -117,6 +117,10 @@ def test_long_term_only_applies_to_tables_exports_heatmap_drilldown_and_the_api(
     tsv = client.get(tsv_link).content.decode()
     assert run_name("11.4.8") in tsv and all(run_name(v) not in tsv for v in SHORT_TERM)
 
+    hw = client.get(f"/compare/hw?base={base.pk}&releases=long-term").content.decode()
+    assert "11.4.8" in hw and all(v not in hw for v in SHORT_TERM)
+    assert all(v in client.get(f"/compare/hw?base={base.pk}").content.decode() for v in SHORT_TERM)
+
     api = client.get(f"/api/compare?base={base.pk}&releases=long-term").json()
     assert [c["version"] for c in api["columns"]] == ["10.6.21", "10.11.14", "11.4.8"]
     every = client.get(f"/api/compare?base={base.pk}").json()
