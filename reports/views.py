@@ -826,6 +826,7 @@ def save_report(request: HttpRequest) -> HttpResponse:
             red=spec.red,
             green=spec.green,
             include_warmups=spec.include_warmups,
+            releases=form.cleaned_data.get("releases") or "",
             created_by=request.user if request.user.is_authenticated else None,
         )
     except IntegrityError:
@@ -845,6 +846,8 @@ def report_detail(request: HttpRequest, slug: str) -> HttpResponse:
     query["red"], query["green"] = str(report.red), str(report.green)
     if report.include_warmups:
         query["include_warmups"] = "on"
+    if report.releases:
+        query["releases"] = report.releases
     return redirect(f"{reverse('reports:compare')}?{query.urlencode()}&report={report.slug}")
 
 

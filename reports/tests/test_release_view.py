@@ -179,3 +179,13 @@ def test_the_command_keeps_every_version_unless_asked(base: Run, capsys: Any) ->
     long_term = json.loads(capsys.readouterr().out)
     assert [c["version"] for c in every["columns"]] == list(VERSIONS)
     assert [c["version"] for c in long_term["columns"]] == ["10.6.21", "10.11.14", "11.4.8"]
+
+
+def test_a_saved_report_keeps_its_release_view(base: Run, client: Client, user_with_role: Any) -> None:
+    client.force_login(user_with_role("uploader"))
+    saved = client.post("/reports/save", {"base": base.pk, "releases": "long-term", "name": "MariaDB lines"})
+    assert saved.status_code == 302
+    opened = client.get(saved["Location"])
+    assert opened.status_code == 302 and "releases=long-term" in opened["Location"]
+    html = client.get(opened["Location"]).content.decode()
+    assert 'data-releases="long-term"' in html
