@@ -267,7 +267,7 @@ else:
 DEMO_CORPUS_DIR = Path(env.str("BENCHDASH_CORPUS_DIR", default=str(BASE_DIR.parent / "shared" / "corpus")))
 
 # Release lines moved between long-term and short-term, per DBMS or per "<DBMS> @ <server>" series, over the
-# vendors' table in regressions/releases.py: {"MariaDB": {"short_term": ["12.3"]}}. Checked when detection runs.
+# vendors' table in runs/releases.py: {"MariaDB": {"short_term": ["12.3"]}}. Checked when detection runs.
 BENCHDASH_RELEASE_LINES: dict = env.json("BENCHDASH_RELEASE_LINES", default={})
 
 SECURE_CONTENT_TYPE_NOSNIFF = True

@@ -34,12 +34,13 @@ from django.db.models import Count, Max, Q, QuerySet
 from django.utils import timezone
 
 from regressions import bugs as bugrefs
-from regressions import changepoints, releases, stories
+from regressions import changepoints, stories
 from regressions.models import Bug, Regression, TriageEvent
 from regressions.signals import story_opened
 from reports import markers as record_markers
 from reports.compare import Comparison, ComparisonError, ComparisonSpec, get_comparison
 from reports.stats import json_safe
+from runs import releases
 from runs.models import Build, Result, Run
 from suites.ibench import parse as ibench
 
@@ -155,7 +156,7 @@ def detect_regressions(
     With ``base_run_id`` only that run's DBMS is examined, against that run;
     otherwise every DBMS of the series against its oldest version. ``view``
     "long-term" reads only the long-term release lines of a series that mixes
-    both (``regressions.releases``; the ``BENCHDASH_RELEASE_LINES`` setting overrides
+    both (``runs.releases``; the ``BENCHDASH_RELEASE_LINES`` setting overrides
     the table), "all" every release. Each view's records are stored apart (the
     view is part of their key), so detecting "all" leaves the long-term records
     alone and the list switches between the views. ``experimental`` lets an
@@ -348,7 +349,7 @@ def story_series(
     release_overrides: dict[str, Any] | None = None,
 ) -> StorySeries:
     """The stories' input for one loaded series: one build per version (``changepoints.choose_points``), the
-    release view of ``regressions.releases``, relative QPS against the base. Pure."""
+    release view of ``runs.releases``, relative QPS against the base. Pure."""
     points = series.points
     base_index = next(i for i, p in enumerate(points) if p.key == series.base)
     chosen = changepoints.choose_points(

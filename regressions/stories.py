@@ -15,7 +15,7 @@ The rule
 
 1. **Points.** A ``Series`` is one microbenchmark's values in version order,
    in the release view in use (``releases``: "long-term" or "all", decided by
-   ``regressions.releases`` before the series is built; recorded on each story).
+   ``runs.releases`` before the series is built; recorded on each story).
    A missing or non-finite value is no point. An Insert Benchmark step whose
    background inserts missed their SLA (``Point.sla_missed``, in the run or
    its base) ran another write load: it is no point either, so it can neither

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from ninja import Query, Router, Schema, Status
 
+from reports import releaseview
 from reports.compare import ComparisonError, ComparisonSpec, get_comparison, resolve_run
 from reports.exports import CONTENT_TYPES, export, spec_for_format
 from runs.api_errors import ErrorOut, responses
@@ -27,6 +29,8 @@ class CompareParams(Schema):
     format: Literal["json", "tsv", "csv", "markdown"] = "json"
     absolute: bool = False
     metrics: bool = False
+    # Every version unless asked for the long-term release lines only (runs/releases.py).
+    releases: Literal["long-term", "all"] = "all"
 
 
 # The text exports are the same 200 in other media types: documented beside the JSON body.
@@ -48,7 +52,10 @@ def compare(request: HttpRequest, params: Query[CompareParams]) -> Any:
     min_label, max_label, missing), ``metrics`` / ``metric_ratios`` (cpu/o, cs/o,
     r/o, rKB/o, wKB/o, o/s), ``cv`` (spread of repeats), ``warnings``. Infinite
     ratios are the string ``"inf"``. ``format=tsv|csv|markdown`` returns those
-    exports as text instead.
+    exports as text instead. Without ``dop``, every format compares at the
+    concurrency at which the base measured the most microbenchmarks (warm-ups
+    not counted, ties to the fewest clients); ``dop`` in the JSON says which. ``releases=long-term`` leaves out the
+    short-term releases of a series that mixes both kinds (every version by default).
     """
     try:
         base = resolve_run(params.base, server=params.server, workload=params.workload)
@@ -65,7 +72,8 @@ def compare(request: HttpRequest, params: Query[CompareParams]) -> Any:
         )
         spec = spec_for_format(spec, params.format, metrics=params.metrics)
         comparison = get_comparison(spec)
-    except ComparisonError as exc:
+        comparison = releaseview.in_view(comparison, params.releases, settings.BENCHDASH_RELEASE_LINES).comparison
+    except (ComparisonError, ValueError) as exc:
         return Status(400, ErrorOut(detail=str(exc)))
     if params.format == "json" and not params.metrics:
         return Status(200, comparison.as_json())

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, NamedTuple
 
@@ -33,7 +33,7 @@ from suites.ibench import parse as ibench
 HW_METRICS = ("cpu_o", "cs_o", "r_o", "rkb_o", "wkb_o", "o_s")
 CACHE_SECONDS = 24 * 3600
 # Bump when the payload's shape changes, so old cached payloads are never read.
-PAYLOAD_VERSION = 6
+PAYLOAD_VERSION = 7
 
 
 class ComparisonError(ValueError):
@@ -211,6 +211,7 @@ class SeriesResult(NamedTuple):
     qps: float
     metrics: tuple[float | None, ...]  # HW_METRICS, in that order
     suite: str
+    is_warmup: bool = False  # loaded whatever the warm-up switch, so the concurrency rule never depends on it
 
 
 @dataclass(frozen=True)
@@ -277,8 +278,8 @@ def load_series(spec: ComparisonSpec) -> Series:
     # Not ordered by the database: ordering by the runs' versions there joins every run of the archive into
     # the plan. build_comparison sorts them.
     results = tuple(
-        SeriesResult(run_id, mb_id, test, range_size, dop, qps, tuple(metrics), suite)
-        for run_id, mb_id, test, range_size, dop, qps, *metrics, suite in rows.order_by().values_list(
+        SeriesResult(run_id, mb_id, test, range_size, dop, qps, tuple(metrics), suite, warmup)
+        for run_id, mb_id, test, range_size, dop, qps, *metrics, suite, warmup in rows.order_by().values_list(
             "run_id",
             "microbenchmark_id",
             "microbenchmark__test",
@@ -287,6 +288,7 @@ def load_series(spec: ComparisonSpec) -> Series:
             "qps",
             *HW_METRICS,
             "microbenchmark__suite",
+            "microbenchmark__is_warmup",
         )
     )
     suite = base_run.workload.suite
@@ -377,22 +379,25 @@ def build_comparison(series: Series) -> Comparison:
         (r for r in series.results if r.run_id in run_rank),
         key=lambda r: (run_rank[r.run_id], r.suite, r.test, r.range_size is None, r.range_size or 0, r.dop),
     )
-    dops: set[int] = set()
-    base_dop_counts: dict[int, int] = defaultdict(int)
+    every_dop: set[int] = set()
+    measured_dops: set[int] = set()  # concurrencies with a result that is not a warm-up
+    base_labels: dict[int, set[str]] = defaultdict(set)
     samples: dict[tuple[str, str, int], list[tuple[Any, ...]]] = defaultdict(list)
     microbenchmark_ids: dict[str, int] = {}
     for row in results:
         label = f"{row.test}_range={row.range_size}" if row.range_size is not None else row.test
         microbenchmark_ids[label] = row.microbenchmark_id
-        dops.add(row.dop)
-        if row.run_id == base_run.id:
-            base_dop_counts[row.dop] += 1
+        every_dop.add(row.dop)
+        if not row.is_warmup:
+            measured_dops.add(row.dop)
+            if column_of_run[row.run_id] == base_key:
+                base_labels[row.dop].add(label)
         samples[(column_of_run[row.run_id], label, row.dop)].append((row.qps, *row.metrics))
     if not samples:
         raise ComparisonError(f"{base_run.name} has no results to compare")
-    dop = spec.dop if spec.dop is not None else max(base_dop_counts, key=lambda d: (base_dop_counts[d], -d))
-    if dop not in dops:
-        raise ComparisonError(f"no results at concurrency {dop}; this series has {sorted(dops)}")
+    dop = spec.dop if spec.dop is not None else main_concurrency(base_labels, every_dop)
+    if dop not in every_dop:
+        raise ComparisonError(f"no results at concurrency {dop}; this series has {sorted(measured_dops or every_dop)}")
 
     qps: dict[str, dict[str, float | None]] = {c.key: {} for c in columns}
     cv: dict[str, dict[str, float | None]] = {c.key: {} for c in columns}
@@ -464,7 +469,7 @@ def build_comparison(series: Series) -> Comparison:
         workload=series.workload,
         workload_id=series.workload_id,
         dop=dop,
-        dops=sorted(dops),
+        dops=sorted(measured_dops | {dop}),
         group_set=group_set.name,
         columns=columns,
         base=base_key,
@@ -486,6 +491,27 @@ def build_comparison(series: Series) -> Comparison:
         warnings=warnings,
         sla_missed=sla_missed,
     )
+
+
+# Said on the comparison page beside the concurrency it chose.
+CONCURRENCY_RULE = (
+    "the concurrency at which the base measured the most microbenchmarks, warm-ups not counted; "
+    "a tie goes to the fewest clients"
+)
+
+
+def main_concurrency(base_labels: Mapping[int, Collection[str]], every_dop: Collection[int]) -> int:
+    """The concurrency a comparison uses when none is asked for (``CONCURRENCY_RULE``).
+
+    ``base_labels``: per concurrency, the base's microbenchmarks that are not warm-ups. Warm-ups never count,
+    whether or not the comparison shows them, so the page, its exports (which keep warm-ups, as the reference
+    scripts do) and the API all compare at the same concurrency. A base with nothing but warm-ups falls back to
+    the fewest clients of the series.
+    """
+    counted = {dop: len(labels) for dop, labels in base_labels.items() if labels}
+    if not counted:
+        return min(every_dop)
+    return max(counted, key=lambda d: (counted[d], -d))
 
 
 def _label_order(label: str) -> tuple[int, str]:

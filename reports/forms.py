@@ -9,13 +9,27 @@ class CompareForm(forms.Form):
     base = forms.IntegerField(label="Base run", widget=forms.Select)
     runs = forms.TypedMultipleChoiceField(label="Runs", required=False, coerce=int, choices=())
     group_set = forms.CharField(label="Group set", required=False, initial="auto", widget=forms.Select)
-    dop = forms.IntegerField(label="Concurrency", required=False, min_value=1)
+    dop = forms.IntegerField(
+        label="Concurrency",
+        required=False,
+        min_value=1,
+        widget=forms.NumberInput(attrs={"placeholder": "auto"}),
+    )
     red = forms.FloatField(label="Red at or below", required=False, initial=0.95, min_value=0)
     green = forms.FloatField(label="Green at or above", required=False, initial=1.05, min_value=0)
     include_warmups = forms.BooleanField(label="Include warm-up tests", required=False)
     y_min = forms.FloatField(label="Chart y-axis from", required=False, min_value=0)
     y_max = forms.FloatField(label="Chart y-axis to", required=False, min_value=0)
     log = forms.BooleanField(label="Log scale", required=False)
+    releases = forms.ChoiceField(
+        label="Releases",
+        required=False,
+        choices=[
+            ("", "long-term in charts, all in tables"),
+            ("long-term", "long-term releases only"),
+            ("all", "every release"),
+        ],
+    )
     view = forms.ChoiceField(
         label="Charts",
         required=False,

@@ -10,7 +10,7 @@ from django.template.loader import render_to_string
 from benchdash.http import HtmxHttpRequest
 from reports.compare import ComparisonError, get_comparison
 from reports.hw import hw_context
-from reports.views import _comparison_based_page, _form, _spec, _with_default_base
+from reports.views import _comparison_based_page, _form, _spec, _with_default_base, effective_query, release_views
 
 
 def compare_hw(request: HtmxHttpRequest) -> HttpResponse:
@@ -26,14 +26,16 @@ def _hw_page(request: HtmxHttpRequest, shared: dict[str, Any]) -> str | HttpResp
         raise Http404("no such comparison")
     try:
         comparison = get_comparison(_spec(form, base))
-    except ComparisonError as exc:
+        # Tables: every version unless the reader chose the long-term release lines only.
+        comparison = release_views(comparison, data)[1]
+    except (ComparisonError, ValueError) as exc:
         return HttpResponse(f"{exc}\n", status=400, content_type="text/plain")
     context = {
         "comparison": comparison,
         "base": base,
         "defaulted": defaulted,
         "base_label": comparison.version_label(comparison.base),
-        "compare_query": data.urlencode(),
+        "compare_query": effective_query(data, comparison).urlencode(),
         **hw_context(comparison),
         **shared,
     }

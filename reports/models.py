@@ -45,6 +45,10 @@ class Report(models.Model):
     red = models.FloatField(default=0.95)
     green = models.FloatField(default=1.05)
     include_warmups = models.BooleanField(default=False)
+    # The release view it was saved with: "" (charts long-term, tables every release), "long-term" or "all".
+    releases = models.CharField(
+        max_length=16, blank=True, default="", choices=[("", "default"), ("long-term", "long-term"), ("all", "all")]
+    )
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

@@ -23,7 +23,7 @@ from reports import charts, scaleup_charts
 from reports.compare import Comparison, ComparisonError, get_comparison
 from reports.scaleup import AtConcurrency, Curve, ScaleUp, scaleup
 from reports.stats import flag
-from reports.views import _comparison_based_page, _form, _spec, _with_default_base
+from reports.views import _comparison_based_page, _form, _spec, _with_default_base, effective_query
 from runs.models import Microbenchmark
 
 # The page's own parameters, besides the comparison's (declared to the page cache).
@@ -111,7 +111,7 @@ def _render(request: HttpRequest, shared: dict[str, Any]) -> str | HttpResponse:
     result, ids = build_scaleup(comparison)
     red, green = comparison.spec.red, comparison.spec.green
     dops = list(result.dops)
-    query = _without(data, *SCALEUP_PARAMS)
+    query = _without(effective_query(data, comparison), *SCALEUP_PARAMS)
     context: dict[str, Any] = {
         "comparison": comparison,
         "scaleup": result,

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from collections.abc import Callable, Sequence
 from html import escape
 from typing import Any, cast
 
 from django import forms
+from django.conf import settings
 from django.core.cache import cache
 from django.db import IntegrityError
 from django.db.models import Count, Max, Min
@@ -22,10 +25,12 @@ from django.views.decorators.http import require_POST, require_safe
 from accounts.permissions import SAVE_REPORT, permission_required
 from benchdash import health, pagecache
 from benchdash.http import HtmxHttpRequest
-from reports import charts
+from reports import charts, releaseview
 from reports import markers as record_markers
 from reports.compare import (
     CACHE_SECONDS,
+    CONCURRENCY_RULE,
+    Column,
     Comparison,
     ComparisonError,
     ComparisonSpec,
@@ -229,7 +234,10 @@ def _shared_key(request: HttpRequest) -> str | None:
     if base is None:
         return None
     server_id, workload_id = base["server_id"], base["workload_id"]
-    return f"{request.path}|{series_stamp(server_id, workload_id)}|{_regression_stamp(server_id, workload_id)}"
+    # The release-line overrides decide what the charts show: a changed setting must not serve an old page.
+    lines = hashlib.sha256(json.dumps(settings.BENCHDASH_RELEASE_LINES, sort_keys=True).encode()).hexdigest()[:12]
+    stamp = f"{series_stamp(server_id, workload_id)}|{_regression_stamp(server_id, workload_id)}|rl{lines}"
+    return f"{request.path}|{stamp}"
 
 
 def _regression_stamp(server_id: int, workload_id: int) -> str:
@@ -250,6 +258,7 @@ COMPARE_PARAMS = (
     "log",
     "view",
     "suite",
+    "releases",
 )
 COMPARE_MULTI = ("runs",)
 # "?base=" with nothing chosen asks for the run picker: kept, not dropped as an empty value.
@@ -306,10 +315,17 @@ def _compare_page(request: HtmxHttpRequest, shared: dict[str, Any]) -> str:
             context["error"] = str(exc)
         else:
             if comparison.others:
-                context.update(_comparison_entries(request, comparison, form.cleaned_data, data))
+                try:
+                    context.update(_comparison_entries(request, comparison, form.cleaned_data, data))
+                except ValueError as exc:  # a malformed BENCHDASH_RELEASE_LINES: say so rather than guess
+                    context["error"] = str(exc)
             else:
                 # Runs ticked, but only the base among them; with none ticked, the series has no other run yet.
                 context["empty"] = "ticked" if data.getlist("runs") else "alone"
+    else:
+        context["error"] = "; ".join(
+            f"{name}: {' '.join(str(e) for e in errors)}" for name, errors in form.errors.items()
+        )
     if request.htmx:
         return render_to_string(_FRAGMENT, context, request)
     return render_to_string("reports/compare.html", context, request)
@@ -329,24 +345,74 @@ def pick_choices() -> list[dict[str, Any]]:
 def _comparison_entries(
     request: HttpRequest, comparison: Comparison, options: dict[str, Any], query: QueryDict
 ) -> dict[str, Any]:
-    """What the comparison fragment shows: the tables' rows, and the group charts with their bug markers."""
+    """What the comparison fragment shows: the tables' rows, and the group charts with their bug markers.
+
+    Tables and charts may show different release views (``release_views``)."""
     markers = record_markers.comparison_markers(comparison)
-    entries = comparison_context(comparison, query, markers)
+    charted, tabled, note = release_views(comparison, query)
+    entries = comparison_context(tabled, query, markers)
     scale = charts.Scale(y_min=options.get("y_min"), y_max=options.get("y_max"), log=bool(options.get("log")))
     view = options.get("view") or "lines"
-    found = group_charts(comparison, scale, view)
+    found = group_charts(charted, scale, view)
     if view == "lines":
+        shown = {c.key for c in charted.columns}
         found = [
             {
                 **chart,
-                "figure": charts.with_markers(chart["figure"], _group_markers(comparison, chart["group"], markers)),
+                "figure": charts.with_markers(
+                    chart["figure"], _markers_within(_group_markers(charted, chart["group"], markers), shown)
+                ),
             }
             for chart in found
         ]
     entries["group_charts"] = {chart["group"]: chart for chart in found}
-    entries["bar_omitted"] = max(0, len(comparison.others) - charts.BAR_VERSIONS) if view == "bars" else 0
-    entries["bar_shown"] = min(len(comparison.others), charts.BAR_VERSIONS)
+    entries["bar_omitted"] = max(0, len(charted.others) - charts.BAR_VERSIONS) if view == "bars" else 0
+    entries["bar_shown"] = min(len(charted.others), charts.BAR_VERSIONS)
+    entries["release_note"] = note
     return entries
+
+
+def release_views(comparison: Comparison, query: QueryDict) -> tuple[Comparison, Comparison, dict[str, Any]]:
+    """The comparison as its charts show it and as its tables show it, and what the page says about that.
+
+    ``releases`` absent: charts read the long-term release lines only (when the series mixes both kinds),
+    tables every version, so the tables still match the reference scripts'. ``releases=long-term|all``
+    applies to both. Raises ValueError for a malformed release-line override.
+    """
+    chosen = query.get("releases", "")
+    long_term = releaseview.in_view(comparison, "long-term", settings.BENCHDASH_RELEASE_LINES)
+    charted = comparison if chosen == "all" else long_term.comparison
+    tabled = long_term.comparison if chosen == "long-term" else comparison
+
+    def switched(value: str) -> str:
+        found = effective_query(query, comparison)
+        found.pop("format", None)
+        if value:
+            found["releases"] = value
+        else:
+            found.pop("releases", None)
+        return found.urlencode()
+
+    note = {
+        "mixed": bool(long_term.left_out),
+        "chosen": chosen,
+        "left_out": releaseview.left_out_labels(comparison, long_term),
+        "all_query": switched("all"),
+        "long_term_query": switched("long-term"),
+        "default_query": switched(""),
+    }
+    return charted, tabled, note
+
+
+def _markers_within(markers: list[Any], keys: set[str]) -> list[Any]:
+    """Markers on a chart that shows only ``keys``: an end at a version the chart leaves out is not drawn."""
+    found = []
+    for marker in markers:
+        arrived = marker["arrived"] if marker["arrived"] in keys else None
+        fixed = marker["fixed"] if marker["fixed"] in keys else None
+        if arrived or fixed:
+            found.append({**marker, "arrived": arrived, "fixed": fixed})
+    return found
 
 
 def _cell(value: float | None, flag: str = "", noisy: bool = False, qps: float | None = None) -> str:
@@ -438,7 +504,7 @@ def comparison_context(
                 "cells": cells,
             }
         )
-    export_query = query.copy()
+    export_query = effective_query(query, comparison)
     export_query.pop("format", None)
     return {
         "comparison": comparison,
@@ -447,8 +513,52 @@ def comparison_context(
         "group_tables": group_tables,
         "label_rows": label_rows,
         "export_query": export_query.urlencode(),
+        "api_query": api_query(comparison).urlencode(),
+        "concurrency_rule": CONCURRENCY_RULE,
+        "dop_asked": bool(query.get("dop")),
+        "dop_links": _dop_links(query, comparison),
+        "rule_query": _rule_query(query),
         "has_repeats": any(c.repeats > 1 for c in comparison.columns),
     }
+
+
+def effective_query(query: QueryDict, comparison: Comparison) -> QueryDict:
+    """``query`` with the concurrency the comparison used written in: every link out of a comparison (exports,
+    heatmap, drill-down, scale-up, HW metrics) then shows that concurrency, whatever it would choose alone."""
+    found = query.copy()
+    found["dop"] = str(comparison.dop)
+    return found
+
+
+def api_query(comparison: Comparison) -> QueryDict:
+    """The /api/compare query that returns this comparison (runs by id, the effective concurrency)."""
+    spec = comparison.spec
+    query = QueryDict(mutable=True)
+    query["base"] = str(spec.base_run_id)
+    if spec.run_ids:
+        query["runs"] = ",".join(str(pk) for pk in spec.run_ids)
+    query["group_set"] = spec.group_set
+    query["dop"] = str(comparison.dop)
+    query["red"], query["green"] = str(spec.red), str(spec.green)
+    if spec.include_warmups:
+        query["include_warmups"] = "true"
+    return query
+
+
+def _dop_links(query: QueryDict, comparison: Comparison) -> list[dict[str, Any]]:
+    """The comparison at each concurrency of the series (the current one unlinked), and by the rule."""
+    links = []
+    for dop in comparison.dops:
+        at = query.copy()
+        at["dop"] = str(dop)
+        links.append({"dop": dop, "current": dop == comparison.dop, "query": at.urlencode()})
+    return links
+
+
+def _rule_query(query: QueryDict) -> str:
+    found = query.copy()
+    found.pop("dop", None)
+    return found.urlencode()
 
 
 def _cached(key: str, build: Callable[[], Any]) -> Any:
@@ -502,18 +612,21 @@ def _heatmap_page(request: HtmxHttpRequest, shared: dict[str, Any]) -> str | Htt
         comparison = get_comparison(_spec(form, base))
     except ComparisonError as exc:
         return HttpResponse(f"{exc}\n", status=400, content_type="text/plain")
-    figure = _cached(
-        f"{comparison.cache_key}:heatmap" if comparison.cache_key else "", lambda: charts.heatmap(comparison)
-    )
+    try:
+        charted, tabled, note = release_views(comparison, data)
+    except ValueError as exc:
+        return HttpResponse(f"{exc}\n", status=400, content_type="text/plain")
+    figure = _cached(f"{charted.cache_key}:heatmap" if charted.cache_key else "", lambda: charts.heatmap(charted))
     markers = record_markers.comparison_markers(comparison)
+    shown = {c.key for c in charted.columns}
     badges = [
         (item["arrived"], label, ", ".join(key for key, _ in item["bugs"]) + f" (arrived in {item['arrived_version']})")
         for label, items in markers["by_label"].items()
         for item in items
-        if item["bugs"] and item["arrived"] and item["arrived"] != comparison.base
+        if item["bugs"] and item["arrived"] in shown and item["arrived"] != comparison.base
     ]
     figure = colour_blind_heatmap(charts.with_heatmap_badges(figure, badges))
-    drill_query = data.urlencode()
+    drill_query = effective_query(data, comparison).urlencode()
     context = {
         "comparison": comparison,
         "base": base,
@@ -524,8 +637,9 @@ def _heatmap_page(request: HtmxHttpRequest, shared: dict[str, Any]) -> str | Htt
         "cell_url": f"{reverse('reports:drilldown', args=[0]).replace('/0/', '/MB_ID/')}?{drill_query}",
         "legend": HEATMAP_LEGEND,
         # The values as a table too, for copying as Markdown or CSV.
-        **{k: v for k, v in comparison_context(comparison, data).items() if k in ("others", "label_rows")},
+        **{k: v for k, v in comparison_context(tabled, data).items() if k in ("others", "label_rows")},
         "compare_query": drill_query,
+        "release_note": note,
         **shared,
     }
     template = "reports/heatmap.html#heatmap" if request.htmx else "reports/heatmap.html"
@@ -588,10 +702,18 @@ def _drilldown_page(request: HttpRequest, microbenchmark_id: int, shared: dict[s
         )
         points.append(point)
         rows.append({"point": point, "column": column, "flag": comparison.flags.get(column.key, {}).get(label, "")})
-    figures = charts.drilldown_charts(points, microbenchmark=label, percentile=percentile)
+    try:
+        charted, tabled, note = release_views(comparison, data)
+    except ValueError as exc:
+        return HttpResponse(f"{exc}\n", status=400, content_type="text/plain")
+    shown = {c.key for c in charted.columns}
+    listed = {c.key for c in tabled.columns}
+    rows = [row for row in rows if cast(Column, row["column"]).key in listed]
+    charted_points = [p for p in points if p["key"] in shown]
+    figures = charts.drilldown_charts(charted_points, microbenchmark=label, percentile=percentile)
     # ± one standard deviation of repeated runs on the QPS bars, where a column was run more than once.
-    cvs = [comparison.cv.get(column.key, {}).get(label) for column in comparison.columns]
-    figures["qps"] = with_error_bars(figures["qps"], [p["qps"] for p in points], cvs)
+    cvs = [comparison.cv.get(column.key, {}).get(label) for column in charted.columns]
+    figures["qps"] = with_error_bars(figures["qps"], [p["qps"] for p in charted_points], cvs)
     # "Why did it change?": the HW metrics and config differences of one build, the clicked one or the newest.
     explained = data.get("column", "")
     if explained not in {c.key for c in comparison.others}:
@@ -617,7 +739,8 @@ def _drilldown_page(request: HttpRequest, microbenchmark_id: int, shared: dict[s
             {"id": f"drill-{name}", "figure": figure, "config": charts.plot_config(f"{label}-{name}")}
             for name, figure in figures.items()
         ],
-        "compare_query": data.urlencode(),
+        "compare_query": effective_query(data, comparison).urlencode(),
+        "release_note": note,
         **shared,
     }
     return render_to_string("reports/drilldown.html", context, request)
@@ -668,7 +791,13 @@ def compare_export(request: HttpRequest) -> HttpResponse:
     absolute, metrics = form.cleaned_data["absolute"], form.cleaned_data["metrics"]
     try:
         comparison = get_comparison(spec_for_format(_spec(form, base), fmt, metrics=metrics))
-    except ComparisonError as exc:
+        # Exports are tables: every version unless the reader switched to the long-term lines.
+        comparison = releaseview.in_view(
+            comparison,
+            releaseview.parse_view(form.cleaned_data.get("releases"), "all"),
+            settings.BENCHDASH_RELEASE_LINES,
+        ).comparison
+    except (ComparisonError, ValueError) as exc:
         return HttpResponse(f"{exc}\n", status=400, content_type="text/plain")
     text = export(comparison, fmt, absolute=absolute, metrics=metrics)
     response = HttpResponse(text, content_type=CONTENT_TYPES[fmt])
@@ -697,6 +826,7 @@ def save_report(request: HttpRequest) -> HttpResponse:
             red=spec.red,
             green=spec.green,
             include_warmups=spec.include_warmups,
+            releases=form.cleaned_data.get("releases") or "",
             created_by=request.user if request.user.is_authenticated else None,
         )
     except IntegrityError:
@@ -716,6 +846,8 @@ def report_detail(request: HttpRequest, slug: str) -> HttpResponse:
     query["red"], query["green"] = str(report.red), str(report.green)
     if report.include_warmups:
         query["include_warmups"] = "on"
+    if report.releases:
+        query["releases"] = report.releases
     return redirect(f"{reverse('reports:compare')}?{query.urlencode()}&report={report.slug}")
 
 

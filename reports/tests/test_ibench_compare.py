@@ -275,7 +275,9 @@ def test_the_comparison_page_of_an_insert_benchmark_series_links_its_step_view(
     base = Run.objects.get(name="100m.my5649.cx6d")
     for headers in ({}, {"HX-Request": "true"}):  # the whole page and the fragment htmx swaps in
         html = client.get(reverse("reports:compare"), {"base": base.pk}, headers=headers).content.decode()
-        assert f'href="{reverse("reports:ibench")}?base={base.pk}"' in html and "Insert Benchmark view" in html
+        # The link carries the comparison's concurrency, as every link out of the page does.
+        link = f'href="{reverse("reports:ibench")}?base={base.pk}&amp;dop=1"'
+        assert link in html and "Insert Benchmark view" in html
 
 
 def test_the_page_greys_and_marks_sla_misses_and_draws_the_per_second_rates(client: Client) -> None:

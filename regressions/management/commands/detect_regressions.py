@@ -7,10 +7,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from regressions import releases
 from regressions.detection import detect_regressions, record_as_dict
 from regressions.models import Regression
 from reports.compare import ComparisonError, resolve_run
+from runs import releases
 from runs.models import Run, Server, Workload
 
 
@@ -19,7 +19,7 @@ class Command(BaseCommand):
         "Detect regression and improvement stories across versions (regressions/stories.py) and store one record "
         "per story; running it again updates the same records. Without options every server and workload is "
         "examined, each DBMS against its oldest version, over its long-term release lines "
-        "(regressions/releases.py)."
+        "(runs/releases.py)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import Q
 
+from reports import releaseview
 from reports.compare import ComparisonError, ComparisonSpec, get_comparison, resolve_run
 from reports.exports import FORMATS, export, spec_for_format
 from runs.models import Run, Suite
+from runs.releases import RELEASE_VIEWS
 from runs.versions import sort_key
 
 
@@ -34,7 +37,20 @@ class Command(BaseCommand):
         parser.add_argument("--server", help="server name, when the run name exists on several servers")
         parser.add_argument("--workload", help="workload name, when the run name exists in several workloads")
         parser.add_argument("--group-set", default="auto", help="classic-42, current-32, a saved set, or auto")
-        parser.add_argument("--dop", type=int, help="concurrency (default: the base run's)")
+        parser.add_argument(
+            "--dop",
+            type=int,
+            help=(
+                "concurrency (default: the one at which the base measured the most microbenchmarks, "
+                "warm-ups not counted; a tie goes to the fewest clients)"
+            ),
+        )
+        parser.add_argument(
+            "--releases",
+            choices=RELEASE_VIEWS,
+            default="all",
+            help="all (default) or long-term: leave out the short-term releases of a series that mixes both",
+        )
         parser.add_argument("--format", choices=FORMATS, default="tsv")
         parser.add_argument("--absolute", action="store_true", help="absolute QPS instead of relative (tsv/csv)")
         parser.add_argument("--metrics", action="store_true", help="HW metrics in the o.met layout")
@@ -67,7 +83,10 @@ class Command(BaseCommand):
             )
             spec = spec_for_format(spec, options["format"], metrics=options["metrics"])
             comparison = get_comparison(spec)
-        except ComparisonError as exc:
+            comparison = releaseview.in_view(
+                comparison, options["releases"], settings.BENCHDASH_RELEASE_LINES
+            ).comparison
+        except (ComparisonError, ValueError) as exc:
             raise CommandError(str(exc)) from exc
         try:
             text = export(

@@ -5,7 +5,9 @@ Semantic order puts a short-term release between two long-term ones (MariaDB
 long-term line's later fixes: a step down in 11.0.6 "fixed in" 11.4.8 is two
 lines of development side by side, not a regression story. Change-point
 detection therefore reads, by default, only the long-term lines of a series
-that mixes both (``regressions.detection``).
+that mixes both (``regressions.detection``), and the comparison's charts show,
+by default, only those lines (``reports.releaseview``). The table lives here,
+below both apps, so they read one table.
 
 The table below comes from the vendors' published support policies:
 

@@ -1,11 +1,11 @@
-"""Release lines (regressions.releases): which lines are long-term, overrides, and which versions a view reads."""
+"""Release lines (runs.releases): which lines are long-term, overrides, and which versions a view reads."""
 
 from __future__ import annotations
 
 import pytest
 
 from regressions import changepoints as cp
-from regressions import releases as rl
+from runs import releases as rl
 
 # MariaDB 10.11 → 12.1 as engineers benchmark it: the first and last minor of each line.
 MARIADB = ["10.11.4", "10.11.14", "11.0.2", "11.0.6", "11.4.2", "11.4.8", "11.7.2", "11.8.3", "12.0.2", "12.1.1"]
