@@ -43,6 +43,7 @@ RULES: dict[str, dict[str, str]] = {
     "reports:search": {"GET": READ},
     "reports:compare": {"GET": READ},
     "reports:compare_export": {"GET": READ},
+    "reports:compare_writeup": {"GET": READ},
     "reports:heatmap": {"GET": READ},
     "reports:hw": {"GET": READ},
     "reports:group_timeline": {"GET": READ},
@@ -210,6 +211,7 @@ def rows(user_with_role: Callable[..., Any], corpus: Path) -> dict[str, Any]:
     query = {
         "reports:compare": f"?base={base.pk}",
         "reports:compare_export": f"?base={base.pk}&format=csv",
+        "reports:compare_writeup": f"?base={base.pk}&format=zip",
         "reports:heatmap": f"?base={base.pk}",
         "reports:hw": f"?base={base.pk}",
         "reports:group_timeline": f"?base={base.pk}",
