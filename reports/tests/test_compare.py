@@ -282,3 +282,10 @@ def test_a_run_name_on_two_servers_needs_a_server(small: Path, corpus: Path, tmp
     with pytest.raises(ComparisonError, match="several servers"):
         resolve_run(BASE)
     assert resolve_run(BASE, server="other").server.name == "other"
+
+
+def test_a_cell_with_a_result_where_the_base_has_none_says_no_base_not_missing() -> None:
+    from reports.views import _cell
+
+    assert ">no base</td>" in _cell(None, qps=1234.0) and "missing" not in _cell(None, qps=1234.0)
+    assert _cell(None) == '<td class="num missing">missing</td>'
