@@ -107,7 +107,12 @@ def compare_writeup(request: HttpRequest) -> HttpResponse:
         comparison = get_comparison(_spec(form, base))
     except ComparisonError as exc:
         return HttpResponse(f"{exc}\n", status=400, content_type="text/plain")
-    text, svgs = build(comparison, request.GET, with_charts=fmt == "zip")
+    return writeup_response(comparison, request.GET, fmt)
+
+
+def writeup_response(comparison: Comparison, query: QueryDict, fmt: str) -> HttpResponse:
+    """The write-up as a download: the page's button and the API answer the same bytes."""
+    text, svgs = build(comparison, query, with_charts=fmt == "zip")
     stem = f"writeup.{comparison.server}.dop{comparison.dop}".replace(" ", "_")
     if fmt == "zip":
         response = HttpResponse(writeup.zip_bytes(text, svgs), content_type="application/zip")

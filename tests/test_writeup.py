@@ -190,3 +190,19 @@ def test_the_markdown_export_has_rows_of_versions_per_group_and_the_bug_keys(
     assert (
         "- [MDEV-33894](https://jira.mariadb.org/browse/MDEV-33894): regression of the group point queries" in section
     )
+
+
+def test_the_api_answers_the_same_write_up_as_the_page_and_the_zip_on_request(
+    base: Run, comparison: Comparison, client: Client
+) -> None:
+    page = _writeup(client, base)
+    api = client.get("/api/compare/writeup", {"base": base.name})
+    assert api.status_code == 200 and api["Content-Type"].startswith("text/markdown")
+    assert api.content.decode() == page
+    archive = zipfile.ZipFile(
+        io.BytesIO(client.get("/api/compare/writeup", {"base": base.pk, "format": "zip"}).content)
+    )
+    assert archive.namelist()[0] == "writeup.md" and any(n.startswith("charts/") for n in archive.namelist())
+    unknown = client.get("/api/compare/writeup", {"base": "x.nope.z.pk1"})
+    assert unknown.status_code == 400 and "no run named" in unknown.json()["detail"]
+    assert client.get("/api/compare/writeup", {"base": base.pk, "format": "pdf"}).status_code == 422
