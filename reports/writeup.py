@@ -130,6 +130,13 @@ def _rel(value: float | None) -> str:
     return "missing" if value is None else md_number(value)
 
 
+def _relative_cell(c: Comparison, key: str, label: str) -> str:
+    """As the page says it: "no base" where the version has a result and the base none."""
+    if c.relative[key][label] is None and c.qps[key].get(label) is not None:
+        return "no base"
+    return _rel(c.relative[key][label])
+
+
 def markdown(w: Writeup) -> str:
     c = w.comparison
     others = c.others
@@ -196,7 +203,7 @@ def markdown(w: Writeup) -> str:
                     md_text(c.group_of.get(label) or "ungrouped"),
                     md_label(label),
                     _qps(c.qps[c.base].get(label)),
-                    *(_rel(c.relative[col.key][label]) for col in others),
+                    *(_relative_cell(c, col.key, label) for col in others),
                 ]
             )
         )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import re
 import zipfile
+from pathlib import Path
 
 import pytest
 from django.test import Client, override_settings
@@ -206,3 +207,19 @@ def test_the_api_answers_the_same_write_up_as_the_page_and_the_zip_on_request(
     unknown = client.get("/api/compare/writeup", {"base": "x.nope.z.pk1"})
     assert unknown.status_code == 400 and "no run named" in unknown.json()["detail"]
     assert client.get("/api/compare/writeup", {"base": base.pk, "format": "pdf"}).status_code == 422
+
+
+def test_an_insert_benchmark_write_up_says_no_base_where_only_the_base_lacks_a_step(
+    corpus: Path, client: Client
+) -> None:
+    from runs.importer import archive_directory, submit_and_import
+    from runs.models import Bundle
+
+    submit_and_import(archive_directory(corpus / "ibench-2021"), name="ibench.tgz", source=Bundle.Source.COMMAND)
+    base = Run.objects.get(name="100m.my5649.cx6d")
+    text = _writeup(client, base)
+    assert text.startswith("# MySQL 5.6.49 → 8.0.22 on ")
+    rows = {r[1]: r for r in _table_rows(_section(text, "## Relative QPS per microbenchmark"))}
+    # my8022 ran q200.1; neither the 5.6 base nor 5.7 did.
+    assert rows["`q200.1`"][2] == "missing"
+    assert rows["`q200.1`"][3:] == ["missing", "no base"]
