@@ -259,6 +259,12 @@ def markdown(w: Writeup) -> str:
     return "\n".join(out).rstrip("\n") + "\n"
 
 
+def on_white(svg: str) -> str:
+    """The chart on a white ground: on the page it sits on a card, in a blog (or a dark theme) on anything."""
+    end = svg.index(">") + 1
+    return f'{svg[:end]}<rect width="100%" height="100%" fill="#fff"/>{svg[end:]}'
+
+
 def zip_bytes(text: str, charts: dict[str, str]) -> bytes:
     """The .zip of a write-up: ``writeup.md`` and ``charts/<name>.svg`` per entry of ``charts`` (path → SVG)."""
     buffer = io.BytesIO()

@@ -73,7 +73,7 @@ def build(comparison: Comparison, query: QueryDict, *, with_charts: bool) -> tup
             if svg is None:
                 continue  # a figure the SVG renderer cannot draw faithfully: the post links the page instead
             path = f"{writeup.CHARTS_DIR}/{slugify(chart['group']) or chart['id']}.svg"
-            svgs[path] = svg
+            svgs[path] = writeup.on_white(svg)
             chart_paths[chart["group"]] = path
     page_query = query.copy()
     page_query.pop("format", None)

@@ -7,6 +7,7 @@ import io
 import re
 import zipfile
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 from django.test import Client, override_settings
@@ -161,6 +162,8 @@ def test_the_zip_holds_the_markdown_and_every_group_chart_as_svg(
     for name in charts:
         svg = archive.read(name).decode()
         assert svg.startswith("<svg") and svg.rstrip().endswith("</svg>")
+        assert '<rect width="100%" height="100%" fill="#fff"/>' in svg.split("<title", 1)[0]
+        assert ElementTree.fromstring(svg).tag == "{http://www.w3.org/2000/svg}svg"  # well-formed on its own
         assert f"]({name})" in text  # each chart is shown in the post, above its group's table
     # Without the zip the post shows no images it cannot carry.
     assert "![" not in _writeup(client, base)
