@@ -177,6 +177,8 @@ AXES_LOCKOUT_CALLABLE = "accounts.views.locked_out"
 # reads the client's address from X-Forwarded-For only that many hops deep, so nobody can forge it.
 BENCHDASH_TRUSTED_PROXIES = env.int("BENCHDASH_TRUSTED_PROXIES", default=0)
 AXES_CLIENT_IP_CALLABLE = "benchdash.clientip.client_address"
+# Where benchdash is reached from outside: write-ups link back to its pages under it (relative links without it).
+BENCHDASH_BASE_URL = env.str("BENCHDASH_BASE_URL", default="")
 # Anyone may read the dashboards (the demo, a team's internal site); off, every page needs a login.
 # Changing data always needs a role (accounts.permissions). Private unless said otherwise in production.
 BENCHDASH_PUBLIC_BROWSING = env.bool("BENCHDASH_PUBLIC_BROWSING", default=not PRODUCTION)

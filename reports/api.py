@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, QueryDict
 from ninja import Query, Router, Schema, Status
 
 from reports import releaseview
 from reports.compare import ComparisonError, ComparisonSpec, get_comparison, resolve_run
 from reports.exports import CONTENT_TYPES, export, spec_for_format
+from reports.writeup_views import writeup_response
 from runs.api_errors import ErrorOut, responses
 
 router = Router(tags=["comparisons"])
@@ -79,3 +80,62 @@ def compare(request: HttpRequest, params: Query[CompareParams]) -> Any:
         return Status(200, comparison.as_json())
     text = export(comparison, params.format, absolute=params.absolute, metrics=params.metrics)
     return HttpResponse(text, content_type=CONTENT_TYPES[params.format])
+
+
+class WriteupParams(Schema):
+    base: str
+    runs: str = ""  # comma-separated run names or ids; empty: the base's whole series
+    server: str | None = None
+    workload: str | None = None
+    group_set: str = "auto"
+    dop: int | None = None
+    red: float = 0.95
+    green: float = 1.05
+    include_warmups: bool = False
+    format: Literal["markdown", "zip"] = "markdown"
+
+
+_WRITEUP = {
+    200: {
+        "content": {
+            "text/markdown": {"schema": {"type": "string"}},
+            "application/zip": {"schema": {"type": "string", "format": "binary"}},
+        }
+    }
+}
+
+
+@router.get("/compare/writeup", response=responses({200: str}), openapi_extra={"responses": _WRITEUP})
+def compare_writeup(request: HttpRequest, params: Query[WriteupParams]) -> Any:
+    """The comparison as a blog post in Markdown (the comparison page's write-up), or with ``format=zip`` a
+    .zip of ``writeup.md`` and every group chart as ``charts/<group>.svg``. Links back to benchdash are
+    absolute when the server has ``BENCHDASH_BASE_URL`` set."""
+    try:
+        base = resolve_run(params.base, server=params.server, workload=params.workload)
+        names = [n.strip() for n in params.runs.split(",") if n.strip()]
+        run_ids = tuple(resolve_run(n, server=base.server.name, workload=base.workload.name).pk for n in names)
+        spec = ComparisonSpec(
+            base_run_id=base.pk,
+            run_ids=run_ids,
+            group_set=params.group_set,
+            dop=params.dop,
+            red=params.red,
+            green=params.green,
+            include_warmups=params.include_warmups,
+        )
+        comparison = get_comparison(spec)
+    except ComparisonError as exc:
+        return Status(400, ErrorOut(detail=str(exc)))
+    query = QueryDict(mutable=True)
+    query["base"] = str(base.pk)
+    query.setlist("runs", [str(pk) for pk in run_ids])
+    # The post links back to the comparison it shows: the parameters that change it, as the page spells them.
+    if params.group_set != "auto":
+        query["group_set"] = params.group_set
+    if params.dop is not None:
+        query["dop"] = str(params.dop)
+    if (params.red, params.green) != (0.95, 1.05):
+        query["red"], query["green"] = str(params.red), str(params.green)
+    if params.include_warmups:
+        query["include_warmups"] = "on"
+    return writeup_response(comparison, query, params.format)

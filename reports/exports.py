@@ -10,7 +10,7 @@ import json
 from collections.abc import Mapping
 from typing import cast
 
-from reports import ibench, reference
+from reports import ibench, markers, reference
 from reports.compare import Comparison, ComparisonSpec
 from runs.models import Suite
 from suites.dbbench import parse as dbbench
@@ -50,7 +50,8 @@ def export(
         return json.dumps(comparison.as_json(), indent=1) + "\n"
     if fmt == "markdown":
         names = {c.key: comparison.version_label(c.key) for c in comparison.columns}
-        return reference.format_markdown_summary(comparison.result, names)
+        bugs = markers.bug_lines(comparison, markers.comparison_markers(comparison))
+        return reference.format_markdown_summary(comparison.result, names, bugs)
     if comparison.suite == Suite.DBBENCH:
         # The db_bench scripts' sum.abs0/abs1 layouts: columns are versions, rows tests in run order.
         runs, versions, tests, cells = dbbench_table(comparison)

@@ -148,3 +148,44 @@ def hw_context(comparison: Comparison) -> dict[str, Any]:
 
 def _safe(cells: list[str]) -> SafeString:
     return mark_safe("".join(cells))  # every cell built by _cell, its text escaped
+
+
+def hw_values(comparison: Comparison) -> dict[str, Any]:
+    """The numbers of the HW-efficiency tables without their HTML, for write-ups: ``metrics`` (key, name) of
+    the measured metrics, ``groups`` (group, [(column key, [median ratio per metric])]) and ``per_metric``
+    (metric key, [(group, label, [ratio per compared column])]). Same members, medians and order as the page."""
+    members: dict[str, list[str]] = {
+        group: [label for label in comparison.labels if comparison.group_of.get(label) == group]
+        for group in comparison.groups
+    }
+    ungrouped = [label for label in comparison.labels if not comparison.group_of.get(label)]
+    if ungrouped:
+        members["ungrouped"] = ungrouped
+    shown = [(key, name) for key, name, _about in HW_COLUMNS if _has_any(comparison, comparison.labels, key)]
+
+    def ratio(column_key: str, label: str, metric: str) -> float | None:
+        return comparison.metric_ratios.get(column_key, {}).get(label, {}).get(metric)
+
+    groups = [
+        (
+            group,
+            [
+                (column.key, [_median([ratio(column.key, label, key) for label in labels]) for key, _ in shown])
+                for column in comparison.others
+            ],
+        )
+        for group, labels in members.items()
+        if labels
+    ]
+    per_metric = [
+        (
+            key,
+            [
+                (group, label, [ratio(column.key, label, key) for column in comparison.others])
+                for group, labels in members.items()
+                for label in labels
+            ],
+        )
+        for key, _ in shown
+    ]
+    return {"metrics": shown, "groups": groups, "per_metric": per_metric}

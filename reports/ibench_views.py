@@ -92,6 +92,10 @@ def ibench_page(request: HtmxHttpRequest) -> HttpResponse:
     return render(request, TEMPLATE, context)
 
 
+# A relative cell where the version has a value and the base none: "missing" would blame the version.
+NO_BASE = "no base"
+
+
 def _cell(comparison: Comparison, key: str, step: str) -> dict[str, Any]:
     """One (version, step) of the summary table: absolute throughput, relative, flag, SLA."""
     value = comparison.qps.get(key, {}).get(step)
@@ -99,6 +103,9 @@ def _cell(comparison: Comparison, key: str, step: str) -> dict[str, Any]:
     if key == comparison.base:
         return {"value": value, "text": "1.00" if value is not None else "missing", "flag": "", "sla_missed": missed}
     relative = comparison.relative.get(key, {}).get(step)
+    if value is not None and comparison.qps.get(comparison.base, {}).get(step) is None:
+        # This version ran the step but the base did not: nothing to divide by, yet nothing is missing here.
+        return {"value": value, "text": NO_BASE, "flag": "", "sla_missed": missed}
     flag = comparison.flags.get(key, {}).get(step, "missing")
     return {"value": value, "text": rel(relative), "flag": flag, "sla_missed": missed}
 
@@ -171,7 +178,8 @@ def step_detail(comparison: Comparison, step: str) -> dict[str, Any]:
         for column in comparison.others:
             ratio = ratios.get(column.key, {}).get(step, {}).get(name)
             value = metrics.values.get((column.key, step), {}).get(name)
-            cells.append({"value": value, "ratio": ratio, "text": rel(ratio) if value is not None else "missing"})
+            text = "missing" if value is None else NO_BASE if base_value is None else rel(ratio)
+            cells.append({"value": value, "ratio": ratio, "text": text})
         metric_rows.append({"name": name, "base": base_value, "cells": cells})
     return {
         "figures": [

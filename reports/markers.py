@@ -90,3 +90,25 @@ def chart_markers(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for item in items
         if item["bugs"]
     ]
+
+
+def bug_lines(comparison: Comparison, markers: dict[str, Any]) -> dict[str, list[str]]:
+    """Per group, one Markdown line per linked bug of the group or of its microbenchmarks: what a write-up
+    prints under the group's table ("[MDEV-33894](…): regression of `scan_range=100`, arrived in 10.5.6")."""
+    found: dict[str, list[str]] = {}
+
+    def add(group: str, subject: str, item: dict[str, Any]) -> None:
+        fixed = f", fixed in {comparison.column(item['fixed']).version}" if item.get("fixed") else ""
+        for key, url in item["bugs"]:
+            line = f"[{key}]({url}): {item['kind']} of {subject}, arrived in {item['arrived_version']}{fixed}"
+            if line not in found.setdefault(group, []):
+                found[group].append(line)
+
+    for group in comparison.groups:
+        for item in markers.get("by_group", {}).get(group, []):
+            add(group, f"the group {group}", item)
+        for label in comparison.labels:
+            if comparison.group_of.get(label) == group:
+                for item in markers.get("by_label", {}).get(label, []):
+                    add(group, f"`{label}`", item)
+    return found

@@ -255,7 +255,7 @@ def format_met_blocks(
 # --------------------------------------------------------------------------- Markdown
 
 
-def _md_number(value: float | None) -> str:
+def md_number(value: float | None) -> str:
     if value is None:
         return "n/a"
     if math.isinf(value):
@@ -263,12 +263,12 @@ def _md_number(value: float | None) -> str:
     return f"{value:.2f}"
 
 
-def _md_text(text: object) -> str:
+def md_text(text: object) -> str:
     # A "|" inside a cell would end the cell.
     return str(text).replace("|", "\\|")
 
 
-def _md_label(label: str | None) -> str:
+def md_label(label: str | None) -> str:
     # Code spans keep "_range=" from being read as emphasis and make labels easy to copy.
     return "" if label is None else f"`{label}`"
 
@@ -276,59 +276,71 @@ def _md_label(label: str | None) -> str:
 def format_markdown_summary(
     result: ComparisonResult[RunKey],
     names: Mapping[RunKey, str] | None = None,
+    bugs: Mapping[str, Sequence[str]] | None = None,
+    heading: str = "###",
+    images: Mapping[str, str] | None = None,
 ) -> str:
-    """Per compared run a Markdown table of the group summaries, as the blog write-ups show them.
+    """Per group a Markdown table of its summaries, one row per compared version, as the page shows them.
 
-    Columns: group | min | max | avg | median | n | min at | max at. Numbers
+    Columns: version | min | max | avg | median | n | min at | max at. Numbers
     have 2 decimals; n is ``9`` or ``7 of 9`` when results are missing, and the
     missing labels are listed under the table; avg and median leave out
     infinite ratios (listed too). ``names`` gives display names of run keys
-    (default ``str(run)``).
+    (default ``str(run)``); ``bugs`` the lines naming each group's linked bug
+    keys, printed under its table; ``heading`` the level of the groups' headings;
+    ``images`` a chart's path per group, shown above its table.
     """
 
     def name(run: RunKey) -> str:
         return names.get(run, str(run)) if names else str(run)
 
     sections: list[str] = []
-    for run in result.runs:
-        lines = [
-            f"### {_md_text(name(run))} relative to {_md_text(name(result.base))}",
-            "",
-            "| group | min | max | avg | median | n | min at | max at |",
+    for group in result.groups:
+        if all(result.summaries[(group, run)].total == 0 for run in result.runs):
+            continue  # a group of the set that these runs did not measure, as on the page
+        lines = [f"{heading} {md_text(group)} (relative to {md_text(name(result.base))})", ""]
+        if images and group in images:
+            lines += [f"![{md_text(group)}]({images[group]})", ""]
+        lines += [
+            "| version | min | max | avg | median | n | min at | max at |",
             "|---|---:|---:|---:|---:|---:|---|---|",
         ]
         notes: list[str] = []
-        for group in result.groups:
+        for run in result.runs:
             summary: GroupSummary = result.summaries[(group, run)]
             lines.append(
                 "| "
                 + " | ".join(
                     [
-                        _md_text(group),
-                        _md_number(summary.min),
-                        _md_number(summary.max),
-                        _md_number(summary.avg),
-                        _md_number(summary.median),
+                        md_text(name(run)),
+                        md_number(summary.min),
+                        md_number(summary.max),
+                        md_number(summary.avg),
+                        md_number(summary.median),
                         summary.count_text,
-                        _md_label(summary.min_label),
-                        _md_label(summary.max_label),
+                        md_label(summary.min_label),
+                        md_label(summary.max_label),
                     ]
                 )
                 + " |"
             )
             if summary.missing:
-                notes.append(f"- {_md_text(group)}: missing {', '.join(map(_md_label, summary.missing))}")
+                notes.append(f"- {md_text(name(run))}: missing {', '.join(map(md_label, summary.missing))}")
             if summary.infinite:
                 notes.append(
-                    f"- {_md_text(group)}: base is 0 for {', '.join(map(_md_label, summary.infinite))}"
+                    f"- {md_text(name(run))}: base is 0 for {', '.join(map(md_label, summary.infinite))}"
                     " (∞, left out of avg and median)"
                 )
         if notes:
             lines.append("")
             lines.extend(notes)
+        group_bugs = (bugs or {}).get(group, ())
+        if group_bugs:
+            lines.append("")
+            lines.extend(f"- {line}" for line in group_bugs)
         sections.append("\n".join(lines) + "\n")
     if result.ungrouped:
-        sections.append("Ungrouped: " + ", ".join(map(_md_label, result.ungrouped)) + "\n")
+        sections.append("Ungrouped: " + ", ".join(map(md_label, result.ungrouped)) + "\n")
     return "\n".join(sections)
 
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from reports import diff_views, hw_views, ibench_views, scaleup_views, timeline_views, views
+from reports import diff_views, hw_views, ibench_views, scaleup_views, timeline_views, views, writeup_views
 
 app_name = "reports"
 
@@ -13,6 +13,7 @@ urlpatterns = [
     # A comparison and the pages that look at it another way.
     path("compare/", views.compare, name="compare"),
     path("compare/export", views.compare_export, name="compare_export"),
+    path("compare/writeup", writeup_views.compare_writeup, name="compare_writeup"),
     path("compare/heatmap", views.compare_heatmap, name="heatmap"),
     path("compare/hw", hw_views.compare_hw, name="hw"),
     path("compare/scaleup", scaleup_views.scaleup_page, name="scaleup"),

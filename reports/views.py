@@ -422,6 +422,9 @@ def _cell(value: float | None, flag: str = "", noisy: bool = False, qps: float |
     engine spends ~0.2 ms on each, which alone would break the page's budget.
     """
     if value is None:
+        if qps is not None:
+            # The version has a result, the base has none: nothing to divide by, but nothing missing here.
+            return f'<td class="num no-base" title="QPS {qps:.0f}; the base has no result">no base</td>'
         return '<td class="num missing">missing</td>'
     css = f"num {flag}" + (" noisy" if noisy else "")
     text = rel(value) + (" ≈" if noisy else "")

@@ -225,6 +225,23 @@ class Run(models.Model):
     def get_absolute_url(self) -> str:
         return reverse("runs:run", args=[self.pk])
 
+    @property
+    def start_recorded(self) -> bool:
+        """Whether ``started_at`` is a start the results themselves record (db_bench's report.tsv carries each
+        test's date) rather than the oldest result file's time, which stands in where the output has none."""
+        return self.workload.suite == Suite.DBBENCH
+
+    @property
+    def start_label(self) -> str:
+        return "Started" if self.start_recorded else "File time"
+
+    @property
+    def start_origin(self) -> str:
+        """Where ``started_at`` came from, in words for a page or a write-up."""
+        if self.start_recorded:
+            return "recorded in the results: the earliest date column of its db_bench tests"
+        return "oldest result file; the run started about then"
+
 
 class Microbenchmark(models.Model):
     suite = models.CharField(max_length=16, choices=Suite.choices, default=Suite.SYSBENCH)

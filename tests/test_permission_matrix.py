@@ -43,6 +43,7 @@ RULES: dict[str, dict[str, str]] = {
     "reports:search": {"GET": READ},
     "reports:compare": {"GET": READ},
     "reports:compare_export": {"GET": READ},
+    "reports:compare_writeup": {"GET": READ},
     "reports:heatmap": {"GET": READ},
     "reports:hw": {"GET": READ},
     "reports:group_timeline": {"GET": READ},
@@ -87,6 +88,7 @@ RULES: dict[str, dict[str, str]] = {
     "api:upload_bundle": {"POST": "upload"},
     "api:get_bundle": {"GET": READ},
     "api:compare": {"GET": READ},
+    "api:compare_writeup": {"GET": READ},
     "api:list_regressions": {"GET": READ, "POST": "triage"},
     "api:get_regression": {"GET": READ, "PATCH": "triage"},
     "api:triage_regressions": {"POST": "triage"},
@@ -210,6 +212,7 @@ def rows(user_with_role: Callable[..., Any], corpus: Path) -> dict[str, Any]:
     query = {
         "reports:compare": f"?base={base.pk}",
         "reports:compare_export": f"?base={base.pk}&format=csv",
+        "reports:compare_writeup": f"?base={base.pk}&format=zip",
         "reports:heatmap": f"?base={base.pk}",
         "reports:hw": f"?base={base.pk}",
         "reports:group_timeline": f"?base={base.pk}",
@@ -220,6 +223,7 @@ def rows(user_with_role: Callable[..., Any], corpus: Path) -> dict[str, Any]:
         "reports:run_diff": f"?a={base.pk}&b={runs[1].pk}",
         "reports:search": "?q=8.0",
         "api:compare": f"?base={base.pk}",
+        "api:compare_writeup": f"?base={base.pk}",
     }
     forms = {"reports:save_report": {"base": base.pk, "name": "matrix report"}}
     return {"users": users, "tokens": tokens, "ids": ids, "query": query, "forms": forms}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import statistics
 from pathlib import Path
 from typing import Any
@@ -198,10 +199,11 @@ def test_the_command_refuses_an_unknown_run_or_group_set(small: Path) -> None:
         _compare("--base", BASE, "--group-set", "nope")
 
 
-def test_markdown_prints_a_table_per_run(small: Path) -> None:
+def test_markdown_prints_a_table_per_group_with_a_row_per_version(small: Path) -> None:
     out = _compare("--base", BASE, "--format", "markdown")
-    assert out.count("| group | min | max | avg | median |") == 8
-    assert "### MySQL 9.5.0 relative to MySQL 5.6.51" in out
+    groups = re.findall(r"^### (.+) \(relative to MySQL 5\.6\.51\)$", out, re.M)
+    assert len(groups) == out.count("| version | min | max | avg | median |") >= 4
+    assert out.count("| MySQL 9.5.0 | ") == len(groups)
 
 
 def test_the_api_returns_the_json_form(small: Path, client: Client) -> None:
@@ -280,3 +282,10 @@ def test_a_run_name_on_two_servers_needs_a_server(small: Path, corpus: Path, tmp
     with pytest.raises(ComparisonError, match="several servers"):
         resolve_run(BASE)
     assert resolve_run(BASE, server="other").server.name == "other"
+
+
+def test_a_cell_with_a_result_where_the_base_has_none_says_no_base_not_missing() -> None:
+    from reports.views import _cell
+
+    assert ">no base</td>" in _cell(None, qps=1234.0) and "missing" not in _cell(None, qps=1234.0)
+    assert _cell(None) == '<td class="num missing">missing</td>'

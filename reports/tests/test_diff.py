@@ -316,6 +316,15 @@ def test_the_diff_page_offers_the_series_when_only_one_run_is_given(pg: dict[str
     assert f"?a={pg[PG10].pk}&amp;b={pg[PG10].pk}" not in html
 
 
+def test_the_empty_diff_page_tells_to_pick_the_runs_from_the_lists_not_to_type_ids(
+    pg: dict[str, Run], client: Client
+) -> None:
+    html = client.get(reverse("reports:run_diff")).content.decode()
+    hint = html.split('id="diff-hint">', 1)[1].split("</p>", 1)[0]
+    assert "Pick run A and run B above" in hint
+    assert "run id" not in html
+
+
 def test_the_diff_page_refuses_unknown_runs_and_bad_ids(pg: dict[str, Run], client: Client) -> None:
     assert client.get(f"{reverse('reports:run_diff')}?a={pg[PG10].pk}&b=999999").status_code == 404
     assert client.get(f"{reverse('reports:run_diff')}?a=abc").status_code == 400

@@ -8,6 +8,7 @@ way np.sh and iibench.py write them), since no published run misses it.
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
 import pytest
@@ -332,3 +333,17 @@ def test_the_api_resolves_ibench_runs_by_name_and_returns_the_tables(ibench2021:
     data = client.get("/api/compare", {"base": "100m.my5649.cx6d"}).json()
     assert data["group_set"] == "ibench" and data["sla_missed"] == []
     assert data["qps"]["100m.my8022.cx6d"]["q100.2"] == 6087
+
+
+def test_a_step_the_base_did_not_run_says_no_base_where_the_version_has_a_value(
+    ibench2021: Path, client: Client
+) -> None:
+    # my8022 ran q200.1 … q1000.2; the 5.6 base did not: nothing is missing in 8.0.22's cells, the base is.
+    base = Run.objects.get(name="100m.my5649.cx6d")
+    html = client.get(reverse("reports:ibench"), {"base": base.pk}).content.decode()
+    row = html.split('data-step="q200.1"', 1)[1].split("</tr>", 1)[0]
+    cells = re.findall(r"<td class=\"num[^\"]*\"[^>]*>(.*?)</td>", row, re.S)
+    assert "missing" in cells[0]  # the base's own cell
+    with_values = [c for c in cells[1:] if "missing" not in c]
+    assert with_values and all('<span class="rel">no base</span>' in c for c in with_values)
+    assert all('<span class="rel">missing</span>' not in c for c in cells)

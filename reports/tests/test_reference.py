@@ -345,11 +345,16 @@ def test_the_markdown_summary_shows_two_decimals_n_of_n_and_the_extreme_labels()
         "new": {"a_range=1": 80.0, "b_range=1": 124.0, "d_range=1": 5.0},
     }
     result = compare(qps, "base", ["new"], {"reads": ["a_range=1", "b_range=1", "c_range=1"], "d": ["d_range=1"]})
-    text = format_markdown_summary(result, names={"base": "MySQL 5.6.51", "new": "MySQL 8.4.7"})
+    text = format_markdown_summary(
+        result, names={"base": "MySQL 5.6.51", "new": "MySQL 8.4.7"}, bugs={"reads": ["[MDEV-1](u): a bug"]}
+    )
     lines = text.splitlines()
-    assert lines[0] == "### MySQL 8.4.7 relative to MySQL 5.6.51"
-    assert "| reads | 0.80 | 1.24 | 1.02 | 1.02 | 2 of 3 | `a_range=1` | `b_range=1` |" in lines
-    assert "| d | ∞ | ∞ | n/a | n/a | 1 | `d_range=1` | `d_range=1` |" in lines
-    assert "- reads: missing `c_range=1`" in lines
+    assert lines[0] == "### reads (relative to MySQL 5.6.51)"
+    assert "| version | min | max | avg | median | n | min at | max at |" in lines
+    assert "| MySQL 8.4.7 | 0.80 | 1.24 | 1.02 | 1.02 | 2 of 3 | `a_range=1` | `b_range=1` |" in lines
+    assert "### d (relative to MySQL 5.6.51)" in lines
+    assert "| MySQL 8.4.7 | ∞ | ∞ | n/a | n/a | 1 | `d_range=1` | `d_range=1` |" in lines
+    assert "- MySQL 8.4.7: missing `c_range=1`" in lines
+    assert "- [MDEV-1](u): a bug" in lines
     assert any("left out of avg and median" in line for line in lines)
     assert math.isinf(result.summary("d", "new").max or 0.0)

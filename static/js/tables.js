@@ -4,7 +4,11 @@
 // in. A table opts out with data-plain. What a cell exports and sorts by is its text, or its
 // data-value when the text is shortened for the screen; elements with class "no-export" (a "diff with
 // base" link in a header) are left out of the text. data-tools-in="ID" puts the toolbar in element ID. Rows of class "group-row" head a group: sorting
-// keeps each group's rows under their header, and the exports carry the group as a first column.
+// keeps each group's rows under their header, and the exports carry the group as a first column. Rows of
+// class "detail-row" tell more about the row above them across its columns: sorting moves them with that
+// row, and the exports give each such pair one row (the detail's text as a last column named by the table's
+// data-detail-column, or left out without one). A header cell with data-noexport (a tick box's column) is
+// left out of the exports.
 (function () {
   "use strict";
 
@@ -23,14 +27,22 @@
     return Array.prototype.slice.call(rows[rows.length - 1].cells);
   }
 
+  function isDetail(tr) {
+    return tr.classList.contains("detail-row");
+  }
+
   // The table as a header and rows of texts (and whether each column is numeric), for both exports.
   function matrix(table) {
     var heads = headerCells(table);
-    var header = heads.map(cellText);
-    var numeric = heads.map(function (th) { return th.classList.contains("num"); });
+    var kept = heads.map(function (th) { return th.dataset.noexport === undefined; });
+    function keep(cells) { return cells.filter(function (_, i) { return kept[i] !== false; }); }
+    var header = keep(heads.map(cellText));
+    var numeric = keep(heads.map(function (th) { return th.classList.contains("num"); }));
     var grouped = table.querySelector("tbody tr.group-row") !== null;
+    var detailColumn = table.dataset.detailColumn;
     var rows = [];
     var group = "";
+    var last = null;
     Array.prototype.forEach.call(table.tBodies, function (body) {
       Array.prototype.forEach.call(body.rows, function (tr) {
         if (tr.hidden) return;
@@ -38,14 +50,26 @@
           group = cellText(tr.cells[0]);
           return;
         }
+        if (isDetail(tr)) {
+          if (last && detailColumn) last.push(cellText(tr.cells[0]));
+          return;
+        }
         var row = [];
         Array.prototype.forEach.call(tr.cells, function (cell) {
           row.push(cellText(cell));
           for (var i = 1; i < (cell.colSpan || 1); i++) row.push("");
         });
-        rows.push(grouped ? [group].concat(row) : row);
+        row = keep(row);
+        if (detailColumn) while (row.length < header.length) row.push("");
+        last = grouped ? [group].concat(row) : row;
+        rows.push(last);
       });
     });
+    if (detailColumn) {
+      header = header.concat([detailColumn]);
+      numeric = numeric.concat([false]);
+      rows.forEach(function (row) { while (row.length < header.length + (grouped ? 1 : 0)) row.push(""); });
+    }
     if (grouped) {
       header = ["Group"].concat(header);
       numeric = [false].concat(numeric);
@@ -116,10 +140,11 @@
 
   // ------------------------------------------------------------------------------------------ sorting
 
-  // A cell's sort key: a number when its text reads as one ("0.95", "12,345", "▼0.35", "∞"), else its text.
+  // A cell's sort key: a number when its text reads as one ("0.95", "12,345", "▼0.35", "−12.1%", "∞"), else its text.
   function sortKey(cell) {
     if (!cell) return { missing: true };
-    var raw = cell.dataset.sort !== undefined ? cell.dataset.sort : cellText(cell);
+    // The pages print a minus sign (−12.1%), which a number parser would read as a prefix.
+    var raw = (cell.dataset.sort !== undefined ? cell.dataset.sort : cellText(cell)).replace(/\u2212/g, "-");
     if (raw === "" || raw === "missing" || raw === "–" || raw === "-") return { missing: true };
     if (raw.indexOf("∞") !== -1) return { number: raw.indexOf("-") === 0 ? -Infinity : Infinity };
     var match = raw.replace(/,/g, "").match(/^[^\d.+-]*([+-]?\d*\.?\d+(?:e[+-]?\d+)?)\s*(%|[a-zA-Z/]*)?\s*[≈]?$/);
@@ -146,11 +171,19 @@
       // Runs of rows between group headers are sorted on their own; a header stays first in its group.
       var segments = [[]];
       var heads = [null];
+      var details = new Map();
+      var owner = null;
       Array.prototype.forEach.call(body.rows, function (tr) {
         if (tr.classList.contains("group-row")) {
           segments.push([]);
           heads.push(tr);
+          owner = null;
+        } else if (isDetail(tr) && owner) {
+          // A detail row travels with the row it tells more about.
+          details.get(owner).push(tr);
         } else {
+          owner = tr;
+          details.set(tr, []);
           if (tr.dataset.order === undefined) tr.dataset.order = String(segments[segments.length - 1].length);
           segments[segments.length - 1].push(tr);
         }
@@ -165,7 +198,10 @@
             if (!ascending && !(x.key.missing || y.key.missing)) order = -order;
             return order || Number(x.tr.dataset.order) - Number(y.tr.dataset.order);
           })
-          .forEach(function (item) { fragment.appendChild(item.tr); });
+          .forEach(function (item) {
+            fragment.appendChild(item.tr);
+            (details.get(item.tr) || []).forEach(function (detail) { fragment.appendChild(detail); });
+          });
       });
       body.appendChild(fragment);
     });
@@ -174,7 +210,7 @@
   function makeSortable(table) {
     var heads = headerCells(table);
     // Only when the body is a plain grid: a row spanning columns (other than a group header) breaks it.
-    var plain = Array.prototype.every.call(table.querySelectorAll("tbody tr:not(.group-row)"), function (tr) {
+    var plain = Array.prototype.every.call(table.querySelectorAll("tbody tr:not(.group-row):not(.detail-row)"), function (tr) {
       return tr.cells.length === heads.length;
     });
     if (!plain || heads.length === 0) return;
