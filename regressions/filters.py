@@ -33,8 +33,10 @@ TABS = {
 }
 RELEASE_VIEWS = {"long-term": "long-term releases", "all": "every release"}
 _LISTED = Q(outlier=False, folded_into__isnull=True)
+# What the list shows by default; the write-up's open stories read the same filter.
+OPEN_STORIES = _LISTED & Q(kind="regression", fixed_in__isnull=True, no_longer_detected=False)
 _TAB_FILTERS = {
-    "open": _LISTED & Q(kind="regression", fixed_in__isnull=True, no_longer_detected=False),
+    "open": OPEN_STORIES,
     "improvements": _LISTED & Q(kind="improvement"),
     "fixed": _LISTED & Q(kind="regression", fixed_in__isnull=False),
     "outliers": Q(outlier=True),

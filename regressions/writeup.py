@@ -2,23 +2,17 @@
 
 from __future__ import annotations
 
-from regressions import releases
+from regressions import filters
 from regressions.models import Regression
 from reports.writeup import OpenStory
+from runs import releases
 
 
 def open_stories(server_id: int, workload_id: int) -> list[OpenStory]:
     """What the regressions list's "open" tab shows for this series, in the default release view: two queries."""
     found = (
         Regression.objects.filter(
-            server_id=server_id,
-            workload_id=workload_id,
-            releases=releases.DEFAULT_VIEW,
-            kind=Regression.Kind.REGRESSION,
-            fixed_in__isnull=True,
-            outlier=False,
-            folded_into__isnull=True,
-            no_longer_detected=False,
+            filters.OPEN_STORIES, server_id=server_id, workload_id=workload_id, releases=releases.DEFAULT_VIEW
         )
         .select_related("arrived_in", "previous_version", "microbenchmark")
         .prefetch_related("bugs")

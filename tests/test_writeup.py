@@ -177,8 +177,9 @@ def test_a_bad_write_up_request_is_refused_plainly(base: Run, client: Client) ->
 
 def test_the_comparison_page_offers_the_write_up(base: Run, client: Client) -> None:
     html = client.get("/compare/", {"base": base.pk}).content.decode()
-    assert f'href="/compare/writeup?base={base.pk}&amp;format=zip"' in html
-    assert f'href="/compare/writeup?base={base.pk}&amp;format=markdown"' in html
+    # Like every export link, it carries the concurrency the comparison was made at.
+    assert f'href="/compare/writeup?base={base.pk}&amp;dop=1&amp;format=zip"' in html
+    assert f'href="/compare/writeup?base={base.pk}&amp;dop=1&amp;format=markdown"' in html
 
 
 def test_the_markdown_export_has_rows_of_versions_per_group_and_the_bug_keys(
