@@ -3,7 +3,7 @@
 The real files are the 2021 step summaries and merged tables of the corpus. The
 author never published a result directory with its raw files, so ``o.res.dop<D>``
 and ``o.ib.dop<D>.<n>`` are built by hand in this file, line for line as the
-benchmark scripts write them (np.sh, ios.sh, iibench.py) and as SPEC §5 describes
+benchmark scripts write them (np.sh, ios.sh, iibench.py) and as the domain spec describes
 the steps; the tests that use them say so.
 """
 
