@@ -10,7 +10,7 @@ naming suites, so adding one is adding a package and registering it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
@@ -94,14 +94,14 @@ class Suite:
     checks_sla: bool = False
     # Its own per-result metrics (kept in Result.extra) worth a ratio to the base on the drill-down, in order.
     extra_metrics: tuple[str, ...] = ()
-    # What its metrics are called where a name means something else in another suite.
-    metric_labels: Mapping[str, str] = field(default_factory=dict)
+    # (metric, what it is called) where a name means something else in another suite; pairs keep a Suite hashable.
+    metric_labels: tuple[tuple[str, str], ...] = ()
 
     def excluded(self, test: str) -> bool:
         return (self.is_excluded or self.is_warmup)(test)
 
     def metric_label(self, name: str) -> str:
-        return self.metric_labels.get(name, name)
+        return dict(self.metric_labels).get(name, name)
 
     def choose_group_set(self, labels: Sequence[str]) -> GroupSet:
         if self.group_set_for is not None:

@@ -29,6 +29,13 @@ def test_the_registry_knows_each_built_in_suite_by_the_name_stored_on_workloads(
     assert suites.get("db_bench").choose_group_set(["fillseq"]) is groups.DBBENCH
     with pytest.raises(LookupError, match="no suite named 'nosuch'"):
         suites.get("nosuch")
+    # What other code asks a suite instead of naming it.
+    assert (
+        suites.get("ibench").metric_label("p99") == "p99 rate" and suites.get("db_bench").metric_label("p99") == "p99"
+    )
+    assert suites.get("ibench").checks_sla and not suites.get("sysbench").checks_sla
+    assert {s.reference_layout for s in suites.all()} == {"qps", "steps", "sum"}
+    assert len({hash(s) for s in suites.all()}) == 3  # descriptions are values: hashable, comparable
 
 
 def test_sysbench_picks_classic_42_only_for_the_pre_and_post_layout() -> None:

@@ -81,5 +81,5 @@ SUITE = Suite(
     # The summary columns shown beside the throughput on the drill-down.
     extra_metrics=("p99", "rss"),
     # Its p99 is a rate (higher is better), where db_bench's is a latency.
-    metric_labels={"p99": "p99 rate"},
+    metric_labels=(("p99", "p99 rate"),),
 )
