@@ -129,7 +129,7 @@ def bench_database(db: str) -> Iterator[str]:
 def archive_facts(data: bytes, name: str) -> tuple[int, int]:
     """(archive members, files the importer reads), outside the timed part."""
     from runs.bundle import read_bundle
-    from runs.importer import bundle_limits, wanted
+    from runs.parse import bundle_limits, wanted
 
     contents = read_bundle(data, name=name, limits=bundle_limits(), wanted=wanted)
     return contents.members, sum(len(run.files) for run in contents.runs)

@@ -1,4 +1,4 @@
-"""Bug references as engineers write them, expanded to tracker, key and link (SPEC §6).
+"""Bug references as engineers write them, expanded to tracker, key and link.
 
 ``MDEV-33894`` (MariaDB Jira), ``PS-8822`` (Percona Jira), ``MySQL bug 102037`` or
 ``bug #102037`` (MySQL bug system), ``RocksDB #12038`` (GitHub issue), or any

@@ -33,6 +33,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Max, Q, QuerySet
 from django.utils import timezone
 
+import suites
 from regressions import bugs as bugrefs
 from regressions import changepoints, stories
 from regressions.models import Bug, Regression, TriageEvent
@@ -42,7 +43,6 @@ from reports.compare import Comparison, ComparisonError, ComparisonSpec, get_com
 from reports.stats import json_safe
 from runs import releases
 from runs.models import Build, Result, Run
-from suites.ibench import parse as ibench
 
 State = Regression.State
 
@@ -286,8 +286,7 @@ def load_series(base_run_id: int, run_ids: Sequence[int] = ()) -> SeriesData:
         for name in EXTRA_METRICS:
             found = [extra.get((c.key, label), {}).get(name) for c in columns]
             if any(found):
-                # The Insert Benchmark's p99 is a rate (higher is better), db_bench's a latency.
-                shown = "p99 rate" if name == "p99" and ibench.is_step(label) else name
+                shown = suites.get(comparison.suite).metric_label(name)
                 per_metric[shown] = [statistics.mean(v) if v else None for v in found]
         metrics[label] = per_metric
 

@@ -96,6 +96,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 from regressions import changepoints
+from reports.stats import json_safe
 
 StoryKind = Literal["regression", "improvement", "outlier"]
 EventKind = Literal["arrival", "further", "partial recovery", "fixed", "given back", "returned"]
@@ -225,7 +226,7 @@ class Story:
     def as_dict(self) -> dict[str, Any]:
         """The story as JSON would carry it (``detect_regressions --format json``): the record fields the
         command prints, plus the story's events, outliers, noise rule and coinciding metric steps."""
-        return _json_safe(
+        return json_safe(
             {
                 "kind": self.kind if self.kind != "outlier" else ("regression" if self.change < 0 else "improvement"),
                 "outlier": self.kind == "outlier",
@@ -285,17 +286,6 @@ _VERBS: Mapping[tuple[str, str], str] = {
     ("regression", "returned"): "back again in",
     ("improvement", "returned"): "gained again in",
 }
-
-
-def _json_safe(value: Any) -> Any:
-    """JSON has no infinity: a ratio from a level of 0 is the string "inf"."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
-    if isinstance(value, dict):
-        return {k: _json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_json_safe(v) for v in value]
-    return value
 
 
 def _pct(change: float) -> str:

@@ -12,7 +12,7 @@ integer part, see ``_absolute``), the template is "none" (plotly.py's default
 template alone is ~6 KB per figure), and constant per-trace text goes into the
 trace's hovertemplate rather than into every point.
 
-Missing values are ``None`` (a gap), never 0. Infinite ratios (base 0, SPEC §4)
+Missing values are ``None`` (a gap), never 0. Infinite ratios (base 0)
 are drawn at a clip value at the top of the scale and say "∞" in the hover and
 on the chart, so they neither crash JSON (which has no infinity) nor stretch the
 axis until every real change looks flat.

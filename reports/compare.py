@@ -26,9 +26,8 @@ from reports import sla, stats
 from reports.diff import workload_mismatch
 from reports.models import GroupSetDefinition
 from reports.reference import REFERENCE_BLOCKS, ls_sort_key, reference_block
-from runs.models import Result, Run, Suite
+from runs.models import Result, Run
 from suites import groups as groupsets
-from suites.ibench import parse as ibench
 
 HW_METRICS = ("cpu_o", "cs_o", "r_o", "rkb_o", "wkb_o", "o_s")
 CACHE_SECONDS = 24 * 3600
@@ -304,7 +303,7 @@ def load_series(spec: ComparisonSpec) -> Series:
         runs=runs,
         results=results,
         group_set=named_group_set(spec.group_set),
-        sla_samples=tuple(sla.load_samples(run_ids)) if suite == Suite.IBENCH else (),
+        sla_samples=tuple(sla.load_samples(run_ids)) if suites.get(suite).checks_sla else (),
     )
 
 
@@ -416,7 +415,8 @@ def build_comparison(series: Series) -> Comparison:
     labels_seen = list(dict.fromkeys(labels_seen))
 
     group_set = series.group_set or choose_group_set(series.suite, labels_seen)
-    ordered = sorted(labels_seen, key=_label_order)
+    suite_order = suites.get(series.suite).label_order
+    ordered = sorted(labels_seen, key=lambda label: (suite_order and suite_order(label)) or _label_order(label))
     grouped, ungrouped = group_set.partition(ordered)
     others = [c.key for c in columns if c.key != base_key]
     result = stats.compare(qps, base_key, others, grouped, red=spec.red, green=spec.green)
@@ -438,7 +438,7 @@ def build_comparison(series: Series) -> Comparison:
     # Insert Benchmark: a query step whose background inserts missed their target rate (in the run or in its
     # base) ran another write load, so its relative QPS is no regression signal: flagged grey, never red/green.
     sla_missed: set[tuple[str, str]] = set()
-    if series.suite == Suite.IBENCH:
+    if suites.get(series.suite).checks_sla:
         sla_missed = sla.missed_cells(sla.checks_of(series.sla_samples, column_of_run, dop))
         for key in result.runs:
             for label in result.labels:
@@ -515,9 +515,6 @@ def main_concurrency(base_labels: Mapping[int, Collection[str]], every_dop: Coll
 
 
 def _label_order(label: str) -> tuple[int, str]:
-    if ibench.is_step(label):
-        # Insert Benchmark steps keep the order they run in: l.i0, l.x, l.i1, l.i2, qr100, qp100, …
-        return (-1, "{:02d}{:08d}{:02d}{:04d}".format(*ibench.step_sort_key(label)[:4]))
     block = reference_block(label)
     return (REFERENCE_BLOCKS.index(block) if block in REFERENCE_BLOCKS else 3, "".join(ls_sort_key(label)))
 

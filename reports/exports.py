@@ -10,9 +10,9 @@ import json
 from collections.abc import Mapping
 from typing import cast
 
+import suites
 from reports import ibench, markers, reference
 from reports.compare import Comparison, ComparisonSpec
-from runs.models import Suite
 from suites.dbbench import parse as dbbench
 
 FORMATS = ("tsv", "csv", "json", "markdown")
@@ -40,7 +40,8 @@ def export(
         raise ValueError(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")
     base = comparison.base
     keys = [base, *(c.key for c in comparison.others)]
-    if (fmt in ("tsv", "csv") or metrics) and comparison.suite == Suite.IBENCH:
+    layout = suites.get(comparison.suite).reference_layout
+    if (fmt in ("tsv", "csv") or metrics) and layout == "steps":
         # The Insert Benchmark scripts' per-step tables, every metric column: rel.<step> or, absolute, mrg.<step>.
         separator = "," if fmt == "csv" else "\t"
         return ibench.step_tables(comparison, absolute=absolute, step=step, separator=separator)
@@ -52,7 +53,7 @@ def export(
         names = {c.key: comparison.version_label(c.key) for c in comparison.columns}
         bugs = markers.bug_lines(comparison, markers.comparison_markers(comparison))
         return reference.format_markdown_summary(comparison.result, names, bugs)
-    if comparison.suite == Suite.DBBENCH:
+    if layout == "sum":
         # The db_bench scripts' sum.abs0/abs1 layouts: columns are versions, rows tests in run order.
         runs, versions, tests, cells = dbbench_table(comparison)
         dbbench_formatter = reference.format_dbbench_tsv if fmt == "tsv" else reference.format_dbbench_csv

@@ -1,4 +1,4 @@
-"""Exports in the layouts of the reference author's scripts (SPEC §4), plus a Markdown summary.
+"""Exports in the layouts of the reference author's scripts, plus a Markdown summary.
 
 What the author's scripts do, and so what these functions reproduce:
 

@@ -18,9 +18,9 @@ from django.db.models import Min, Q
 from django.urls import reverse
 from django.utils.text import slugify
 
+import suites
 from reports.models import GroupSetDefinition, SeriesSummary
 from runs.models import Microbenchmark, Result, Run, Server, Workload
-from suites import groups as groupsets
 
 LIMIT = 50
 RUN_LIMIT = 100
@@ -141,9 +141,8 @@ def find_workloads(q: str, summaries: list[Series]) -> list[Hit]:
 
 def _group_sets() -> list[tuple[str, tuple[str, ...], str | None]]:
     """(group set, its groups, the suite it belongs to or None for any) of the built-in and saved sets."""
-    suite_of = {groupsets.DBBENCH.name: "db_bench", groupsets.IBENCH.name: "ibench"}
     found: list[tuple[str, tuple[str, ...], str | None]] = [
-        (s.name, s.groups, suite_of.get(s.name, "sysbench")) for s in groupsets.SUITE_GROUP_SETS
+        (s.name, s.groups, suite.name) for suite in suites.all() for s in suite.group_sets
     ]
     for definition in GroupSetDefinition.objects.all():
         rules = definition.rules

@@ -22,6 +22,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import slugify
 from django.views.decorators.http import require_POST, require_safe
 
+import suites
 from accounts.permissions import SAVE_REPORT, permission_required
 from benchdash import health, pagecache
 from benchdash.http import HtmxHttpRequest
@@ -47,7 +48,7 @@ from reports.palette import colour_blind_heatmap
 from reports.stats import flag as stats_flag
 from reports.stats import metric_ratio
 from reports.templatetags.benchdash import rel
-from runs.models import Microbenchmark, Result, Run, Suite
+from runs.models import Microbenchmark, Result, Run
 from runs.signals import runs_stamp
 from suites import groups as groupsets
 
@@ -749,25 +750,22 @@ def _drilldown_page(request: HttpRequest, microbenchmark_id: int, shared: dict[s
     return render_to_string("reports/drilldown.html", context, request)
 
 
-# Suite-specific metrics worth a ratio on the drill-down (db_bench's report.tsv columns, by name).
-EXTRA_METRICS = ("w_amp", "usec_op", "p99", "p99.9", "stall%", "u_cpu", "s_cpu", "rss", "c_wgb", "mb_sec")
-
-
 def _extra_metric_rows(
     comparison: Comparison, microbenchmark: Microbenchmark, column_of_run: dict[int, str]
 ) -> list[dict[str, Any]]:
     """Per column, the suite's own metrics (Result.extra) and their ratio to the base: one query."""
-    if comparison.suite == Suite.SYSBENCH:
+    extra_metrics = suites.get(comparison.suite).extra_metrics
+    if not extra_metrics:
         return []
     values: dict[str, dict[str, list[float]]] = {}
     for run_id, extra in Result.objects.filter(
         run_id__in=column_of_run, microbenchmark=microbenchmark, dop=comparison.dop
     ).values_list("run_id", "extra"):
-        for name in EXTRA_METRICS:
+        for name in extra_metrics:
             value = (extra or {}).get(name)
             if isinstance(value, int | float):
                 values.setdefault(column_of_run[run_id], {}).setdefault(name, []).append(float(value))
-    names = [n for n in EXTRA_METRICS if any(n in v for v in values.values())]
+    names = [n for n in extra_metrics if any(n in v for v in values.values())]
     base = {n: _mean_of(list(values.get(comparison.base, {}).get(n, []))) for n in names}
     rows = []
     for column in comparison.columns:

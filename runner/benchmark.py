@@ -51,27 +51,6 @@ def create_run(
     return run
 
 
-def enqueue(run: BenchmarkRun, *, queue: str | None = None) -> None:
-    """Send ``run_benchmark`` after the commit, with time limits sized to this run."""
-    from runner.tasks import run_benchmark
-
-    soft, hard = run.time_limits()
-    run_id = run.pk
-
-    def send() -> None:
-        try:
-            run_benchmark.apply_async(args=[run_id], soft_time_limit=soft, time_limit=hard, queue=queue)
-        except Exception as exc:
-            if BenchmarkRun.objects.filter(pk=run_id, state=State.QUEUED).exists():
-                # The broker is unreachable: say so on the run instead of leaving it queued forever.
-                log.exception("could not queue benchmark run %s", run_id)
-                BenchmarkRun.objects.filter(pk=run_id, state=State.QUEUED).update(
-                    state=State.FAILED, error=f"could not queue the run: {exc}", finished_at=timezone.now()
-                )
-
-    transaction.on_commit(send)
-
-
 def cancel(run_id: int) -> str:
     """Ask a run to stop; returns its state afterwards. A queued run is cancelled at once."""
     now = timezone.now()

@@ -1,4 +1,4 @@
-"""Run sysbench against a database server and write a result directory benchdash imports (SPEC §2).
+"""Run sysbench against a database server and write a result directory benchdash imports.
 
 No Django here. The caller gives connection and run parameters and a private
 working directory; the runner loads the tables (``oltp_common prepare``), runs

@@ -9,12 +9,15 @@ from __future__ import annotations
 import logging
 
 from celery import Task, shared_task
+from django.db import transaction
+from django.utils import timezone
 
 from runner import benchmark
+from runner.models import BenchmarkRun
 
 log = logging.getLogger(__name__)
 
-# Defaults for a run sent without its own limits; ``benchmark.enqueue`` sends each run with limits sized
+# Defaults for a run sent without its own limits; ``enqueue`` sends each run with limits sized
 # to its parameters (twice the estimate), since a full list at 300 s per test lasts hours, not minutes.
 SOFT_TIME_LIMIT = 6 * 3600
 TIME_LIMIT = SOFT_TIME_LIMIT + 300
@@ -35,5 +38,24 @@ def run_schedule(schedule_id: int) -> int | None:
         log.info("schedule %s is disabled or gone; nothing to run", schedule_id)
         return None
     if run.state == run.State.QUEUED:
-        benchmark.enqueue(run)
+        enqueue(run)
     return run.pk
+
+
+def enqueue(run: BenchmarkRun, *, queue: str | None = None) -> None:
+    """Send ``run_benchmark`` after the commit, with time limits sized to this run."""
+    soft, hard = run.time_limits()
+    run_id = run.pk
+
+    def send() -> None:
+        try:
+            run_benchmark.apply_async(args=[run_id], soft_time_limit=soft, time_limit=hard, queue=queue)
+        except Exception as exc:
+            if BenchmarkRun.objects.filter(pk=run_id, state=BenchmarkRun.State.QUEUED).exists():
+                # The broker is unreachable: say so on the run instead of leaving it queued forever.
+                log.exception("could not queue benchmark run %s", run_id)
+                BenchmarkRun.objects.filter(pk=run_id, state=BenchmarkRun.State.QUEUED).update(
+                    state=BenchmarkRun.State.FAILED, error=f"could not queue the run: {exc}", finished_at=timezone.now()
+                )
+
+    transaction.on_commit(send)

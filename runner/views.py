@@ -20,6 +20,7 @@ from runner import benchmark, sysbench_runner
 from runner.forms import ProposeBuildForm, ScheduleForm, StartRunForm, TargetForm
 from runner.models import BenchmarkOutput, BenchmarkRun, Schedule, Target
 from runner.server_version import VersionError, ask_server_version, propose_build_label
+from runner.tasks import enqueue
 from runs.models import Run
 
 # --------------------------------------------------------------------------- targets
@@ -98,7 +99,7 @@ def benchmark_start(request: HttpRequest, pk: int) -> HttpResponse:
                 base_run=form.cleaned_data["base_run"],
                 **form.parameter_fields(),
             )
-            benchmark.enqueue(run)
+            enqueue(run)
         return redirect(run)
     context = {"form": form, "target": target, "eager": settings.CELERY_TASK_ALWAYS_EAGER}
     return render(request, "runner/benchmark_start.html", context)

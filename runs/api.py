@@ -13,8 +13,9 @@ from ninja.files import UploadedFile
 
 from accounts.permissions import UPLOAD, api_auth
 from runs.api_errors import ErrorOut, ValidationErrorOut, responses
-from runs.importer import ImportFailed, submit_bundle
+from runs.importer import ImportFailed
 from runs.models import Bundle, Run, Server
+from runs.submit import submit_bundle
 
 router = Router(tags=["bundles"])
 

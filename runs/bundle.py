@@ -2,10 +2,9 @@
 
 A bundle is a tar (plain, gzip, bzip2, xz or zstd compressed) or zip archive, or a
 directory on disk, holding sysbench run directories (``x.<build>.<config>.pk<0|1>``)
-at any depth, and/or RocksDB db_bench results (``report.tsv`` in
-``bm.*/<build>/`` folders, merged ``sum*.txt`` summaries; see ``is_dbbench_file``),
-and/or Insert Benchmark results (step summaries, merged tables, step directories;
-see ``is_ibench_file``).
+at any depth, and/or the result files of the other registered suites (RocksDB
+db_bench, the Insert Benchmark, …): each suite says which files are its own
+(``suites.base.Suite.recognise``), and they are kept by suite in ``suite_files``.
 One level of nested archives is opened too, so a user can tar up several result
 tarballs into one upload. Any kept member may itself be gzip-, bzip2-, xz- or
 zstd-compressed (older result directories gzip every file): that is decided by its
@@ -39,25 +38,23 @@ import os
 import re
 import stat
 import struct
+import tarfile
 import tempfile
 import weakref
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import IO, Protocol, cast
 
 import zstandard
 
+import suites
 from runs.manifest import ManifestError, parse_manifest
 from runs.tarstream import TarDamage, TarStream
-from suites.ibench import parse as ibench
 
 RUN_DIR_RE = re.compile(r"x\.[^.]+\..+\.pk[01]")
-# db_bench: a per-build report.tsv, or a merged summary (sum.byrx.txt, sum2.byrx.clang.txt, sum.byrx.txt.sdev,
-# summary.tsv). The author's tables next to them (sum.abs0.byrx.tsv, *.csv) are outputs, not results.
-DBBENCH_REPORT_NAME = "report.tsv"
-DBBENCH_SUMMARY_RE = re.compile(r"sum[^/]*\.txt(?:\.sdev)?|summary\.tsv")
 MANIFEST_NAME = "benchdash.toml"
 NESTED_ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.zst", ".tar.bz2", ".tar.xz", ".zip")
 IGNORED_LIST_CAP = 1000
@@ -204,8 +201,9 @@ class RunDir:
 
 
 @dataclass
-class DbBenchFile:
-    """A db_bench result file: where it is in the bundle (its folders say workload, build, server) and its bytes."""
+class SuiteFile:
+    """A result file of a suite other than sysbench: where it is in the bundle (its folders often say workload,
+    build, server), when it was written, and its bytes (kept, read when the suite parses it)."""
 
     path: str
     kept: KeptFile
@@ -216,19 +214,11 @@ class DbBenchFile:
     def data(self) -> bytes:
         return self.kept.read()
 
-
-@dataclass
-class IbenchFile:
-    """An Insert Benchmark result file: where it is in the bundle (its folders say clients, rows, build), its bytes."""
-
-    path: str
-    kept: KeptFile
-    mtime: float
-    origin: str = ""  # the nested archive it came from ("" for the bundle itself): whose manifest applies
-
-    @property
-    def data(self) -> bytes:
+    def read(self) -> bytes:
         return self.kept.read()
+
+    def decode(self, encoding: str = "utf-8", errors: str = "strict") -> str:
+        return self.kept.decode(encoding, errors)
 
 
 @dataclass
@@ -240,8 +230,11 @@ class BundleContents:
     unpacked_bytes: int
     ignored: list[str]
     ignored_count: int
-    dbbench: list[DbBenchFile] = field(default_factory=list)
-    ibench: list[IbenchFile] = field(default_factory=list)
+    # Suite name → its recognised files, in path order.
+    suite_files: dict[str, list[SuiteFile]] = field(default_factory=dict)
+
+    def files_of(self, suite: str) -> list[SuiteFile]:
+        return self.suite_files.get(suite, [])
 
 
 def manifest_path(path: str, origin: str) -> str:
@@ -256,6 +249,31 @@ def manifest_path(path: str, origin: str) -> str:
     parent = origin.rpartition("/")[0]
     inner = path[len(parent) + 1 :] if parent else path
     return f"{origin}/{inner}"
+
+
+def archive_directory(path: Path) -> bytes:
+    """A directory as a deterministic .tar.gz, so it is stored and hashed like an uploaded bundle."""
+    buffer = io.BytesIO()
+    # mtime=0 in the gzip header: the same tree gives the same bytes, so the same hash.
+    with (
+        gzip.GzipFile(fileobj=buffer, mode="wb", compresslevel=6, mtime=0) as gz,
+        tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar,
+    ):
+        base = path.resolve()
+        for root, dirs, files in os.walk(base, followlinks=False):
+            dirs.sort()
+            for file_name in sorted(files):
+                full = Path(root) / file_name
+                arcname = str(Path(base.name) / full.relative_to(base))
+                info = tar.gettarinfo(str(full), arcname=arcname)
+                info.uid = info.gid = 0
+                info.uname = info.gname = ""
+                if info.isreg():
+                    with full.open("rb") as fh:
+                        tar.addfile(info, fh)
+                else:
+                    tar.addfile(info)  # the reader refuses links and devices with a clear error
+    return buffer.getvalue()
 
 
 def _keep_all(basename: str) -> bool:
@@ -392,9 +410,8 @@ class _Reader:
         self.manifests: dict[str, KeptFile] = {}
         self.ignored: list[str] = []
         self.ignored_count = 0
-        self.dbbench: dict[str, DbBenchFile] = {}
-        self.dbbench_origin: dict[str, str] = {}
-        self.ibench: dict[str, IbenchFile] = {}
+        # Suite name → path → file: each suite's own result files (``suites.base.Suite.recognise``).
+        self.suite_files: dict[str, dict[str, SuiteFile]] = {}
         self.stray_sysbench_files = 0
         # Folders not named like a run directory that hold sysbench files, by (origin, path): kept until the
         # end, when a manifest's [run_dirs] table may name them (it can come after them in a tar).
@@ -414,7 +431,7 @@ class _Reader:
 
     def result(self, fmt: str) -> BundleContents:
         unnamed = self._adopt_named_folders()
-        if not self.runs and not self.dbbench and not self.ibench:
+        if not self.runs and not any(self.suite_files.values()):
             raise BundleError(f"{self.name}: {self._nothing_found(unnamed)}")
         return BundleContents(
             format=fmt,
@@ -424,8 +441,7 @@ class _Reader:
             unpacked_bytes=self.unpacked,
             ignored=self.ignored,
             ignored_count=self.ignored_count,
-            dbbench=[self.dbbench[path] for path in sorted(self.dbbench)],
-            ibench=[self.ibench[path] for path in sorted(self.ibench)],
+            suite_files={suite: [files[path] for path in sorted(files)] for suite, files in self.suite_files.items()},
         )
 
     def _adopt_named_folders(self) -> list[str]:
@@ -467,11 +483,11 @@ class _Reader:
         if self.stray_sysbench_files:
             # sysbench result files outside a run directory: the user meant a sysbench bundle, say what it lacks.
             return sysbench
-        return (
-            f"{sysbench}, no RocksDB db_bench results (report.tsv in res.<workload>/bm.<...>/<build>/, or "
-            "sum*.txt summaries), and no Insert Benchmark results (o.sum.t.* step summaries, mrg.<step> tables, "
-            "or <rows>.<build>.<config>/<step>/o.res.dop<N>); a bundle must hold one of these"
-        )
+        others = [f"no {suite.files_hint}" for suite in suites.all() if suite.recognise is not None]
+        if not others:
+            return sysbench
+        listed = ", ".join([sysbench, *others[:-1]]) + (", and " if len(others) > 1 else ", ") + others[-1]
+        return f"{listed}; a bundle must hold one of these"
 
     def error(self, scope: _Scope, member: str, problem: str) -> BundleError:
         where = f"in nested archive {_show(scope.origin)}, " if scope.nested else ""
@@ -671,10 +687,8 @@ class _Reader:
                 run.mtimes[plain] = mtime
         elif not scope.nested and base.endswith(NESTED_ARCHIVE_SUFFIXES):
             self._read_nested(scope, raw, parts, size, opener, path)
-        elif is_dbbench_file(plain_parts):
-            self._add_dbbench(scope, raw, plain_parts, size, mtime, opener)
-        elif is_ibench_file(plain_parts):
-            self._add_ibench(scope, raw, plain_parts, size, mtime, opener)
+        elif (suite := suite_of(plain_parts)) is not None:
+            self._add_suite_file(suite, scope, raw, plain_parts, size, mtime, opener)
         elif len(parts) > 1 and (plain.startswith("sb.") or plain in _RUN_FOLDER_COMPANIONS):
             self._add_to_folder(scope, raw, parts, plain, size, mtime, opener)
         else:
@@ -752,21 +766,15 @@ class _Reader:
             raise self.error(scope, raw, f"is a second {MANIFEST_NAME} for folder {_show(folder)}")
         self.manifests[folder] = self._read_kept(scope, raw, size, opener)
 
-    def _add_dbbench(self, scope: _Scope, raw: str, parts: list[str], size: int, mtime: float, opener: _Opener) -> None:
+    def _add_suite_file(
+        self, suite: str, scope: _Scope, raw: str, parts: list[str], size: int, mtime: float, opener: _Opener
+    ) -> None:
         path = "/".join((*scope.prefix, *parts))
-        if path in self.dbbench:
-            first, second = (_origin_text(origin) for origin in (self.dbbench_origin[path], scope.origin))
+        files = self.suite_files.setdefault(suite, {})
+        if path in files:
+            first, second = (_origin_text(origin) for origin in (files[path].origin, scope.origin))
             raise BundleError(f"{self.name}: {_show(path)} appears twice ({first} and {second}); include it once")
-        self.dbbench[path] = DbBenchFile(
-            path=path, kept=self._read_kept(scope, raw, size, opener), mtime=mtime, origin=scope.origin
-        )
-        self.dbbench_origin[path] = scope.origin
-
-    def _add_ibench(self, scope: _Scope, raw: str, parts: list[str], size: int, mtime: float, opener: _Opener) -> None:
-        path = "/".join((*scope.prefix, *parts))
-        if path in self.ibench:
-            raise BundleError(f"{self.name}: {_show(path)} appears twice; include it once")
-        self.ibench[path] = IbenchFile(
+        files[path] = SuiteFile(
             path=path, kept=self._read_kept(scope, raw, size, opener), mtime=mtime, origin=scope.origin
         )
 
@@ -1116,19 +1124,9 @@ def _run_index(parts: list[str]) -> int | None:
     return next((at for at, part in enumerate(parts) if RUN_DIR_RE.fullmatch(part)), None)
 
 
-def is_dbbench_file(parts: list[str]) -> bool:
-    """A db_bench result: ``report.tsv`` in a ``bm.*/<build>/`` folder, or a merged summary anywhere."""
-    if not parts:
-        return False
-    if parts[-1] == DBBENCH_REPORT_NAME:
-        return len(parts) >= 3 and parts[-3].startswith("bm.")
-    return DBBENCH_SUMMARY_RE.fullmatch(parts[-1]) is not None
-
-
-def is_ibench_file(parts: list[str]) -> bool:
-    """An Insert Benchmark result: an ``o.sum.[tc].*`` summary, an ``mrg.<step>`` table, or an o.res / o.ib file
-    in a step directory. The author's relative tables (``rel.<step>``) are outputs and are not read."""
-    return ibench.file_kind(parts) is not None
+def suite_of(parts: list[str]) -> str | None:
+    """The registered suite whose result file this is (path parts, compression suffix removed), if any."""
+    return next((suite.name for suite in suites.all() if suite.recognise is not None and suite.recognise(parts)), None)
 
 
 def _origin_text(origin: str) -> str:

@@ -1,4 +1,4 @@
-"""Settings of a run as key → value, from each text a bundle stores (SPEC §2).
+"""Settings of a run as key → value, from each text a bundle stores.
 
 Pure functions over text; no Django. Each parser returns a plain dict whose
 keys are normalised the way the DBMS itself treats them, so a my.cnf line, a

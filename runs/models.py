@@ -8,16 +8,36 @@ doubled upload cannot store anything twice.
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.urls import reverse
 
+import suites
 from runs.versions import sort_key
 
 
 class Suite(models.TextChoices):
+    """The built-in suites' names, for code that means one of them. Which names a row may hold is the suites
+    registry's business (``validate_suite``): a suite added as its own package needs no migration."""
+
     SYSBENCH = "sysbench", "sysbench"
     IBENCH = "ibench", "Insert Benchmark"
     DBBENCH = "db_bench", "RocksDB db_bench"
+
+
+def validate_suite(value: str) -> None:
+    try:
+        suites.get(value)
+    except LookupError as exc:
+        raise ValidationError(str(exc)) from None
+
+
+def suite_label(name: str) -> str:
+    """How people call a suite; a name no registered suite has (its package was removed) is shown as stored."""
+    try:
+        return suites.get(name).label
+    except LookupError:
+        return name
 
 
 class Dbms(models.Model):
@@ -99,7 +119,7 @@ class Server(models.Model):
 class Workload(models.Model):
     """Benchmark parameters that must match for relative QPS to mean anything."""
 
-    suite = models.CharField(max_length=16, choices=Suite.choices, default=Suite.SYSBENCH)
+    suite = models.CharField(max_length=16, default=Suite.SYSBENCH, validators=[validate_suite])
     name = models.CharField(max_length=200)
     params = models.JSONField(default=dict, blank=True)
 
@@ -109,6 +129,9 @@ class Workload(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def get_suite_display(self) -> str:
+        return suite_label(self.suite)
 
 
 class Bundle(models.Model):
@@ -244,7 +267,7 @@ class Run(models.Model):
 
 
 class Microbenchmark(models.Model):
-    suite = models.CharField(max_length=16, choices=Suite.choices, default=Suite.SYSBENCH)
+    suite = models.CharField(max_length=16, default=Suite.SYSBENCH, validators=[validate_suite])
     test = models.CharField(max_length=200, help_text="point-query, point-query.pre, scan.warm, …")
     range_size = models.PositiveIntegerField(null=True, blank=True)
     is_warmup = models.BooleanField(default=False)
@@ -264,13 +287,13 @@ class Microbenchmark(models.Model):
     def __str__(self) -> str:
         return self.label
 
+    def get_suite_display(self) -> str:
+        return suite_label(self.suite)
+
     @property
     def label(self) -> str:
         """The reference tables' label: ``point-query_range=100``."""
         return f"{self.test}_range={self.range_size}" if self.range_size is not None else self.test
-
-
-METRIC_FIELDS = ("rps", "rmbps", "wps", "wmbps", "r_o", "rkb_o", "wkb_o", "o_s", "cs_s", "cpu_s", "cs_o", "cpu_o")
 
 
 class Result(models.Model):

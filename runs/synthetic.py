@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-# The classic microbenchmark list (SPEC §3), with a typical QPS on a small server at 1 client.
+# The classic microbenchmark list, with a typical QPS on a small server at 1 client.
 TESTS: tuple[tuple[str, int, float], ...] = (
     ("point-query.pre", 100, 24000),
     ("points-covered-pk.pre", 100, 2700),

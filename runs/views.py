@@ -19,9 +19,10 @@ from benchdash import pagecache
 from benchdash.http import HtmxHttpRequest
 from runs.attach import AttachError, attach_run, attachable
 from runs.forms import RunFilterForm, UploadForm
-from runs.importer import ImportFailed, claim_stale_after, submit_bundle
+from runs.importer import ImportFailed, claim_stale_after
 from runs.models import Bundle, Dbms, Result, Run, RunFile, Server
 from runs.signals import runs_stamp
+from runs.submit import submit_bundle
 
 
 def run_list(request: HttpRequest) -> HttpResponse:

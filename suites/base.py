@@ -11,11 +11,58 @@ naming suites, so adding one is adding a package and registering it.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from suites.groups import GroupSet
+
+
+class ResultFile(Protocol):
+    """One result file of a bundle that a suite recognised: where it is, when it was written, its bytes."""
+
+    @property
+    def path(self) -> str: ...  # inside the bundle: its folders often say the server, workload or build
+
+    @property
+    def mtime(self) -> float: ...
+
+    def read(self) -> bytes: ...
+
+    # Like ``bytes.decode``: a parser that decodes the file itself never holds its bytes and its text at once.
+    def decode(self, encoding: str = "utf-8", errors: str = "strict") -> str: ...
+
+
+@dataclass
+class SuiteRun:
+    """One run a suite found in its files, as plain values; the import applies the bundle's manifests over it."""
+
+    name: str
+    source: str  # the file it was found in (the first one when several): messages and manifests start there
+    content_sha256: str  # the same results found again (in another file or bundle) are the same run
+    dbms: str
+    version: str
+    build: str
+    flavour: str
+    config: str
+    workload: str
+    workload_params: dict[str, Any]
+    results: list[dict[str, Any]]  # one row per microbenchmark and concurrency: test, range_size, dop, qps, …
+    started_at: datetime | None = None
+    server: str | None = None  # when the files' folders name it
+    warnings: list[str] = field(default_factory=list)
+    # Said only when the manifest does not name the DBMS: the build name was read to guess it.
+    name_warnings: list[str] = field(default_factory=list)
+    # Said only when the manifest does not name the workload: the files did not say it.
+    workload_warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class SuiteParse:
+    runs: list[SuiteRun]
+    warnings: list[str]
+    not_read: int  # files recognised but not read (copies, someone's notes): counted as ignored
 
 
 @dataclass(frozen=True)
@@ -27,6 +74,34 @@ class Suite:
     group_sets: Sequence[GroupSet] = ()  # the suite's own group sets, the first one its default
     # Which of its group sets reads a series with these microbenchmark labels (None: the first).
     group_set_for: Callable[[Sequence[str]], GroupSet] | None = None
+    # Whether a file of a bundle (its path's parts, compression suffix removed) is one of this suite's results.
+    # None: the suite's files are found some other way (sysbench's run directories, by their names).
+    recognise: Callable[[Sequence[str]], bool] | None = None
+    # Its result files as a bundle's author is told to add them when a bundle holds nothing benchdash reads.
+    files_hint: str = ""
+    # The suite's recognised files of one bundle → its runs. ``required``: they are all the bundle has, so
+    # finding no run is the suite's parse_error rather than a warning. ``bundle`` names the bundle in messages.
+    parse_files: Callable[..., SuiteParse] | None = None
+    # Microbenchmarks stored but left out of comparisons by default (None: the warm-ups).
+    is_excluded: Callable[[str], bool] | None = None
+    # A microbenchmark label's place in the suite's own order (None: the label is placed like a sysbench test).
+    label_order: Callable[[str], tuple[int, str] | None] | None = None
+    # Which of the author's table layouts exports use: "qps" (tests × versions of QPS), "steps" (a table per
+    # step with every metric column), "sum" (the db_bench summaries' tests × versions).
+    reference_layout: str = "qps"
+    # Its measured steps ran against a target rate (the Insert Benchmark's background inserts): a step that missed
+    # it is no regression signal.
+    checks_sla: bool = False
+    # Its own per-result metrics (kept in Result.extra) worth a ratio to the base on the drill-down, in order.
+    extra_metrics: tuple[str, ...] = ()
+    # (metric, what it is called) where a name means something else in another suite; pairs keep a Suite hashable.
+    metric_labels: tuple[tuple[str, str], ...] = ()
+
+    def excluded(self, test: str) -> bool:
+        return (self.is_excluded or self.is_warmup)(test)
+
+    def metric_label(self, name: str) -> str:
+        return dict(self.metric_labels).get(name, name)
 
     def choose_group_set(self, labels: Sequence[str]) -> GroupSet:
         if self.group_set_for is not None:

@@ -1,4 +1,4 @@
-"""Group sets: which summary group a sysbench test belongs to (SPEC §3).
+"""Group sets: which summary group a sysbench test belongs to.
 
 Every classifier takes a test name (``point-query.pre``) or a test label
 (``point-query.pre_range=100``) and returns a group name, or None when the test

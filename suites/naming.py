@@ -1,4 +1,4 @@
-"""Run-directory names to run metadata (SPEC §2).
+"""Run-directory names to run metadata.
 
 ``x.<build>.<config>.pk<0|1>``: the build token starts with a DBMS code and the
 version digits (``my8406`` MySQL 8.4.6, ``ma110402`` MariaDB 11.4.2, ``pg174``

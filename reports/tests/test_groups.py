@@ -1,4 +1,4 @@
-"""Group sets of SPEC §3: classic-42, current-32 and user-defined sets."""
+"""Group sets: classic-42, current-32 and user-defined sets."""
 
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ def _with_pre(name: str) -> str:
 
 
 def _classic_list() -> list[str]:
-    """The full classic list, reconstructed from SPEC §3's description.
+    """The full classic list, reconstructed from the description of the classic layout.
 
     Post-write (no suffix): the 8 point tests plus hot-points, the 7 range
     tests plus scan, and the 10 writes. Pre-write (``.pre``): the same 8 point

@@ -20,7 +20,7 @@ from django.test import Client
 from reports.models import SeriesSummary
 from runner import benchmark
 from runner.models import BenchmarkOutput, BenchmarkRun, Schedule, Target
-from runner.tasks import run_benchmark, run_schedule
+from runner.tasks import enqueue, run_benchmark, run_schedule
 from runner.tests.services import Server
 from runs.models import Bundle, Result, Run, RunFile
 
@@ -61,7 +61,7 @@ def logged_in(client: Client, user: Any) -> Client:
 
 def start(target: Target, user: AbstractBaseUser | None = None, **overrides: Any) -> BenchmarkRun:
     run = benchmark.create_run(target, requested_by=user, **{**TINY, **overrides})
-    benchmark.enqueue(run)  # eager: runs now, at the commit (autocommit here)
+    enqueue(run)  # eager: runs now, at the commit (autocommit here)
     run.refresh_from_db()
     return run
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from django.test import override_settings
 
-from runs import archive_store, importer
+from runs import archive_store, importer, submit
 from runs.models import Bundle, BundleChunk, BundleData, Result, Run
 from runs.tests import big_upload, hostile
 
@@ -123,7 +123,7 @@ def test_a_bundle_stored_whole_before_chunks_existed_is_still_imported(corpus: P
 def test_a_big_upload_imports_from_its_chunks(tmp_path: Path, small_chunks: int) -> None:
     path = big_upload.write(tmp_path / "big.tar", 2048 * KiB)
     with path.open("rb") as upload:
-        submission = importer.submit_bundle(upload, name="big.tar", source=Bundle.Source.UPLOAD)
+        submission = submit.submit_bundle(upload, name="big.tar", source=Bundle.Source.UPLOAD)
     bundle = Bundle.objects.get(pk=submission.bundle.pk)
     assert bundle.status == Bundle.Status.IMPORTED, bundle.error  # eager without a broker; a worker otherwise
     assert BundleChunk.objects.filter(bundle=bundle).count() == -(-path.stat().st_size // small_chunks)

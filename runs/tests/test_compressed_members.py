@@ -98,8 +98,8 @@ def test_compressed_result_files_outside_run_directories_are_recognised_without_
     summary = next(report.rglob("sum*.txt"))
     bundle = read_bundle(tar_of({f"res/{summary.name}.xz": lzma.compress(summary.read_bytes())}))
 
-    assert [f.path for f in bundle.dbbench] == [f"res/{summary.name}"]
-    assert bundle.dbbench[0].data == summary.read_bytes()
+    assert [f.path for f in bundle.files_of("db_bench")] == [f"res/{summary.name}"]
+    assert bundle.files_of("db_bench")[0].data == summary.read_bytes()
 
 
 def test_a_gzipped_member_that_unpacks_past_the_one_file_limit_is_refused_as_a_bomb() -> None:

@@ -234,8 +234,8 @@ def test_the_bundle_reader_returns_db_bench_files_and_skips_the_authors_tables(c
 
     assert bundle.runs == []
     report_path = "8core/res.byrx/bm.lc.nt1.d0/9.8.clang/report.tsv"
-    assert [f.path for f in bundle.dbbench] == [report_path, "8core/sum.byrx.txt"]
-    assert bundle.dbbench[1].data == files["8core/sum.byrx.txt"]
+    assert [f.path for f in bundle.files_of("db_bench")] == [report_path, "8core/sum.byrx.txt"]
+    assert bundle.files_of("db_bench")[1].data == files["8core/sum.byrx.txt"]
     assert sorted(bundle.ignored) == ["8core/notes/report.tsv", "8core/sum.abs0.byrx.tsv"]
 
 

@@ -3,7 +3,7 @@
 The real files are the 2021 step summaries and merged tables of the corpus. The
 author never published a result directory with its raw files, so ``o.res.dop<D>``
 and ``o.ib.dop<D>.<n>`` are built by hand in this file, line for line as the
-benchmark scripts write them (np.sh, ios.sh, iibench.py) and as SPEC §5 describes
+benchmark scripts write them (np.sh, ios.sh, iibench.py) and as the domain spec describes
 the steps; the tests that use them say so.
 """
 
@@ -337,7 +337,7 @@ def test_a_long_per_second_series_is_averaged_into_buckets() -> None:
 def test_the_bundle_reader_keeps_ibench_files_and_skips_the_authors_outputs(corpus: Path) -> None:
     contents = read_bundle(archive_directory(corpus / IBENCH), name="ibench.tgz")
 
-    names = [f.path.rsplit("/", 1)[-1] for f in contents.ibench]
+    names = [f.path.rsplit("/", 1)[-1] for f in contents.files_of("ibench")]
     assert sorted(names) == [
         "mrg.l.i0",
         "mrg.l.i1",
@@ -347,7 +347,7 @@ def test_the_bundle_reader_keeps_ibench_files_and_skips_the_authors_outputs(corp
         "o.sum.t.100m.my8022.cx6d",
         "o.sum.t.100m.pg131.cx5",
     ]
-    assert contents.runs == [] and contents.dbbench == []
+    assert contents.runs == [] and contents.files_of("db_bench") == []
     assert sorted(p.rsplit("/", 1)[-1] for p in contents.ignored) == ["rel.l.i1", "rel.q100.2"]
 
 

@@ -10,7 +10,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from runs import importer
+from runs import importer, submit
 from runs.importer import ImportFailed, archive_directory, submit_and_import
 from runs.models import Bundle, Microbenchmark, Result, Run, RunFile, Server
 from runs.tests.hostile import tgz_of_files
@@ -165,7 +165,7 @@ def test_an_upload_that_fails_is_kept_as_failed_with_its_error_and_no_runs(
     files = _small_run(corpus, "x.my5651_rel_o2nofp.z12a_c8r32.pk1")
     files["x.my5651_rel_o2nofp.z12a_c8r32.pk1/sb.o.update-one.range100.pk1.dop1"] = b"sysbench 1.1\nKilled\n"
     with django_capture_on_commit_callbacks(execute=True):
-        bundle = importer.submit_bundle(tgz_of_files(files), name="broken.tgz", source=Bundle.Source.UPLOAD).bundle
+        bundle = submit.submit_bundle(tgz_of_files(files), name="broken.tgz", source=Bundle.Source.UPLOAD).bundle
     bundle.refresh_from_db()
     assert bundle.status == Bundle.Status.FAILED
     assert "sb.o.update-one.range100.pk1.dop1" in bundle.error and "queries" in bundle.error

@@ -11,9 +11,11 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from runs import importer
-from runs.importer import BundleBusy, ImportFailed, check_bundle, claim_bundle, import_bundle, store_bundle
+from runs import importer, submit
+from runs.bundle import BundleError
+from runs.importer import BundleBusy, ImportFailed, claim_bundle, import_bundle, store_bundle
 from runs.models import Bundle, Result, Run
+from runs.parse import check_bundle
 from runs.tasks import requeue_bundles
 from runs.tests.hostile import RUN, good_run, member, sb_met, sb_o, tgz, tgz_of_files
 
@@ -128,7 +130,7 @@ def test_a_bad_upload_is_refused_before_it_is_queued_and_kept_only_as_a_failed_b
     data: bytes, message: str, django_capture_on_commit_callbacks: Any
 ) -> None:
     with django_capture_on_commit_callbacks() as queued:
-        submission = importer.submit_bundle(data, name="bad.tgz", source=Bundle.Source.API)
+        submission = submit.submit_bundle(data, name="bad.tgz", source=Bundle.Source.API)
     assert queued == []  # nothing for a worker to do
     bundle = submission.bundle
     assert bundle.status == Bundle.Status.FAILED and message in bundle.error and not submission.already_imported
@@ -139,7 +141,7 @@ def test_the_check_leaves_the_result_files_to_the_import() -> None:
     # A result file that does not parse is the import's to find: the check stops at the first result file.
     broken = tgz_of_files({f"{RUN}/sb.o.point-query.range100.pk1.dop1": b"sysbench 1.1\nKilled\n"})
     check_bundle(broken, name="broken.tgz")
-    with pytest.raises(importer.BundleError, match="not a tar"):
+    with pytest.raises(BundleError, match="not a tar"):
         check_bundle(b"hello world\n" * 60, name="hello.tgz")
 
 
@@ -150,7 +152,7 @@ def test_a_failed_bundle_uploaded_again_is_checked_again_and_queued_when_it_pass
     bundle = _stored(data)
     Bundle.objects.filter(pk=bundle.pk).update(status="failed", error="an older parser refused it")
     with django_capture_on_commit_callbacks(execute=True):
-        submission = importer.submit_bundle(data, name="again.tgz", source=Bundle.Source.UPLOAD)
+        submission = submit.submit_bundle(data, name="again.tgz", source=Bundle.Source.UPLOAD)
     assert submission.bundle.pk == bundle.pk and not submission.already_imported
     assert Bundle.objects.get().status == Bundle.Status.IMPORTED and Run.objects.count() == 1
 

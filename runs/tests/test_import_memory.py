@@ -23,8 +23,8 @@ import pytest
 from runs import archive_store, importer
 from runs import bundle as bundle_module
 from runs.bundle import BundleError, read_bundle
-from runs.importer import wanted
 from runs.models import Bundle, BundleChunk, Config, Result, Run, RunFile
+from runs.parse import wanted
 from runs.tests import hostile
 
 ROOT = Path(__file__).resolve().parents[2]

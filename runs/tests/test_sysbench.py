@@ -1,4 +1,4 @@
-"""Parsing sysbench result files (SPEC §2) against every real file in the corpus."""
+"""Parsing sysbench result files against every real file in the corpus."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Parse RocksDB db_bench results (SPEC §5b): per-build ``report.tsv`` files and merged ``sum.*.txt`` summaries.
+"""Parse RocksDB db_bench results: per-build ``report.tsv`` files and merged ``sum.*.txt`` summaries.
 
 Pure functions over text; no Django. What the benchmark scripts write:
 

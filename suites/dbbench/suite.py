@@ -1,15 +1,90 @@
-"""The dbbench suite as the registry knows it."""
+"""The dbbench suite as the registry knows it: which files of a bundle are its results, and their runs."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
+
 import suites.groups as groups
-from suites.base import Suite
+from suites.base import ResultFile, Suite, SuiteParse, SuiteRun
 from suites.dbbench import parse
+
+# A merged summary (sum.byrx.txt, sum2.byrx.clang.txt, sum.byrx.txt.sdev, summary.tsv). The author's tables next to
+# them (sum.abs0.byrx.tsv, *.csv) are outputs, not results.
+SUMMARY_RE = re.compile(r"sum[^/]*\.txt(?:\.sdev)?|summary\.tsv")
+
+
+def recognise(parts: Sequence[str]) -> bool:
+    """A db_bench result: ``report.tsv`` in a ``bm.*/<build>/`` folder, or a merged summary anywhere."""
+    if not parts:
+        return False
+    if parts[-1] == parse.REPORT_NAME:
+        return len(parts) >= 3 and parts[-3].startswith("bm.")
+    return SUMMARY_RE.fullmatch(parts[-1]) is not None
+
+
+def parse_files(files: Sequence[ResultFile], *, bundle: str, required: bool) -> SuiteParse:
+    """The bundle's db_bench files → runs. A file named like a summary but without a db_bench header is someone's
+    notes: it is skipped with a warning, unless it is all the bundle has (``required``)."""
+    paths = {file.path for file in files}
+    runs: list[SuiteRun] = []
+    warnings: list[str] = []
+    not_read = 0
+    for file in files:
+        if file.path + ".sdev" in paths:
+            # The .sdev copy holds the same rows plus the mean/stddev of the repeats: read only that one.
+            not_read += 1
+            continue
+        try:
+            found, file_warnings = parse.parse_result_file(file.read(), path=file.path, name=f"{bundle}:{file.path}")
+        except parse.NotDbBench as exc:
+            not_read += 1
+            warnings.append(f"{exc}; not read")
+            continue
+        warnings.extend(file_warnings)
+        runs.extend(_suite_run(run, f"{bundle}:{file.path}") for run in found)
+    if required and not runs:
+        names = ", ".join(sorted(paths)[:5])
+        raise parse.ParseError(f"{bundle}: no db_bench results (a header line starting ops_sec) in {names}")
+    return SuiteParse(runs=runs, warnings=warnings, not_read=not_read)
+
+
+def _suite_run(run: parse.DbBenchRun, where: str) -> SuiteRun:
+    return SuiteRun(
+        name=run.name,
+        source=run.source,
+        content_sha256=run.content_sha256,
+        dbms=parse.DBMS,
+        version=run.version,
+        build=run.build,
+        flavour=run.flavour,
+        config=run.config,
+        workload=run.workload_name,
+        workload_params=run.workload_params,
+        results=run.result_rows(),
+        started_at=run.started_at,
+        server=parse.server_from_path(run.source),
+        workload_warnings=(
+            [f"{where}: the path names no workload (byrx, iobuf, iodir); using {run.workload_name!r}"]
+            if run.workload is None
+            else []
+        ),
+    )
+
+
+# The report.tsv columns shown beside ops_sec on the drill-down.
+EXTRA_METRICS = ("w_amp", "usec_op", "p99", "p99.9", "stall%", "u_cpu", "s_cpu", "rss", "c_wgb", "mb_sec")
 
 SUITE = Suite(
     name="db_bench",
-    label="db_bench",
+    label="RocksDB db_bench",
     parse_error=parse.ParseError,
     is_warmup=parse.is_warmup,
     group_sets=(groups.DBBENCH,),
+    recognise=recognise,
+    files_hint="RocksDB db_bench results (report.tsv in res.<workload>/bm.<...>/<build>/, or sum*.txt summaries)",
+    parse_files=parse_files,
+    is_excluded=parse.is_excluded,
+    reference_layout="sum",
+    extra_metrics=EXTRA_METRICS,
 )

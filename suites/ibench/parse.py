@@ -1,4 +1,4 @@
-"""Parse Insert Benchmark results (SPEC §5): step summaries, merged tables and full result directories.
+"""Parse Insert Benchmark results: step summaries, merged tables and full result directories.
 
 Pure functions over text; no Django. What the author's scripts leave behind, and
 so what a bundle may hold (any mix of them):
@@ -176,7 +176,7 @@ def sla_threshold(clients: int, rate: int, fraction: float = SLA_FRACTION) -> fl
 
 
 def meets_sla(ips: float | None, clients: int, rate: int, fraction: float = SLA_FRACTION) -> bool | None:
-    """Whether the background inserts kept up (SPEC §5); None when the insert rate is missing."""
+    """Whether the background inserts kept up; None when the insert rate is missing."""
     if ips is None or (isinstance(ips, float) and math.isnan(ips)):
         return None
     return ips >= sla_threshold(clients, rate, fraction)

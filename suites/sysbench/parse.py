@@ -1,4 +1,4 @@
-"""Parse the files of one sysbench result directory (SPEC §2).
+"""Parse the files of one sysbench result directory.
 
 Pure functions over text; no Django. File names drive everything: the test,
 range, pk and concurrency come from ``sb.<kind>.<test>.range<R>.pk<P>[.dop<N>]``,
@@ -123,7 +123,7 @@ def test_label(test: str, range_size: int) -> str:
 @dataclass
 class SysbenchOutput:
     qps: float
-    """Queries per second; for scan, thousands of rows scanned per second (SPEC §2)."""
+    """Queries per second; for scan, thousands of rows scanned per second."""
     queries_per_s: float
     queries: int
     tps: float | None = None

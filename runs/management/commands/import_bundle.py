@@ -12,11 +12,13 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 from typing import IO, Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError, InterfaceError, OperationalError
 
 from runs.bulk import analyze_if_grown
-from runs.importer import ImportFailed, PreParsed, pre_parse, read_source, submit_and_import
+from runs.bundle import archive_directory
+from runs.importer import ImportFailed, PreParsed, pre_parse, submit_and_import
 from runs.models import Bundle, Result, Run
 from runs.signals import announce_import
 
@@ -163,3 +165,16 @@ def _read(path: Path, parsed: _Parsed | None) -> _Read:
     except ImportFailed as exc:
         return exc
     return data, name, pre_parsed
+
+
+def read_source(path: Path) -> tuple[bytes | IO[bytes], str]:
+    """The archive (an open file, or a directory's archive as bytes) and its display name, of a path given on
+    the command line; the caller closes the file."""
+    if path.is_dir():
+        return archive_directory(path), path.resolve().name + ".tar.gz"
+    if not path.exists():
+        raise ImportFailed(f"{path}: no such file or directory")
+    size = path.stat().st_size
+    if size > settings.BUNDLE_MAX_BYTES:
+        raise ImportFailed(f"{path.name}: {size} bytes is over the bundle limit of {settings.BUNDLE_MAX_BYTES}")
+    return path.open("rb"), path.name
