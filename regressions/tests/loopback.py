@@ -39,6 +39,7 @@ class HttpReceiver:
     port: int
     fail_first: int = 0  # answer this many requests with ``fail_status`` before accepting
     fail_status: int = 503
+    per_story: bool = False  # count ``fail_first`` per story of the JSON body, not over all requests
     requests: list[Request] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -51,14 +52,17 @@ class HttpReceiver:
 
 
 @contextmanager
-def http_receiver(fail_first: int = 0, fail_status: int = 503) -> Iterator[HttpReceiver]:
-    receiver = HttpReceiver(port=0, fail_first=fail_first, fail_status=fail_status)
+def http_receiver(fail_first: int = 0, fail_status: int = 503, per_story: bool = False) -> Iterator[HttpReceiver]:
+    receiver = HttpReceiver(port=0, fail_first=fail_first, fail_status=fail_status, per_story=per_story)
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             with receiver.lock:
-                failing = len(receiver.requests) < receiver.fail_first
+                earlier = receiver.requests
+                if receiver.per_story:
+                    earlier = [r for r in earlier if _story_id(r.body) == _story_id(body)]
+                failing = len(earlier) < receiver.fail_first
                 status = receiver.fail_status if failing else 200
                 receiver.requests.append(Request(self.path, dict(self.headers), body, time.monotonic(), status))
             answer = b"try again later" if failing else b"ok"
@@ -81,6 +85,13 @@ def http_receiver(fail_first: int = 0, fail_status: int = 503) -> Iterator[HttpR
         server.shutdown()
         server.server_close()
         thread.join(5)
+
+
+def _story_id(body: bytes) -> Any:
+    try:
+        return json.loads(body)["story"]["id"]
+    except (ValueError, KeyError, TypeError):
+        return None
 
 
 @dataclass
