@@ -125,7 +125,8 @@ def webhook_url_problem(url: str) -> str | None:
     """Why ``url`` cannot be a webhook (only http and https with a host), or None."""
     parts = urlsplit(url.strip())
     if parts.scheme.lower() not in ("http", "https"):
-        return f"a webhook URL must start with http:// or https://, not {parts.scheme + ':' if parts.scheme else url!r}"
+        found = f"this one starts with {parts.scheme}:" if parts.scheme else "this one has no scheme"
+        return f"a webhook URL must start with http:// or https:// ({found})"
     if not parts.hostname:
         return "a webhook URL needs a host"
     try:
@@ -133,6 +134,15 @@ def webhook_url_problem(url: str) -> str | None:
     except ValueError:
         return "the webhook URL's port is not a number from 1 to 65535"
     return None
+
+
+def masked_url(url: str) -> str:
+    """``https://hooks.slack.com/…XXXX``: enough to tell two webhooks apart without showing their token."""
+    parts = urlsplit(url)
+    tail = (parts.path + ("?" + parts.query if parts.query else "")).rstrip("/")
+    if len(tail) <= 1:
+        return url
+    return f"{parts.scheme}://{parts.netloc}/…{tail[-4:]}"
 
 
 def split_addresses(raw: str) -> list[str]:

@@ -303,6 +303,11 @@ class Subscription(models.Model):
         return alert_message.split_addresses(self.emails)
 
     @property
+    def webhook_shown(self) -> str:
+        """The webhook as lists show it: scheme, host and the path's end; the path often holds a secret token."""
+        return alert_message.masked_url(self.webhook_url)
+
+    @property
     def series_text(self) -> str:
         parts = [
             f"{label} {value}"
@@ -322,10 +327,10 @@ class Delivery(models.Model):
     """
 
     class State(models.TextChoices):
-        PENDING = "pending"
-        SENDING = "sending"
-        RETRYING = "retrying"
-        SENT = "sent"
+        PENDING = "pending", "pending"
+        SENDING = "sending", "sending"
+        RETRYING = "retrying", "retrying"
+        SENT = "sent", "sent"
         FAILED = "failed", "failed (gave up)"
 
     story = models.ForeignKey(Regression, on_delete=models.CASCADE, related_name="deliveries")

@@ -95,3 +95,9 @@ def test_addresses_are_split_as_pasted_and_non_addresses_named() -> None:
 def test_the_retry_wait_doubles_from_the_base_up_to_the_cap() -> None:
     assert [am.backoff(n, 30, 600) for n in range(1, 8)] == [30, 60, 120, 240, 480, 600, 600]
     assert am.backoff(1, 0, 600) == 0
+
+
+def test_a_listed_webhook_shows_its_host_and_only_the_end_of_its_path() -> None:
+    assert am.masked_url("https://hooks.slack.com/services/T0/B0/abcdefgh") == "https://hooks.slack.com/…efgh"
+    assert am.masked_url("http://127.0.0.1:8080/hook?token=s3cr3t9") == "http://127.0.0.1:8080/…r3t9"
+    assert am.masked_url("https://example.com/") == "https://example.com/"
