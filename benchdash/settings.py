@@ -230,6 +230,8 @@ CELERY_BEAT_SCHEDULE = {
     "requeue-queued-bundles": {"task": "runs.tasks.requeue_bundles", "schedule": 60.0},
     # Series whose after-import refresh was lost (broker down when the import committed) are recomputed.
     "refresh-lost-series": {"task": "runs.tasks.refresh_lost_series", "schedule": 60.0},
+    # Regression alerts whose announcement or retry was lost the same way are sent.
+    "resend-lost-alerts": {"task": "regressions.tasks.resend_lost_alerts", "schedule": 60.0},
 }
 CELERY_TIMEZONE = TIME_ZONE
 

@@ -20,7 +20,7 @@ import logging
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -37,6 +37,10 @@ log = logging.getLogger(__name__)
 # belongs to a worker that is gone.
 SEND_TIME_LIMIT = 120
 STALE_CLAIM = timedelta(seconds=SEND_TIME_LIMIT + 60)
+# Announcements and deliveries whose task message was lost (the broker down when detection committed, or
+# when a retry was scheduled) are sent again once they are this late; the sweep looks this far back.
+LOST_AFTER = timedelta(minutes=2)
+LOOKBACK = timedelta(days=1)
 # What is kept of a receiver's answer in an error: enough to read why, not a whole HTML error page.
 ERROR_EXCERPT = 300
 
@@ -64,18 +68,58 @@ def matching_subscriptions(story: Regression) -> Any:
     )
 
 
-def announce(story_id: int) -> list[int]:
-    """Make the story's deliveries (once) and return the ids of those still waiting for a first send."""
+def announce(story_id: int, *, subscribed_before: datetime | None = None) -> list[int]:
+    """Make the story's deliveries (once) and return the ids of those still waiting for a first send.
+
+    ``subscribed_before`` leaves out subscriptions made later: the sweep for lost announcements must not
+    send a new subscriber the stories of the day before.
+    """
     story = Regression.objects.select_related("arrived_in").filter(pk=story_id).first()
     if story is None:
         return []  # re-detection removed it before the announcement ran: nothing to tell
-    subscriptions = list(matching_subscriptions(story).values_list("pk", flat=True))
+    subscriptions_qs = matching_subscriptions(story)
+    if subscribed_before is not None:
+        subscriptions_qs = subscriptions_qs.filter(created_at__lte=subscribed_before)
+    subscriptions = list(subscriptions_qs.values_list("pk", flat=True))
     Delivery.objects.bulk_create(
         [Delivery(story_id=story_id, subscription_id=pk) for pk in subscriptions], ignore_conflicts=True
     )
     return list(
         Delivery.objects.filter(
             story_id=story_id, subscription_id__in=subscriptions, state=DeliveryState.PENDING
+        ).values_list("pk", flat=True)
+    )
+
+
+def lost(now: datetime | None = None) -> list[int]:
+    """Deliveries whose task was lost, after making those of new stories whose announcement was lost.
+
+    Run every minute by beat and whenever a worker (re)connects: a story opened in the last day that has
+    no delivery to a subscription that existed when it opened gets one, and every delivery that is late
+    (pending, a retry past its time, a claim whose worker died) is returned to be sent. Sending one twice
+    is harmless: only one sender can claim it.
+    """
+    now = now or timezone.now()
+    if not Subscription.objects.filter(active=True).exists():
+        return []
+    stories = Regression.objects.filter(
+        kind=Regression.Kind.REGRESSION,
+        fixed_in__isnull=True,
+        outlier=False,
+        folded_into__isnull=True,
+        no_longer_detected=False,
+        created_at__gte=now - LOOKBACK,
+        created_at__lte=now - LOST_AFTER,
+    ).values_list("pk", "created_at")
+    for story_id, opened_at in stories:
+        announce(story_id, subscribed_before=opened_at)
+    late = LOST_AFTER
+    return list(
+        Delivery.objects.filter(
+            Q(state=DeliveryState.PENDING, created_at__lte=now - late)
+            | Q(state=DeliveryState.RETRYING, next_attempt_at__lte=now - late)
+            | Q(state=DeliveryState.SENDING, claimed_at__lt=now - STALE_CLAIM),
+            created_at__gte=now - LOOKBACK,
         ).values_list("pk", flat=True)
     )
 

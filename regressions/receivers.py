@@ -27,4 +27,6 @@ def announce_new_stories(sender: Any, regression_ids: list[int], **kwargs: Any) 
     if not Subscription.objects.filter(active=True).exists():
         return  # nobody to tell: no task per story
     for story_id in regression_ids:
-        transaction.on_commit(functools.partial(announce_story_task.delay, story_id))
+        # Robust: a broker down at this moment must not fail the detection that committed; the story is
+        # announced by ``resend_lost_alerts`` once the broker is back.
+        transaction.on_commit(functools.partial(announce_story_task.delay, story_id), robust=True)

@@ -55,3 +55,12 @@ def deliver_alert_task(delivery_id: int) -> str:
     if outcome.retry_in is not None:
         deliver_alert_task.apply_async((delivery_id,), countdown=outcome.retry_in)
     return outcome.state
+
+
+@shared_task
+def resend_lost_alerts() -> int:
+    """Beat (every minute) and each worker's (re)connection: send what a lost message left unsent."""
+    delivery_ids = alerts.lost()
+    for delivery_id in delivery_ids:
+        deliver_alert_task.delay(delivery_id)
+    return len(delivery_ids)

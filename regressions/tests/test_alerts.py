@@ -239,5 +239,62 @@ def test_an_import_reaches_detection_and_the_alerts_after_its_commit(
     assert opened and sorted(r.json()["story"]["id"] for r in receiver.requests) == opened
 
 
+def test_a_lost_announcement_is_sent_by_the_sweep_but_never_to_a_later_subscriber(
+    small_base: Run, receiver: HttpReceiver, django_capture_on_commit_callbacks: Any
+) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from regressions.tasks import resend_lost_alerts
+
+    Subscription.objects.create(name="perf", webhook_url=receiver.url("/perf"))
+    # The broker was down when detection committed: the announcements never ran.
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        detect_regressions(small_base.server_id, small_base.workload_id)
+    assert callbacks and not Delivery.objects.exists()
+    later = Subscription.objects.create(name="newcomer", webhook_url=receiver.url("/new"))
+    Subscription.objects.filter(pk=later.pk).update(created_at=timezone.now() + timedelta(minutes=1))
+    assert alerts.lost() == []  # not late yet: their tasks may still be queued
+    soon = timezone.now() + timedelta(minutes=3)
+    pending = alerts.lost(soon)
+    assert len(pending) == len(_open_story_ids())
+    for delivery_id in pending:
+        deliver_alert_task.delay(delivery_id)
+    assert sorted(r.json()["story"]["id"] for r in receiver.requests) == _open_story_ids()
+    assert {r.path for r in receiver.requests} == {"/perf"}
+    # Everything sent: the next sweeps, even with the real task, find nothing.
+    assert alerts.lost(soon) == [] and resend_lost_alerts.delay().get() == 0
+
+
+def test_the_sweep_resends_a_retry_whose_message_was_lost_and_takes_over_a_dead_senders_claim(
+    small_base: Run, receiver: HttpReceiver
+) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    detect_regressions(small_base.server_id, small_base.workload_id)
+    subscription = Subscription.objects.create(name="perf", webhook_url=receiver.url())
+    story_ids = _open_story_ids()
+    long_ago = timezone.now() - timedelta(minutes=10)
+    retry = Delivery.objects.create(
+        story_id=story_ids[0], subscription=subscription, state="retrying", attempts=1, next_attempt_at=long_ago
+    )
+    dead = Delivery.objects.create(
+        story_id=story_ids[1], subscription=subscription, state="sending", attempts=1, claimed_at=long_ago
+    )
+    busy = Delivery.objects.create(
+        story_id=story_ids[2], subscription=subscription, state="sending", attempts=1, claimed_at=timezone.now()
+    )
+    sent = Delivery.objects.create(story_id=story_ids[3], subscription=subscription, state="sent", attempts=1)
+    lost = alerts.lost()
+    assert set(lost) >= {retry.pk, dead.pk} and not set(lost) & {busy.pk, sent.pk}
+    for delivery_id in (retry.pk, dead.pk, busy.pk, sent.pk):
+        deliver_alert_task.delay(delivery_id)
+    assert sorted(r.json()["story"]["id"] for r in receiver.requests) == story_ids[:2]
+    assert Delivery.objects.get(pk=dead.pk).attempts == 2
+
+
 def _open_story_ids() -> list[int]:
     return sorted(r.pk for r in Regression.objects.all() if r.is_open_story)
