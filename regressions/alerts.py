@@ -15,13 +15,16 @@ limit, when that worker certainly stopped sending.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import logging
+import socket
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.mail import EmailMessage, get_connection
@@ -223,8 +226,35 @@ class _NoRedirects(urllib.request.HTTPRedirectHandler):
 _opener = urllib.request.build_opener(_NoRedirects)
 
 
+# Addresses a webhook never goes to, whoever typed the URL: link-local ones and the cloud metadata
+# services, which hand credentials to any request made from inside the instance.
+NEVER_POSTED_TO = tuple(
+    ipaddress.ip_network(n)
+    for n in ("169.254.0.0/16", "fe80::/10", "fd00:ec2::254/128", "100.100.100.200/32", "0.0.0.0/8", "::/128")
+)
+
+
+def refuse_internal(url: str) -> None:
+    """A SendError when the webhook's host resolves to an address in NEVER_POSTED_TO.
+
+    Checked before each send; a name whose DNS answer changes between this check and the connection
+    could still slip through, which the network's egress rules are the place to stop.
+    """
+    host = urlsplit(url).hostname or ""
+    try:
+        infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
+    except (OSError, UnicodeError) as exc:
+        raise SendError(f"cannot resolve {host}: {exc}") from exc
+    for info in infos:
+        address = ipaddress.ip_address(str(info[4][0]).split("%")[0])
+        mapped = getattr(address, "ipv4_mapped", None)
+        if any((mapped or address) in network for network in NEVER_POSTED_TO):
+            raise SendError(f"{host} resolves to {address}, a link-local or metadata address: refused")
+
+
 def post_webhook(url: str, body: dict[str, Any]) -> None:
     """POST ``body`` as JSON; any answer but 2xx, a timeout or a refused connection is a SendError."""
+    refuse_internal(url)
     request = urllib.request.Request(
         url,
         data=json.dumps(body).encode(),

@@ -139,6 +139,22 @@ def test_a_receiver_nobody_listens_on_is_a_retried_error_not_a_crash(small_base:
     assert delivery.state == Delivery.State.FAILED and "ConnectionRefusedError" in delivery.last_error
 
 
+@pytest.mark.parametrize(
+    "url",
+    ["http://169.254.169.254/latest/meta-data/", "http://[::ffff:169.254.169.254]/x", "http://0.0.0.0:8080/x"],
+)
+def test_a_webhook_on_a_link_local_or_metadata_address_is_refused_without_a_connection(
+    small_base: Run, url: str
+) -> None:
+    subscription = Subscription.objects.create(name="metadata", webhook_url=url)
+    detect_regressions(small_base.server_id, small_base.workload_id)
+    story_id = _open_story_ids()[0]
+    announce_story_task.delay(story_id)
+    delivery = Delivery.objects.get(story_id=story_id, subscription=subscription)
+    assert delivery.state == Delivery.State.FAILED
+    assert "a link-local or metadata address: refused" in delivery.last_error
+
+
 def test_e_mail_goes_through_djangos_smtp_backend_to_each_address(
     small_base: Run, smtp: SmtpServer, django_capture_on_commit_callbacks: Any
 ) -> None:
