@@ -6,16 +6,21 @@ which often carry a secret token (Slack's do), so even reading it needs that per
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from django import forms
 from django.contrib import messages
+from django.db import transaction
 from django.db.models import Count, Prefetch, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
 
 from accounts.permissions import TRIAGE, permission_required
+from regressions import alerts
 from regressions.models import Delivery, Subscription
+from regressions.tasks import deliver_alert_task
 
 # Failed and retrying deliveries shown per subscription: the newest, enough to see what goes wrong.
 PROBLEMS_SHOWN = 20
@@ -78,3 +83,21 @@ def alert_edit(request: HttpRequest, pk: int) -> HttpResponse:
         messages.success(request, f"Saved {subscription.name}.")
         return redirect("regressions:alert_list")
     return render(request, "regressions/alert_form.html", {"form": form, "subscription": subscription})
+
+
+@permission_required(TRIAGE)
+@require_POST
+def alert_retry(request: HttpRequest, pk: int) -> HttpResponse:
+    """Send a subscription's failed deliveries again, each with a fresh round of bounded attempts."""
+    subscription = get_object_or_404(Subscription, pk=pk)
+    with transaction.atomic():
+        ids = alerts.retry_failed(subscription.pk)
+        for delivery_id in ids:
+            transaction.on_commit(functools.partial(deliver_alert_task.delay, delivery_id), robust=True)
+    if ids:
+        messages.success(
+            request, f"Sending {len(ids)} failed alert{'s' if len(ids) != 1 else ''} to {subscription.name} again."
+        )
+    else:
+        messages.info(request, f"{subscription.name} has no failed alerts.")
+    return redirect("regressions:alert_list")

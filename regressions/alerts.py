@@ -127,6 +127,22 @@ def lost(now: datetime | None = None) -> list[int]:
     )
 
 
+def retry_failed(subscription_id: int) -> list[int]:
+    """Give a subscription's failed deliveries a fresh round of attempts (its URL fixed, say); their ids.
+
+    The last error stays until a send succeeds, so the page keeps saying what went wrong.
+    """
+    ids = list(
+        Delivery.objects.filter(subscription_id=subscription_id, state=DeliveryState.FAILED).values_list(
+            "pk", flat=True
+        )
+    )
+    Delivery.objects.filter(pk__in=ids, state=DeliveryState.FAILED).update(
+        state=DeliveryState.PENDING, attempts=0, next_attempt_at=None, claimed_at=None
+    )
+    return ids
+
+
 def _claimable(now: Any) -> Q:
     waiting = Q(state__in=[DeliveryState.PENDING, DeliveryState.RETRYING]) & (
         Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now)

@@ -58,6 +58,7 @@ RULES: dict[str, dict[str, str]] = {
     # Webhook URLs often carry a secret token: even reading the alerts page needs the role that manages it.
     "regressions:alert_list": {"GET": "triage", "POST": "triage"},
     "regressions:alert_edit": {"GET": "triage", "POST": "triage"},
+    "regressions:alert_retry": {"POST": "triage"},
     "reports:run_diff": {"GET": READ},
     "reports:server": {"GET": READ, "POST": "edit_server"},
     "reports:ibench": {"GET": READ},
@@ -197,6 +198,7 @@ def rows(user_with_role: Callable[..., Any], corpus: Path) -> dict[str, Any]:
         "runs:bundle_attach": base.bundle_id,
         "regressions:regression": regression.pk,
         "regressions:alert_edit": subscription.pk,
+        "regressions:alert_retry": subscription.pk,
         "reports:server": base.server_id,
         "reports:report": report.slug,
         "reports:drilldown": Result.objects.filter(run=base).values_list("microbenchmark_id", flat=True).first(),

@@ -158,3 +158,34 @@ def test_the_admin_role_manages_subscriptions_and_reads_deliveries_in_the_django
 
 # The management form of the deliveries shown inline on a subscription's admin page.
 _INLINE = {"deliveries-TOTAL_FORMS": "0", "deliveries-INITIAL_FORMS": "0"}
+
+
+def test_after_fixing_its_url_a_triager_sends_a_subscriptions_failed_alerts_again(
+    small_base: Run, user_with_role: Callable[..., Any], settings: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    from regressions.detection import detect_regressions
+    from regressions.tasks import announce_story_task
+    from regressions.tests.loopback import http_receiver
+    from tests.live import closed_port
+
+    settings.BENCHDASH_ALERT_RETRY_DELAY, settings.BENCHDASH_ALERT_MAX_ATTEMPTS = 0, 2
+    detect_regressions(small_base.server_id, small_base.workload_id)
+    story_ids = sorted(r.pk for r in Regression.objects.all() if r.is_open_story)[:2]
+    subscription = Subscription.objects.create(name="moved", webhook_url=f"http://127.0.0.1:{closed_port()}/hook")
+    for story_id in story_ids:
+        announce_story_task.delay(story_id)
+    assert set(Delivery.objects.values_list("state", "attempts")) == {("failed", 2)}
+    client = _client(user_with_role, "triager")
+    assert "Send failed again" in client.get(URL).content.decode()
+    assert _client(user_with_role, "viewer").post(f"{URL}{subscription.pk}/retry").status_code == 403
+    with http_receiver() as receiver:
+        Subscription.objects.filter(pk=subscription.pk).update(webhook_url=receiver.url())
+        with django_capture_on_commit_callbacks(execute=True):
+            response = client.post(f"{URL}{subscription.pk}/retry")
+        assert response.status_code == 302
+        assert sorted(r.json()["story"]["id"] for r in receiver.requests) == story_ids
+    assert set(Delivery.objects.values_list("state", "attempts")) == {("sent", 1)}
+    # Nothing failed any more: asking again sends nothing.
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(f"{URL}{subscription.pk}/retry")
+    assert "no failed alerts" in client.get(URL).content.decode()
