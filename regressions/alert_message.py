@@ -58,9 +58,11 @@ def percent(value: float | None) -> str:
 
 def subject_line(facts: AlertFacts) -> str:
     what = f"group {facts.subject}" if facts.is_group else facts.subject
-    return (
+    line = (
         f"[benchdash] {facts.kind} {percent(facts.change)} in {facts.dbms} {facts.arrived_in}: {what} on {facts.server}"
     )
+    # One line whatever the names hold: a line break in a mail header is refused (header injection).
+    return " ".join(line.split())
 
 
 def text(facts: AlertFacts) -> str:

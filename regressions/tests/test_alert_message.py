@@ -101,3 +101,11 @@ def test_a_listed_webhook_shows_its_host_and_only_the_end_of_its_path() -> None:
     assert am.masked_url("https://hooks.slack.com/services/T0/B0/abcdefgh") == "https://hooks.slack.com/…efgh"
     assert am.masked_url("http://127.0.0.1:8080/hook?token=s3cr3t9") == "http://127.0.0.1:8080/…r3t9"
     assert am.masked_url("https://example.com/") == "https://example.com/"
+
+
+def test_the_subject_line_stays_one_line_whatever_the_names_hold() -> None:
+    from dataclasses import replace
+
+    facts = replace(FACTS, server="lab\r\nBcc: everyone@example.com")
+    assert "\n" not in am.subject_line(facts) and "\r" not in am.subject_line(facts)
+    assert am.subject_line(facts).endswith("on lab Bcc: everyone@example.com")
