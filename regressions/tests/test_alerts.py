@@ -312,5 +312,22 @@ def test_the_sweep_resends_a_retry_whose_message_was_lost_and_takes_over_a_dead_
     assert Delivery.objects.get(pk=dead.pk).attempts == 2
 
 
+def test_a_story_detection_no_longer_finds_goes_with_its_deliveries(small_base: Run) -> None:
+    from runs.models import Version
+
+    detect_regressions(small_base.server_id, small_base.workload_id)
+    ghost = Regression.objects.create(
+        server=small_base.server,
+        workload=small_base.workload,
+        group="ghost",
+        kind="regression",
+        arrived_in=Version.objects.get(dbms__name="MySQL", text="8.0.44"),
+    )
+    subscription = Subscription.objects.create(name="perf", emails="perf@example.com")
+    Delivery.objects.create(story=ghost, subscription=subscription, state="failed", attempts=6, last_error="x")
+    assert detect_regressions(small_base.server_id, small_base.workload_id).removed == 1
+    assert not Delivery.objects.exists() and Subscription.objects.filter(pk=subscription.pk).exists()
+
+
 def _open_story_ids() -> list[int]:
     return sorted(r.pk for r in Regression.objects.all() if r.is_open_story)
