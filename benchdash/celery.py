@@ -16,8 +16,8 @@ app.autodiscover_tasks()
 
 
 class RequeueOnConnect(bootsteps.StartStopStep):
-    """Each time the worker's consumer (re)connects to the broker, queued bundles are sent again, and
-    series whose after-import refresh was lost are refreshed.
+    """Each time the worker's consumer (re)connects to the broker, queued bundles are sent again,
+    series whose after-import refresh was lost are refreshed, and lost regression alerts are sent.
 
     An upload made while the broker was down is stored as queued but its task
     never reached a queue; without this it would wait for beat (if beat runs at
@@ -31,7 +31,11 @@ class RequeueOnConnect(bootsteps.StartStopStep):
 
     def start(self, parent: Any) -> None:
         try:
-            for task in ("runs.tasks.requeue_bundles", "runs.tasks.refresh_lost_series"):
+            for task in (
+                "runs.tasks.requeue_bundles",
+                "runs.tasks.refresh_lost_series",
+                "regressions.tasks.resend_lost_alerts",
+            ):
                 parent.app.send_task(task, queue=parent.app.conf.task_default_queue)
         except Exception:
             log.warning("could not ask for the requeue of queued bundles; beat will", exc_info=True)

@@ -232,6 +232,8 @@ CELERY_BEAT_SCHEDULE = {
     "requeue-queued-bundles": {"task": "runs.tasks.requeue_bundles", "schedule": 60.0},
     # Series whose after-import refresh was lost (broker down when the import committed) are recomputed.
     "refresh-lost-series": {"task": "runs.tasks.refresh_lost_series", "schedule": 60.0},
+    # Regression alerts whose announcement or retry was lost the same way are sent.
+    "resend-lost-alerts": {"task": "regressions.tasks.resend_lost_alerts", "schedule": 60.0},
 }
 CELERY_TIMEZONE = TIME_ZONE
 
@@ -271,6 +273,29 @@ DEMO_CORPUS_DIR = Path(env.str("BENCHDASH_CORPUS_DIR", default=str(BASE_DIR.pare
 # Release lines moved between long-term and short-term, per DBMS or per "<DBMS> @ <server>" series, over the
 # vendors' table in runs/releases.py: {"MariaDB": {"short_term": ["12.3"]}}. Checked when detection runs.
 BENCHDASH_RELEASE_LINES: dict = env.json("BENCHDASH_RELEASE_LINES", default={})
+
+# Regression alerts. Links in them must work outside the site, so they are absolute: the address people
+# open benchdash at. In production it defaults to https on the first allowed host.
+# (docker compose passes an unset variable as empty: empty means the default here.)
+BENCHDASH_BASE_URL = (
+    env.str("BENCHDASH_BASE_URL", default="")
+    or (f"https://{ALLOWED_HOSTS[0]}" if PRODUCTION else "http://127.0.0.1:8000")
+).rstrip("/")
+# A failed delivery is retried after 1×, 2×, 4×, … the delay (capped), then given up and shown as failed.
+BENCHDASH_ALERT_MAX_ATTEMPTS = env.int("BENCHDASH_ALERT_MAX_ATTEMPTS", default=6)
+BENCHDASH_ALERT_RETRY_DELAY = env.float("BENCHDASH_ALERT_RETRY_DELAY", default=30.0)
+BENCHDASH_ALERT_RETRY_MAX_DELAY = env.float("BENCHDASH_ALERT_RETRY_MAX_DELAY", default=3600.0)
+# Seconds a webhook may take to answer: a receiver that hangs must not hold a worker.
+BENCHDASH_WEBHOOK_TIMEOUT = env.float("BENCHDASH_WEBHOOK_TIMEOUT", default=10.0)
+# Mail goes through Django's SMTP backend from EMAIL_URL (smtp://user:pass@host:25, smtp+tls://…:587 for
+# STARTTLS, smtp+ssl://…:465); the demo prints it on the console instead. Special characters in a
+# password are URL-quoted.
+EMAIL_URL = env.str("EMAIL_URL", default="") or ("smtp://localhost:25" if PRODUCTION else "consolemail://")
+# Unset parts (no user, no password) keep Django's defaults.
+vars().update({name: value for name, value in env.email_url_config(EMAIL_URL).items() if value is not None})
+EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=10)
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="") or "benchdash <benchdash@localhost>"
+SERVER_EMAIL = DEFAULT_FROM_EMAIL
 
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"

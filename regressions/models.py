@@ -6,10 +6,12 @@ The tables keep the names they had when these models lived in ``reports``.
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 
+from regressions import alert_message
 from regressions import bugs as bugrefs
 
 
@@ -232,3 +234,125 @@ class TriageEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.regression_id}: {self.from_state} → {self.to_state}"
+
+
+def _validate_webhook_url(value: str) -> None:
+    problem = alert_message.webhook_url_problem(value)
+    if problem:
+        raise ValidationError(problem)
+
+
+def _validate_addresses(value: str) -> None:
+    bad = alert_message.bad_addresses(alert_message.split_addresses(value))
+    if bad:
+        raise ValidationError(f"not an e-mail address: {', '.join(bad)}")
+
+
+class Subscription(models.Model):
+    """Who is told about new open regression stories, where, and of which series.
+
+    A blank DBMS, server or workload means any; a story is sent to every active subscription whose
+    filters it matches, once (``Delivery``).
+    """
+
+    class Format(models.TextChoices):
+        JSON = alert_message.JSON, alert_message.FORMATS[alert_message.JSON]
+        SLACK = alert_message.SLACK, alert_message.FORMATS[alert_message.SLACK]
+
+    name = models.CharField(max_length=100, help_text="Who is told, for the list: 'InnoDB team', '#perf channel'")
+    webhook_url = models.CharField(
+        max_length=500,
+        blank=True,
+        validators=[_validate_webhook_url],
+        help_text="POSTed a JSON body per new story (http or https)",
+    )
+    webhook_format = models.CharField(max_length=8, choices=Format.choices, default=Format.JSON)
+    emails = models.TextField(
+        blank=True, validators=[_validate_addresses], help_text="E-mail addresses, separated by commas or lines"
+    )
+    dbms = models.ForeignKey(
+        "runs.Dbms", null=True, blank=True, on_delete=models.CASCADE, related_name="+", help_text="Blank: any"
+    )
+    server = models.ForeignKey(
+        "runs.Server", null=True, blank=True, on_delete=models.CASCADE, related_name="+", help_text="Blank: any"
+    )
+    workload = models.ForeignKey(
+        "runs.Workload", null=True, blank=True, on_delete=models.CASCADE, related_name="+", help_text="Blank: any"
+    )
+    active = models.BooleanField(default=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name", "pk"]
+        constraints = [
+            models.CheckConstraint(
+                condition=~models.Q(webhook_url="") | ~models.Q(emails=""), name="subscription_has_destination"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def clean(self) -> None:
+        if not self.webhook_url.strip() and not self.emails.strip():
+            raise ValidationError("give a webhook URL, e-mail addresses, or both")
+
+    @property
+    def addresses(self) -> list[str]:
+        return alert_message.split_addresses(self.emails)
+
+    @property
+    def webhook_shown(self) -> str:
+        """The webhook as lists show it: scheme, host and the path's end; the path often holds a secret token."""
+        return alert_message.masked_url(self.webhook_url)
+
+    @property
+    def series_text(self) -> str:
+        parts = [
+            f"{label} {value}"
+            for label, value in (("DBMS", self.dbms), ("server", self.server), ("workload", self.workload))
+            if value is not None
+        ]
+        return ", ".join(parts) or "every series"
+
+
+class Delivery(models.Model):
+    """One story told to one subscription: at most once, which the unique key and the claim guarantee.
+
+    A sender claims the row by one conditional update (pending or retrying → sending); a row left
+    ``sending`` by a worker that died is taken over only once its claim is older than the task's hard time
+    limit, so two senders never hold it at once. Each channel (webhook, e-mail) is marked when it went
+    out, so a retry after a failure on one never repeats the other.
+    """
+
+    class State(models.TextChoices):
+        PENDING = "pending", "pending"
+        SENDING = "sending", "sending"
+        RETRYING = "retrying", "retrying"
+        SENT = "sent", "sent"
+        FAILED = "failed", "failed (gave up)"
+
+    story = models.ForeignKey(Regression, on_delete=models.CASCADE, related_name="deliveries")
+    subscription = models.ForeignKey(Subscription, on_delete=models.CASCADE, related_name="deliveries")
+    state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING, db_index=True)
+    attempts = models.PositiveIntegerField(default=0)
+    last_error = models.TextField(blank=True)
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    # A retry waits for this; a redelivered announcement finding the row earlier leaves it alone.
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    webhook_sent_at = models.DateTimeField(null=True, blank=True)
+    email_sent_at = models.DateTimeField(null=True, blank=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        verbose_name_plural = "deliveries"
+        constraints = [
+            models.UniqueConstraint(fields=["story", "subscription"], name="delivery_once_per_story_and_subscription")
+        ]
+
+    def __str__(self) -> str:
+        return f"story {self.story_id} → {self.subscription_id}: {self.state}"

@@ -1,15 +1,32 @@
-"""Detection follows the series: when reports has refreshed a series, its regression stories are told again."""
+"""Detection follows the series (when reports has refreshed a series, its regression stories are told
+again), and new open stories are told to their subscribers."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
+from django.db import transaction
 from django.dispatch import receiver
 
 from regressions.detection import detect_regressions
+from regressions.models import Subscription
+from regressions.signals import story_opened
+from regressions.tasks import announce_story_task
 from reports.series import series_refreshed
 
 
 @receiver(series_refreshed, dispatch_uid="regressions.detect_after_refresh")
 def detect_after_refresh(sender: Any, server_id: int, workload_id: int, **kwargs: Any) -> None:
     detect_regressions(server_id, workload_id)
+
+
+@receiver(story_opened, dispatch_uid="regressions.announce_new_stories")
+def announce_new_stories(sender: Any, regression_ids: list[int], **kwargs: Any) -> None:
+    """Each new open story is told to its subscribers by a task, once detection's records are committed."""
+    if not Subscription.objects.filter(active=True).exists():
+        return  # nobody to tell: no task per story
+    for story_id in regression_ids:
+        # Robust: a broker down at this moment must not fail the detection that committed; the story is
+        # announced by ``resend_lost_alerts`` once the broker is back.
+        transaction.on_commit(functools.partial(announce_story_task.delay, story_id), robust=True)

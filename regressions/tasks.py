@@ -8,6 +8,7 @@ from typing import Any
 from celery import shared_task
 from django.db import OperationalError
 
+from regressions import alerts
 from regressions.detection import detect_regressions
 from reports.compare import ComparisonError
 
@@ -28,3 +29,38 @@ def detect_regressions_task(server_id: int, workload_id: int) -> dict[str, Any]:
         # Nothing to compare (no runs, no results) is an answer, not a failure to retry.
         log.info("no regressions detected for server %s workload %s: %s", server_id, workload_id, exc)
         return {"error": str(exc)}
+
+
+@shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=8)
+def announce_story_task(story_id: int) -> list[int]:
+    """Make a new story's deliveries (once, however often this runs) and send each as its own task."""
+    delivery_ids = alerts.announce(story_id)
+    for delivery_id in delivery_ids:
+        deliver_alert_task.delay(delivery_id)
+    return delivery_ids
+
+
+@shared_task(
+    acks_late=True,
+    # A hung receiver or mail server must not hold a worker; a claim older than this is taken over.
+    soft_time_limit=alerts.SEND_TIME_LIMIT - 30,
+    time_limit=alerts.SEND_TIME_LIMIT,
+    autoretry_for=(OperationalError,),
+    retry_backoff=True,
+    max_retries=8,
+)
+def deliver_alert_task(delivery_id: int) -> str:
+    """Send one delivery; a failure is retried after the wait ``alerts.deliver`` chose, up to its bound."""
+    outcome = alerts.deliver(delivery_id)
+    if outcome.retry_in is not None:
+        deliver_alert_task.apply_async((delivery_id,), countdown=outcome.retry_in)
+    return outcome.state
+
+
+@shared_task
+def resend_lost_alerts() -> int:
+    """Beat (every minute) and each worker's (re)connection: send what a lost message left unsent."""
+    delivery_ids = alerts.lost()
+    for delivery_id in delivery_ids:
+        deliver_alert_task.delay(delivery_id)
+    return len(delivery_ids)

@@ -56,6 +56,10 @@ RULES: dict[str, dict[str, str]] = {
     "regressions:regression_list": {"GET": READ},
     "regressions:regression": {"GET": READ},
     "regressions:regression_bulk": {"POST": "triage"},
+    # Webhook URLs often carry a secret token: even reading the alerts page needs the role that manages it.
+    "regressions:alert_list": {"GET": "triage", "POST": "triage"},
+    "regressions:alert_edit": {"GET": "triage", "POST": "triage"},
+    "regressions:alert_retry": {"POST": "triage"},
     "reports:run_diff": {"GET": READ},
     "reports:server": {"GET": READ, "POST": "edit_server"},
     "reports:ibench": {"GET": READ},
@@ -151,7 +155,7 @@ def rows(user_with_role: Callable[..., Any], corpus: Path) -> dict[str, Any]:
     from accounts.models import ApiToken
     from accounts.permissions import create_token
     from regressions.detection import detect_regressions, link_bug
-    from regressions.models import Regression
+    from regressions.models import Regression, Subscription
     from reports.models import Report
     from runner.models import BenchmarkOutput, BenchmarkRun, Schedule, Target
     from runs import synthetic
@@ -186,6 +190,7 @@ def rows(user_with_role: Callable[..., Any], corpus: Path) -> dict[str, Any]:
     BenchmarkOutput.objects.create(benchmark_run=run, name="partial.tar.gz", content=b"\x1f\x8b")
     schedule = Schedule.objects.create(name="n", target=target, microbenchmarks=["scan_range=100"], threads=[1])
     report = Report.objects.create(name="saved", slug="saved", base_run=base)
+    subscription = Subscription.objects.create(name="perf team", emails="perf@example.com")
     users = {role: user_with_role(role) for role in ROLES[1:]}
     tokens = {role: create_token(user, "matrix")[1] for role, user in users.items()}
     owner_token = ApiToken.objects.get(user=users["viewer"])
@@ -194,6 +199,8 @@ def rows(user_with_role: Callable[..., Any], corpus: Path) -> dict[str, Any]:
         "runs:bundle": base.bundle_id,
         "runs:bundle_attach": base.bundle_id,
         "regressions:regression": regression.pk,
+        "regressions:alert_edit": subscription.pk,
+        "regressions:alert_retry": subscription.pk,
         "reports:server": base.server_id,
         "reports:report": report.slug,
         "reports:drilldown": Result.objects.filter(run=base).values_list("microbenchmark_id", flat=True).first(),

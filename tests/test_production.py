@@ -30,7 +30,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 
 from accounts.permissions import create_token
 from regressions.detection import detect_regressions
-from regressions.models import Regression
+from regressions.models import Regression, Subscription
 from reports.models import Report
 from runner.models import BenchmarkRun, Schedule, Target
 from runs.importer import archive_directory, submit_and_import
@@ -56,6 +56,7 @@ POST_ONLY = {
     "runs:bundle_attach",
     "reports:save_report",
     "regressions:regression_bulk",
+    "regressions:alert_retry",
     "runner:benchmark_cancel",
     "runner:schedule_toggle",
     "runner:target_propose_build",
@@ -74,6 +75,8 @@ NEEDS_A_ROLE = {
     "runner:target_edit",
     "runner:benchmark_start",
     "runner:schedule_create",
+    "regressions:alert_list",
+    "regressions:alert_edit",
 }
 # A saved report is a permalink that redirects to its comparison; the API's root has no page of its own.
 REDIRECTS = {"reports:report"}
@@ -149,6 +152,7 @@ def site(small_base: Run, corpus: Path, django_user_model: Any) -> dict[str, Any
     superuser = django_user_model.objects.create_superuser("operator", password=ADMIN_PASSWORD)
     token, _secret = create_token(superuser, "production test")
     report = Report.objects.create(name="5.6 to 9.5", slug="five-six-to-nine-five", base_run=small_base)
+    subscription = Subscription.objects.create(name="perf team", webhook_url="https://hooks.example.com/t0k3n")
     target = Target.objects.create(
         name="unreachable",
         kind=Target.Kind.MARIADB,
@@ -210,6 +214,9 @@ def site(small_base: Run, corpus: Path, django_user_model: Any) -> dict[str, Any
         "regressions:regression_list": "/regressions/",
         "regressions:regression_bulk": "/regressions/bulk",
         "regressions:regression": f"/regressions/{regression.pk}/",
+        "regressions:alert_list": "/regressions/alerts/",
+        "regressions:alert_edit": f"/regressions/alerts/{subscription.pk}/",
+        "regressions:alert_retry": f"/regressions/alerts/{subscription.pk}/retry",
         "reports:run_diff": f"/diff/?a={base}&b={other.pk}",
         "reports:server": f"/servers/{small_base.server_id}/",
         "reports:ibench": f"/ibench/?base={ibench.pk}",
