@@ -1,9 +1,8 @@
 """Real receivers on 127.0.0.1 for the alert tests: an HTTP server that records what it is sent (and can
-refuse the first requests), and a small SMTP server speaking the protocol Django's SMTP backend uses.
+refuse the first requests), and an SMTP server (aiosmtpd) that records the mail Django's SMTP backend sends
+(and can refuse the first messages).
 
 Both run in a thread of the test's process on a port of their own and are shut down when the test ends.
-The SMTP server is written here on the standard library's socketserver: the old ``smtpd`` module is gone
-from newer Pythons and warns on this one.
 """
 
 from __future__ import annotations
@@ -12,7 +11,6 @@ import email
 import email.message
 import email.policy
 import json
-import socketserver
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -20,6 +18,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import SMTP, Envelope, Session
 
 
 @dataclass
@@ -114,78 +115,45 @@ class Mail:
 @dataclass
 class SmtpServer:
     port: int
-    refuse_first: int = 0  # answer this many DATA commands with a temporary failure (451)
+    refuse_first: int = 0  # answer this many messages with a temporary failure (451)
     mails: list[Mail] = field(default_factory=list)
     refused: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    async def handle_DATA(self, server: SMTP, session: Session, envelope: Envelope) -> str:
+        """aiosmtpd's hook for a message the client has sent in full: record it, or refuse it for now."""
+        with self.lock:
+            if self.refused < self.refuse_first:
+                self.refused += 1
+                return "451 4.3.0 try again later"
+            message = email.message_from_bytes(envelope.original_content or b"", policy=email.policy.default)
+            self.mails.append(Mail(envelope.mail_from or "", list(envelope.rcpt_tos), message))  # type: ignore[arg-type]
+        return "250 OK queued"
+
+
+class _Controller(Controller):
+    """aiosmtpd's threaded controller on a port the system picks (port=0).
+
+    Controller 1.4.6 connects once to ``self.port`` after it starts listening, to build its SMTP object; with
+    port 0 that connection would fail, so the port actually bound is read from the listening socket first.
+    """
+
+    def _trigger_server(self) -> None:
+        assert self.server is not None
+        self.port = self.server.sockets[0].getsockname()[1]
+        super()._trigger_server()
 
 
 @contextmanager
 def smtp_server(refuse_first: int = 0) -> Iterator[SmtpServer]:
     state = SmtpServer(port=0, refuse_first=refuse_first)
-
-    class Handler(socketserver.StreamRequestHandler):
-        def reply(self, line: str) -> None:
-            self.wfile.write(line.encode() + b"\r\n")
-
-        def handle(self) -> None:
-            self.reply("220 loopback ESMTP")
-            sender, recipients = "", []
-            while line := self.rfile.readline(65536):
-                command = line.decode("utf-8", "replace").rstrip("\r\n")
-                verb = command[:4].upper()
-                if verb == "EHLO":
-                    self.wfile.write(b"250-loopback\r\n250-8BITMIME\r\n250 SMTPUTF8\r\n")
-                elif verb == "HELO":
-                    self.reply("250 loopback")
-                elif verb == "MAIL":
-                    sender, recipients = _address(command), []
-                    self.reply("250 OK")
-                elif verb == "RCPT":
-                    recipients.append(_address(command))
-                    self.reply("250 OK")
-                elif verb == "DATA":
-                    self.reply("354 end with <CRLF>.<CRLF>")
-                    data = self._read_data()
-                    with state.lock:
-                        refuse = state.refused < state.refuse_first
-                        if refuse:
-                            state.refused += 1
-                        else:
-                            message = email.message_from_bytes(data, policy=email.policy.default)
-                            state.mails.append(Mail(sender, recipients, message))  # type: ignore[arg-type]
-                    self.reply("451 4.3.0 try again later" if refuse else "250 OK queued")
-                elif verb in ("RSET", "NOOP"):
-                    if verb == "RSET":
-                        sender, recipients = "", []
-                    self.reply("250 OK")
-                elif verb == "QUIT":
-                    self.reply("221 bye")
-                    return
-                else:
-                    self.reply("502 5.5.2 not implemented")
-
-        def _read_data(self) -> bytes:
-            lines = []
-            while (line := self.rfile.readline(65536)) not in (b".\r\n", b""):
-                lines.append(line[1:] if line.startswith(b"..") else line)  # undo dot-stuffing
-            return b"".join(lines)
-
-    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    state.port = server.server_address[1]
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
+    controller = _Controller(state, hostname="127.0.0.1", port=0)
+    controller.start()
+    state.port = controller.port
     try:
         yield state
     finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
-
-
-def _address(command: str) -> str:
-    return command.partition(":")[2].split()[0].strip("<>") if ":" in command else ""
+        controller.stop()
 
 
 def wait_for(condition: Callable[[], bool], seconds: float, what: str) -> None:
