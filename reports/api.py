@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import asdict
 from typing import Any, Literal
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest
 from ninja import Query, Router, Schema, Status
+from ninja.responses import NinjaJSONEncoder
 
-from reports.compare import ComparisonError, ComparisonSpec, get_comparison, resolve_run
+from benchdash import pagecache
+from reports.compare import ComparisonError, ComparisonSpec, get_comparison, resolve_run, series_stamp
 from reports.exports import CONTENT_TYPES, export, spec_for_format
 from runs.api_errors import ErrorOut, responses
 
@@ -64,10 +68,22 @@ def compare(request: HttpRequest, params: Query[CompareParams]) -> Any:
             include_warmups=params.include_warmups,
         )
         spec = spec_for_format(spec, params.format, metrics=params.metrics)
-        comparison = get_comparison(spec)
+        # Everything the document holds: the series' runs (its stamp changes when one arrives or goes) and the
+        # request in canonical form (names resolved to ids). Regression records are not in it, so unlike the
+        # comparison page its key leaves them out.
+        wanted = {"spec": asdict(spec), "format": params.format, "absolute": params.absolute, "metrics": params.metrics}
+        key = f"api/compare|{series_stamp(base.server_id, base.workload_id)}|{json.dumps(wanted, sort_keys=True)}"
+        return pagecache.document(request, key, lambda: _serialised(spec, params))
     except ComparisonError as exc:
         return Status(400, ErrorOut(detail=str(exc)))
+
+
+def _serialised(spec: ComparisonSpec, params: CompareParams) -> tuple[bytes, str]:
+    """The comparison as the bytes of the requested format; a 200-version series' JSON is megabytes, made once
+    per change of the series instead of on every request."""
+    comparison = get_comparison(spec)
     if params.format == "json" and not params.metrics:
-        return Status(200, comparison.as_json())
+        body = json.dumps(comparison.as_json(), cls=NinjaJSONEncoder, separators=(",", ":")).encode()
+        return body, "application/json; charset=utf-8"
     text = export(comparison, params.format, absolute=params.absolute, metrics=params.metrics)
-    return HttpResponse(text, content_type=CONTENT_TYPES[params.format])
+    return text.encode(), CONTENT_TYPES[params.format]
