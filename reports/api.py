@@ -37,8 +37,13 @@ class CompareParams(Schema):
 # (Keyed by the int, as ninja keys its own responses: a "200" string would be a second "200" key in the JSON.)
 _TEXT_EXPORTS = {
     200: {
-        "content": {CONTENT_TYPES[f].split(";")[0]: {"schema": {"type": "string"}} for f in ("tsv", "csv", "markdown")}
-    }
+        "content": {CONTENT_TYPES[f].split(";")[0]: {"schema": {"type": "string"}} for f in ("tsv", "csv", "markdown")},
+        "headers": {"ETag": {"description": "strong validator of this answer's bytes", "schema": {"type": "string"}}},
+    },
+    304: {
+        "description": "Not Modified: If-None-Match names the current answer's ETag; no body",
+        "headers": {"ETag": {"schema": {"type": "string"}}},
+    },
 }
 
 
@@ -52,7 +57,8 @@ def compare(request: HttpRequest, params: Query[CompareParams]) -> Any:
     min_label, max_label, missing), ``metrics`` / ``metric_ratios`` (cpu/o, cs/o,
     r/o, rKB/o, wKB/o, o/s), ``cv`` (spread of repeats), ``warnings``. Infinite
     ratios are the string ``"inf"``. ``format=tsv|csv|markdown`` returns those
-    exports as text instead.
+    exports as text instead. Every answer carries a strong ``ETag``; sent back in
+    ``If-None-Match`` it gets a 304 until a run of the series arrives or goes.
     """
     try:
         base = resolve_run(params.base, server=params.server, workload=params.workload)
