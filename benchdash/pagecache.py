@@ -34,6 +34,7 @@ from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.middleware.csrf import get_token
 from django.template.loader import render_to_string
+from django.utils.http import parse_etags
 from django.utils.safestring import mark_safe
 
 log = logging.getLogger(__name__)
@@ -171,8 +172,7 @@ def page(
     if key is None or not cacheable(request):
         out = render({})
         return out if isinstance(out, HttpResponse) else HttpResponse(out)
-    variant = "|".join(variant(request) for variant in _variants)
-    text = f"{key}|{variant}|{bool(getattr(request, 'htmx', False))}|{request.GET.urlencode()}"
+    text = f"{key}|{variant_of(request)}|{bool(getattr(request, 'htmx', False))}|{request.GET.urlencode()}"
     full_key = f"page:{FORMAT}:{generation()}:{hashlib.sha256(text.encode()).hexdigest()}"
     entry = _get(full_key)
     if entry is None:
@@ -185,6 +185,65 @@ def page(
         _set(full_key, entry)
     nonce, html = entry
     return HttpResponse(personalise(request, nonce, html))
+
+
+def variant_of(request: HttpRequest) -> str:
+    """What else a shared copy depends on for this visitor (see ``register_variant``)."""
+    return "|".join(variant(request) for variant in _variants)
+
+
+def document(request: HttpRequest, key: str, produce: Callable[[], tuple[bytes, str] | HttpResponse]) -> HttpResponse:
+    """An API document shared like a page: its bytes kept under ``key``, with a strong ETag, and a 304 to a client
+    that already has them.
+
+    ``key`` is any text that changes with everything the document holds (the
+    series' stamp, the request's canonical parameters); the generation and the
+    visitor's variant are added, as for pages. ``produce`` returns the bytes
+    and their content type, or a response of its own (an error), returned as it
+    is and never kept. The ETag is the bytes' hash, so it changes exactly when
+    they do, whichever process made them.
+    """
+    text = f"{key}|{variant_of(request)}"
+    full_key = f"doc:{FORMAT}:{generation()}:{hashlib.sha256(text.encode()).hexdigest()}"
+    entry = _get_document(full_key)
+    if entry is None:
+        out = produce()
+        if isinstance(out, HttpResponse):
+            return out
+        body, content_type = out
+        entry = (f'"{hashlib.sha256(body).hexdigest()[:40]}"', content_type, body)
+        _set_document(full_key, entry)
+    etag, content_type, body = entry
+    # A 304 carries no body: the client shows the copy it has.
+    response = HttpResponse(status=304) if _client_has(request, etag) else HttpResponse(body, content_type=content_type)
+    response["ETag"] = etag
+    # Kept by the client, but asked about again each time: a new import changes the document at once.
+    response["Cache-Control"] = "no-cache"
+    return response
+
+
+def _client_has(request: HttpRequest, etag: str) -> bool:
+    # If-None-Match compares weakly (RFC 9110): W/"x" names the same bytes as "x".
+    wanted = parse_etags(request.headers.get("If-None-Match", ""))
+    return "*" in wanted or any(tag.removeprefix("W/") == etag for tag in wanted)
+
+
+def _get_document(key: str) -> tuple[str, str, bytes] | None:
+    try:
+        entry = cache.get(key)
+    except Exception:
+        log.warning("cache unavailable: document made afresh", exc_info=True)
+        return None
+    if isinstance(entry, tuple) and len(entry) == 3 and all(isinstance(v, str) for v in entry[:2]):
+        return entry if isinstance(entry[2], bytes) else None
+    return None
+
+
+def _set_document(key: str, entry: tuple[str, str, bytes]) -> None:
+    try:
+        cache.set(key, entry, PAGE_SECONDS)
+    except Exception:
+        log.warning("cache unavailable: document not kept", exc_info=True)
 
 
 def _get(key: str) -> tuple[str, bytes] | None:

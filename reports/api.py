@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import asdict
 from typing import Any, Literal
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse, QueryDict
+from django.http import HttpRequest, QueryDict
 from ninja import Query, Router, Schema, Status
+from ninja.responses import NinjaJSONEncoder
 
+from benchdash import pagecache
 from reports import releaseview
-from reports.compare import ComparisonError, ComparisonSpec, get_comparison, resolve_run
+from reports.compare import ComparisonError, ComparisonSpec, get_comparison, resolve_run, series_stamp
 from reports.exports import CONTENT_TYPES, export, spec_for_format
 from reports.writeup_views import writeup_response
 from runs.api_errors import ErrorOut, responses
@@ -38,8 +42,13 @@ class CompareParams(Schema):
 # (Keyed by the int, as ninja keys its own responses: a "200" string would be a second "200" key in the JSON.)
 _TEXT_EXPORTS = {
     200: {
-        "content": {CONTENT_TYPES[f].split(";")[0]: {"schema": {"type": "string"}} for f in ("tsv", "csv", "markdown")}
-    }
+        "content": {CONTENT_TYPES[f].split(";")[0]: {"schema": {"type": "string"}} for f in ("tsv", "csv", "markdown")},
+        "headers": {"ETag": {"description": "strong validator of this answer's bytes", "schema": {"type": "string"}}},
+    },
+    304: {
+        "description": "Not Modified: If-None-Match names the current answer's ETag; no body",
+        "headers": {"ETag": {"schema": {"type": "string"}}},
+    },
 }
 
 
@@ -56,7 +65,9 @@ def compare(request: HttpRequest, params: Query[CompareParams]) -> Any:
     exports as text instead. Without ``dop``, every format compares at the
     concurrency at which the base measured the most microbenchmarks (warm-ups
     not counted, ties to the fewest clients); ``dop`` in the JSON says which. ``releases=long-term`` leaves out the
-    short-term releases of a series that mixes both kinds (every version by default).
+    short-term releases of a series that mixes both kinds (every version by default). Every answer carries a
+    strong ``ETag``; sent back in ``If-None-Match`` it gets a 304 until a run of the series arrives or goes, or
+    the release lines change.
     """
     try:
         base = resolve_run(params.base, server=params.server, workload=params.workload)
@@ -72,14 +83,33 @@ def compare(request: HttpRequest, params: Query[CompareParams]) -> Any:
             include_warmups=params.include_warmups,
         )
         spec = spec_for_format(spec, params.format, metrics=params.metrics)
-        comparison = get_comparison(spec)
-        comparison = releaseview.in_view(comparison, params.releases, settings.BENCHDASH_RELEASE_LINES).comparison
+        # Everything the document holds: the series' runs (its stamp changes when one arrives or goes), the release
+        # lines in force and the request in canonical form (names resolved to ids). Regression records are not in
+        # it, so unlike the comparison page its key leaves them out.
+        wanted = {
+            "spec": asdict(spec),
+            "format": params.format,
+            "absolute": params.absolute,
+            "metrics": params.metrics,
+            "releases": params.releases,
+            "release_lines": settings.BENCHDASH_RELEASE_LINES if params.releases != "all" else None,
+        }
+        key = f"api/compare|{series_stamp(base.server_id, base.workload_id)}|{json.dumps(wanted, sort_keys=True)}"
+        return pagecache.document(request, key, lambda: _serialised(spec, params))
     except (ComparisonError, ValueError) as exc:
         return Status(400, ErrorOut(detail=str(exc)))
+
+
+def _serialised(spec: ComparisonSpec, params: CompareParams) -> tuple[bytes, str]:
+    """The comparison as the bytes of the requested format; a 200-version series' JSON is megabytes, made once
+    per change of the series instead of on every request."""
+    comparison = get_comparison(spec)
+    comparison = releaseview.in_view(comparison, params.releases, settings.BENCHDASH_RELEASE_LINES).comparison
     if params.format == "json" and not params.metrics:
-        return Status(200, comparison.as_json())
+        body = json.dumps(comparison.as_json(), cls=NinjaJSONEncoder, separators=(",", ":")).encode()
+        return body, "application/json; charset=utf-8"
     text = export(comparison, params.format, absolute=params.absolute, metrics=params.metrics)
-    return HttpResponse(text, content_type=CONTENT_TYPES[params.format])
+    return text.encode(), CONTENT_TYPES[params.format]
 
 
 class WriteupParams(Schema):

@@ -1,8 +1,10 @@
 """Plotly figures of a comparison, built on the server and drawn by plotly.js in the page (house style).
 
-Pure: ``plotly.graph_objects`` and plain data only, no Django, so a view, an
-export and a test all get the same figure from the same function. Every
-function returns a plain JSON-ready dict ``{"data": [...], "layout": {...}}``
+Pure: plain data only, no Django and no plotly.py, so a view, an export and a
+test all get the same figure from the same function, and a page pays neither
+plotly.py's import nor its validation. Every function returns a plain JSON-ready
+dict ``{"data": [...], "layout": {...}}``, exactly what plotly.py's
+``Figure.to_json()`` would write for it (``reports/tests/test_chart_dicts.py`` holds them to that),
 for ``json_script``; the page draws it with
 ``Plotly.newPlot(element, figure.data, figure.layout, plot_config(filename))``.
 
@@ -20,15 +22,12 @@ axis until every real change looks flat.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import statistics
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypedDict
-
-import plotly.graph_objects as go
 
 if TYPE_CHECKING:
     from reports.compare import Column, Comparison
@@ -316,7 +315,8 @@ def group_line_chart(
         relative_part = "%{customdata[0]}" if special else "%{y:.2f}"
         qps_part = "%{customdata[1]:,}" if special else "%{customdata:,}"
         traces.append(
-            go.Scatter(
+            _trace(
+                "scatter",
                 x=xs,
                 y=ys,
                 customdata=[None if y is None else [t, q] for y, t, q in zip(ys, texts, qps, strict=True)]
@@ -346,7 +346,7 @@ def group_line_chart(
         shapes=_threshold_shapes(red, green, start, end, log=log),
         annotations=_threshold_annotations(red, green, start, end, log=log),
     )
-    return _to_dict(go.Figure(data=traces, layout=layout))
+    return _figure(traces, layout)
 
 
 def group_bar_chart(
@@ -390,7 +390,8 @@ def group_bar_chart(
             marks.append(mark or "")
             texts.append(text)
         traces.append(
-            go.Bar(
+            _trace(
+                "bar",
                 x=members,
                 y=ys,
                 name=labels[column.key],
@@ -410,7 +411,7 @@ def group_bar_chart(
         annotations=_threshold_annotations(red, green, start, top, log=log),
         meta={"omitted": len(columns) - len(shown)},
     )
-    return _to_dict(go.Figure(data=traces, layout=layout))
+    return _figure(traces, layout)
 
 
 def _group_title(comparison: Comparison, group: str) -> str:
@@ -499,7 +500,8 @@ def heatmap(comparison: Comparison) -> dict[str, Any]:
 
     ticks = column_labels(columns, sep="<br>")
     xs = [ticks[k] for k in keys]
-    trace = go.Heatmap(
+    trace = _trace(
+        "heatmap",
         x=xs,
         y=rows,
         z=z,
@@ -565,7 +567,7 @@ def heatmap(comparison: Comparison) -> dict[str, Any]:
         shapes=boundaries,
         showlegend=False,
     )
-    return _to_dict(go.Figure(data=[trace], layout=layout))
+    return _figure([trace], layout)
 
 
 def drilldown_charts(
@@ -589,39 +591,14 @@ def drilldown_charts(
     keys = [p["key"] for p in series]
     ticks = [p["version_label"] for p in series]
     prefix = f"{microbenchmark}: " if microbenchmark else ""
-    xaxis = _category_axis(keys, ticks)
 
     relative = [p["relative"] for p in series]
     rel_clip = _step_above(max([v for v in relative if v is not None and math.isfinite(v)] + [1.0]))
     rel_top = rel_clip + 2 * STEP if any(v is not None and math.isinf(v) for v in relative) else rel_clip
     rel_points = [_plotted(v, rel_clip, False) for v in relative]
-    qps_figure = go.Figure(
-        data=[
-            go.Bar(
-                x=keys,
-                y=[_absolute(p["qps"]) for p in series],
-                name="QPS",
-                marker={"color": "#9db4e3"},
-                hovertemplate="%{x}<br>QPS: %{y:,}<extra></extra>",
-            ),
-            go.Scatter(
-                x=keys,
-                y=[y for y, _, _ in rel_points],
-                customdata=[text for _, text, _ in rel_points],
-                text=[mark for _, _, mark in rel_points] if any(m for _, _, m in rel_points) else None,
-                mode="lines+markers+text" if any(m for _, _, m in rel_points) else "lines+markers",
-                textposition="top center",
-                name="relative QPS",
-                yaxis="y2",
-                line={"color": PALETTE[1], "width": 2},
-                marker={"symbol": SYMBOLS[1], "size": 8},
-                hovertemplate="%{x}<br>relative QPS: %{customdata}<extra></extra>",
-            ),
-        ],
-        layout=_base_layout(title=f"{prefix}QPS", height=400),
-    )
-    qps_figure.update_layout(
-        xaxis=xaxis,
+    qps_layout = _base_layout(title=f"{prefix}QPS", height=400)
+    qps_layout.update(
+        xaxis=_category_axis(keys, ticks),
         yaxis={"title": {"text": "QPS"}, "rangemode": "tozero", "gridcolor": GRID, "automargin": True},
         yaxis2={
             "title": {"text": "relative QPS"},
@@ -636,19 +613,47 @@ def drilldown_charts(
         },
         shapes=[_reference_line("y2")],
     )
+    qps_figure = _figure(
+        [
+            _trace(
+                "bar",
+                x=keys,
+                y=[_absolute(p["qps"]) for p in series],
+                name="QPS",
+                marker={"color": "#9db4e3"},
+                hovertemplate="%{x}<br>QPS: %{y:,}<extra></extra>",
+            ),
+            _trace(
+                "scatter",
+                x=keys,
+                y=[y for y, _, _ in rel_points],
+                customdata=[text for _, text, _ in rel_points],
+                text=[mark for _, _, mark in rel_points] if any(m for _, _, m in rel_points) else None,
+                mode="lines+markers+text" if any(m for _, _, m in rel_points) else "lines+markers",
+                textposition="top center",
+                name="relative QPS",
+                yaxis="y2",
+                line={"color": PALETTE[1], "width": 2},
+                marker={"symbol": SYMBOLS[1], "size": 8},
+                hovertemplate="%{x}<br>relative QPS: %{customdata}<extra></extra>",
+            ),
+        ],
+        qps_layout,
+    )
 
     pct_name = f"p{percentile:g} latency" if percentile is not None else "percentile latency"
-    latency_figure = go.Figure(
-        data=[
-            _metric_line(keys, [_sig(p["lat_avg_ms"]) for p in series], "avg latency", 0),
-            _metric_line(keys, [_sig(p["lat_pct_ms"]) for p in series], pct_name, 1),
-        ],
-        layout=_base_layout(title=f"{prefix}latency", height=380),
-    )
-    latency_figure.update_traces(hovertemplate="%{x}<br>%{fullData.name}: %{y} ms<extra></extra>")
-    latency_figure.update_layout(
-        xaxis=xaxis,
+    latency_hover = "%{x}<br>%{fullData.name}: %{y} ms<extra></extra>"
+    latency_layout = _base_layout(title=f"{prefix}latency", height=380)
+    latency_layout.update(
+        xaxis=_category_axis(keys, ticks),
         yaxis={"title": {"text": "ms"}, "rangemode": "tozero", "gridcolor": GRID, "automargin": True},
+    )
+    latency_figure = _figure(
+        [
+            _metric_line(keys, [_sig(p["lat_avg_ms"]) for p in series], "avg latency", 0, hovertemplate=latency_hover),
+            _metric_line(keys, [_sig(p["lat_pct_ms"]) for p in series], pct_name, 1, hovertemplate=latency_hover),
+        ],
+        latency_layout,
     )
 
     hw_names = (
@@ -664,7 +669,11 @@ def drilldown_charts(
         points = [_plotted(p[f"{name}_ratio"], hw_clip, False) for p in series]  # type: ignore[literal-required]
         marks = [mark for _, _, mark in points]
         hw_traces.append(
-            _metric_line(keys, [y for y, _, _ in points], title, i).update(
+            _metric_line(
+                keys,
+                [y for y, _, _ in points],
+                title,
+                i,
                 customdata=[
                     None if y is None else [text, _absolute(p[name])]  # type: ignore[literal-required]
                     for (y, text, _), p in zip(points, series, strict=True)
@@ -677,9 +686,9 @@ def drilldown_charts(
                 ),
             )
         )
-    hw_figure = go.Figure(data=hw_traces, layout=_base_layout(title=f"{prefix}HW efficiency", height=400))
-    hw_figure.update_layout(
-        xaxis=xaxis,
+    hw_layout = _base_layout(title=f"{prefix}HW efficiency", height=400)
+    hw_layout.update(
+        xaxis=_category_axis(keys, ticks),
         yaxis={
             "title": {"text": "relative to base"},
             "rangemode": "tozero",
@@ -689,7 +698,7 @@ def drilldown_charts(
         },
         shapes=[_reference_line("y")],
     )
-    return {"qps": _to_dict(qps_figure), "latency": _to_dict(latency_figure), "hw": _to_dict(hw_figure)}
+    return {"qps": qps_figure, "latency": latency_figure, "hw": _figure(hw_traces, hw_layout)}
 
 
 # --------------------------------------------------------------------------- internals
@@ -758,22 +767,23 @@ def _line_style(i: int) -> dict[str, str]:
     }
 
 
-def _metric_line(keys: list[str], ys: list[float | None], name: str, i: int) -> go.Scatter:
+def _metric_line(keys: list[str], ys: list[float | None], name: str, i: int, **props: Any) -> dict[str, Any]:
     style = _line_style(i)
-    return go.Scatter(
-        x=keys,
-        y=ys,
-        name=name,
-        mode="lines+markers",
-        line={"color": style["color"], "dash": style["dash"], "width": 2},
-        marker={"symbol": style["symbol"], "size": 8, "color": style["color"]},
-        connectgaps=False,
-    )
+    settings: dict[str, Any] = {
+        "x": keys,
+        "y": ys,
+        "name": name,
+        "mode": "lines+markers",
+        "line": {"color": style["color"], "dash": style["dash"], "width": 2},
+        "marker": {"symbol": style["symbol"], "size": 8, "color": style["color"]},
+        "connectgaps": False,
+    }
+    return _trace("scatter", **{**settings, **props})
 
 
 def _base_layout(*, title: str, height: int) -> dict[str, Any]:
     return {
-        "template": "none",
+        "template": _no_template(),
         "height": height,
         "font": FONT,
         "title": {"text": title, "x": 0, "xanchor": "left", "font": {"size": 15}} if title else None,
@@ -899,10 +909,34 @@ def _threshold_colorscale(z_min: float, z_max: float, red: float, green: float) 
     ]
 
 
-def _to_dict(figure: go.Figure) -> dict[str, Any]:
-    # Through JSON and back: plain lists, floats and None only, exactly what json_script will write.
-    result: dict[str, Any] = json.loads(figure.to_json())
-    return result
+def _no_template() -> dict[str, Any]:
+    # What plotly.py writes for its "none" template: plotly.js then applies no theme. Sent written out, since
+    # plotly.js does not know the name; a fresh dict each time, as figures are cached and extended separately.
+    return {"data": {"scatter": [{"type": "scatter"}]}}
+
+
+def _trace(kind: str, **props: Any) -> dict[str, Any]:
+    """A plotly.js trace of ``kind`` as plotly.py would write it: a property given as None is left out."""
+    trace: dict[str, Any] = _plain(props)
+    trace["type"] = kind
+    return trace
+
+
+def _figure(data: list[dict[str, Any]], layout: dict[str, Any]) -> dict[str, Any]:
+    """The JSON-ready figure of traces made by ``_trace``: the layout's unset (None) properties left out."""
+    return {"data": data, "layout": _plain(layout)}
+
+
+def _plain(value: Any) -> Any:
+    # Plain JSON values, written out by hand rather than through plotly.graph_objects: its validation and deep
+    # copies cost most of a comparison page's rendering, and a test checks that plotly accepts these unchanged.
+    # Copied all the way down, so a cached figure is never changed through a figure made from it. None inside
+    # an array is a gap in the data and stays; None as a property means "not set" and is dropped.
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
 
 
 # --------------------------------------------------------------------------- regression and bug markers
@@ -974,7 +1008,8 @@ def with_heatmap_badges(figure: dict[str, Any], badges: Sequence[tuple[str, str,
     if not badges:
         return figure
     x_of = {key: x for x, key in figure.get("layout", {}).get("meta", {}).get("keys", {}).items()}
-    trace = go.Scatter(
+    trace = _trace(
+        "scatter",
         x=[x_of.get(b[0], b[0]) for b in badges],
         y=[b[1] for b in badges],
         mode="markers",
@@ -984,7 +1019,7 @@ def with_heatmap_badges(figure: dict[str, Any], badges: Sequence[tuple[str, str,
         name="bugs",
         showlegend=False,
     )
-    return {**figure, "data": [*figure.get("data", []), _to_dict(go.Figure(data=[trace]))["data"][0]]}
+    return {**figure, "data": [*figure.get("data", []), trace]}
 
 
 # --------------------------------------------------------------------------- Insert Benchmark
@@ -1023,7 +1058,8 @@ def ibench_step_chart(step: str, unit: str, points: Sequence[IbenchStepPoint]) -
         else:
             text = _plotted(rel, 0.0, False)[1]
         texts.append(text + (" · SLA missed" if p["sla_missed"] else ""))
-    bar = go.Bar(
+    bar = _trace(
+        "bar",
         x=keys,
         y=[_absolute(p["value"]) for p in points],
         marker={"color": [SLA_GREY if p["sla_missed"] else colours.get(p["flag"], "#9db4e3") for p in points]},
@@ -1038,7 +1074,7 @@ def ibench_step_chart(step: str, unit: str, points: Sequence[IbenchStepPoint]) -
         xaxis=_category_axis(keys, [p["version_label"] for p in points]),
         yaxis={"title": {"text": unit}, "rangemode": "tozero", "gridcolor": GRID, "automargin": True},
     )
-    return _to_dict(go.Figure(data=[bar], layout=layout))
+    return _figure([bar], layout)
 
 
 def ibench_rate_over_time(
@@ -1060,7 +1096,8 @@ def ibench_rate_over_time(
         spacing = float(data.get("seconds_per_point") or 1.0)
         style = _line_style(i)
         traces.append(
-            go.Scatter(
+            _trace(
+                "scatter",
                 x=[round((n + 1) * spacing, 3) for n in range(len(values))],
                 y=values,
                 name=labels.get(key, key),
@@ -1090,7 +1127,7 @@ def ibench_rate_over_time(
                 "font": {"size": 10, "color": RED},
             }
         ]
-    return _to_dict(go.Figure(data=traces, layout=layout))
+    return _figure(traces, layout)
 
 
 def ibench_rt_histogram(
@@ -1109,7 +1146,8 @@ def ibench_rt_histogram(
         total = sum(counts)
         max_s = found.get("max_s")
         traces.append(
-            go.Bar(
+            _trace(
+                "bar",
                 x=buckets,
                 y=[round(100.0 * c / total, 3) if total else None for c in counts],
                 customdata=counts,
@@ -1124,4 +1162,4 @@ def ibench_rt_histogram(
         xaxis=_category_axis(buckets, buckets),
         yaxis={"title": {"text": "% of operations"}, "rangemode": "tozero", "gridcolor": GRID, "automargin": True},
     )
-    return _to_dict(go.Figure(data=traces, layout=layout))
+    return _figure(traces, layout)

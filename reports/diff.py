@@ -270,27 +270,31 @@ def workload_mismatch(runs: Sequence[HasCommands]) -> list[str]:
     """
     # option -> label -> value -> run names
     seen: dict[str, dict[str, dict[str, list[str]]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
-    runs_per_label: dict[str, int] = defaultdict(int)
-    parsed: list[tuple[str, dict[str, Settings]]] = []
-    # Runs of a series repeat the same command lines: parse each distinct one once (60 runs × 42 tests).
+    # Runs of a series repeat the same command lines: parse each distinct one once (60 runs × 42 tests), and
+    # compare options only on microbenchmarks whose runs do not all share one command line, since runs that
+    # ran the very same command cannot differ in any option of it.
     cache: dict[str, Settings] = {}
+    commands_per_label: dict[str, dict[str, None]] = defaultdict(dict)  # label -> its distinct command lines
+    runs_per_label: dict[str, int] = defaultdict(int)
     for run in runs:
-        commands = run.commands or {}
-        by_label = {}
-        for label, command in commands.items():
+        for label, command in (run.commands or {}).items():
             if command not in cache:
                 cache[command] = configs.parse_sysbench_command(command)
-            by_label[label] = cache[command]
-        parsed.append((run.name, by_label))
-        for label in commands:
+            commands_per_label[label][command] = None
             runs_per_label[label] += 1
     shared = {label for label, n in runs_per_label.items() if n > 1}
-    options = {o for _, by_label in parsed for label, opts in by_label.items() if label in shared for o in opts}
+    options = {o for label in shared for command in commands_per_label[label] for o in cache[command]}
     options = {o for o in options if configs.is_workload_option(o)}
-    for name, by_label in parsed:
-        for label in shared & set(by_label):
-            for option in options:
-                seen[option][label][by_label[label].get(option, NOT_SET)].append(name)
+    varying = {label for label in shared if len(commands_per_label[label]) > 1}
+    if varying:
+        for run in runs:
+            commands = run.commands or {}
+            for label in shared & set(commands):
+                if label not in varying:
+                    continue
+                settings = cache[commands[label]]
+                for option in options:
+                    seen[option][label][settings.get(option, NOT_SET)].append(run.name)
 
     warnings = []
     for option in sorted(seen, key=_option_order):

@@ -12,17 +12,16 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-import plotly.graph_objects as go
-
 from reports.charts import (
     GRID,
     _absolute,
     _base_layout,
+    _figure,
     _line_style,
     _plotted,
     _reference_line,
     _step_above,
-    _to_dict,
+    _trace,
 )
 from reports.scaleup import Curve
 
@@ -46,11 +45,12 @@ def _clients_axis(dops: Sequence[int]) -> dict[str, Any]:
 
 def absolute_chart(title: str, dops: Sequence[int], curves: Sequence[Curve], *, unit: str = "QPS") -> dict[str, Any]:
     """Absolute values (QPS, or a metric per operation) against client count, one line per version."""
-    figure = go.Figure(layout=_base_layout(title=title, height=380))
+    traces = []
     for i, curve in enumerate(curves):
         style = _line_style(i)
-        figure.add_trace(
-            go.Scatter(
+        traces.append(
+            _trace(
+                "scatter",
                 x=list(dops),
                 y=[_absolute(v) for v in curve.values],
                 name=curve.label,
@@ -61,11 +61,12 @@ def absolute_chart(title: str, dops: Sequence[int], curves: Sequence[Curve], *, 
                 hovertemplate=f"{curve.label}<br>%{{x}} clients<br>{unit}: %{{y:,}}<extra></extra>",
             )
         )
-    figure.update_layout(
+    layout = _base_layout(title=title, height=380)
+    layout.update(
         xaxis=_clients_axis(dops),
         yaxis={"title": {"text": unit}, "rangemode": "tozero", "gridcolor": GRID, "automargin": True},
     )
-    return _to_dict(figure)
+    return _figure(traces, layout)
 
 
 def relative_chart(
@@ -75,13 +76,14 @@ def relative_chart(
     count), one line per version, with the reference line at 1.0."""
     finite = [v for c in curves for v in c.values if v is not None and math.isfinite(v)]
     clip = _step_above(max([*finite, 1.0]))
-    figure = go.Figure(layout=_base_layout(title=title, height=380))
+    traces = []
     for i, curve in enumerate(curves):
         style = _line_style(i)
         points = [_plotted(v, clip, False) for v in curve.values]
         marks = [mark for _, _, mark in points]
-        figure.add_trace(
-            go.Scatter(
+        traces.append(
+            _trace(
+                "scatter",
                 x=list(dops),
                 y=[y for y, _, _ in points],
                 customdata=[text for _, text, _ in points],
@@ -97,7 +99,8 @@ def relative_chart(
         )
     low = max(0.0, math.floor(min([*finite, 1.0]) * 10) / 10)
     pad = (clip - low) * 0.05  # markers at either end stay whole
-    figure.update_layout(
+    layout = _base_layout(title=title, height=380)
+    layout.update(
         xaxis=_clients_axis(dops),
         yaxis={
             "title": {"text": what},
@@ -108,4 +111,4 @@ def relative_chart(
         },
         shapes=[_reference_line("y")],
     )
-    return _to_dict(figure)
+    return _figure(traces, layout)

@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 from typing import Any
 
-import plotly
 from django.contrib.staticfiles.finders import BaseFinder
 from django.core.files.storage import FileSystemStorage
 
 PLOTLY_PATH = "vendor/plotly.min.js"
-_PACKAGE_DATA = Path(plotly.__file__).resolve().parent / "package_data"
+
+
+def _plotly_package_data() -> Path:
+    # Found without importing plotly: its import costs a web process's start-up time and memory, and only one of
+    # its files is wanted here.
+    spec = importlib.util.find_spec("plotly")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("the plotly package is not installed: plotly.min.js cannot be served")
+    return Path(next(iter(spec.submodule_search_locations))).resolve() / "package_data"
+
+
+_PACKAGE_DATA = _plotly_package_data()
 
 
 class PlotlyFinder(BaseFinder):

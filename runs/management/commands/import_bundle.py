@@ -10,21 +10,28 @@ from collections import deque
 from collections.abc import Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError, InterfaceError, OperationalError
 
-from runs.bulk import analyze_if_grown
-from runs.bundle import archive_directory
-from runs.importer import ImportFailed, PreParsed, pre_parse, submit_and_import
 from runs.models import Bundle, Result, Run
 from runs.signals import announce_import
 
+# The importer (with the archive readers, the parsers and psycopg) is imported when a bundle is read, not
+# when the command starts: ``--help`` and a mistyped option answer without it.
+if TYPE_CHECKING:
+    from runs.importer import ImportFailed, PreParsed
+
+    _Read = tuple[bytes | IO[bytes], str, PreParsed | None] | ImportFailed
+    # What a worker sends back: the bytes of an archived directory (None for a file, which this process reads
+    # again: cheaper than the bytes through a pipe), the bundle's name, and the parse (None if it does not parse).
+    _Parsed = tuple[bytes | None, str, PreParsed | None] | ImportFailed
+
 
 class Command(BaseCommand):
-    # No system checks: they load the URL configuration and with it every view and plotly, which costs an
+    # No system checks: they load the URL configuration and with it every view module, which costs an
     # import (run by scripts, often many at once) time and ~100 MB, and checks nothing the import needs.
     requires_system_checks: list[str] = []
     help = (
@@ -45,6 +52,9 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        from runs.bulk import analyze_if_grown
+        from runs.importer import ImportFailed, submit_and_import
+
         overrides = {"server": options["server"], "workload": options["workload"]}
         failures = added_runs = added_results = 0
         for path, read in _read_ahead(options["paths"], overrides, max(1, options["jobs"])):
@@ -100,14 +110,10 @@ class Command(BaseCommand):
             raise CommandError(f"{failures} of {len(options['paths'])} bundles failed; nothing was written for them")
 
 
-_Read = tuple[bytes | IO[bytes], str, PreParsed | None] | ImportFailed
-# What a worker sends back: the bytes of an archived directory (None for a file, which this process reads
-# again: cheaper than the bytes through a pipe), the bundle's name, and the parse (None if it does not parse).
-_Parsed = tuple[bytes | None, str, PreParsed | None] | ImportFailed
-
-
 def _read_and_parse(path: Path, overrides: Mapping[str, Any]) -> _Parsed:
     """Runs in a worker process: read and parse a bundle; no database."""
+    from runs.importer import ImportFailed, pre_parse
+
     try:
         data, name = read_source(path)
     except ImportFailed as exc:
@@ -155,6 +161,8 @@ def _read(path: Path, parsed: _Parsed | None) -> _Read:
     A file is opened here: its bytes are what import_bundle checks the parse
     against (by their hash), so a file changed in between is simply parsed again.
     """
+    from runs.importer import ImportFailed
+
     if isinstance(parsed, ImportFailed):
         return parsed
     archived, name, pre_parsed = parsed if parsed is not None else (None, "", None)
@@ -170,6 +178,9 @@ def _read(path: Path, parsed: _Parsed | None) -> _Read:
 def read_source(path: Path) -> tuple[bytes | IO[bytes], str]:
     """The archive (an open file, or a directory's archive as bytes) and its display name, of a path given on
     the command line; the caller closes the file."""
+    from runs.bundle import archive_directory
+    from runs.importer import ImportFailed
+
     if path.is_dir():
         return archive_directory(path), path.resolve().name + ".tar.gz"
     if not path.exists():
