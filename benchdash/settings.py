@@ -177,8 +177,6 @@ AXES_LOCKOUT_CALLABLE = "accounts.views.locked_out"
 # reads the client's address from X-Forwarded-For only that many hops deep, so nobody can forge it.
 BENCHDASH_TRUSTED_PROXIES = env.int("BENCHDASH_TRUSTED_PROXIES", default=0)
 AXES_CLIENT_IP_CALLABLE = "benchdash.clientip.client_address"
-# Where benchdash is reached from outside: write-ups link back to its pages under it (relative links without it).
-BENCHDASH_BASE_URL = env.str("BENCHDASH_BASE_URL", default="")
 # Anyone may read the dashboards (the demo, a team's internal site); off, every page needs a login.
 # Changing data always needs a role (accounts.permissions). Private unless said otherwise in production.
 BENCHDASH_PUBLIC_BROWSING = env.bool("BENCHDASH_PUBLIC_BROWSING", default=not PRODUCTION)
@@ -274,8 +272,8 @@ DEMO_CORPUS_DIR = Path(env.str("BENCHDASH_CORPUS_DIR", default=str(BASE_DIR.pare
 # vendors' table in runs/releases.py: {"MariaDB": {"short_term": ["12.3"]}}. Checked when detection runs.
 BENCHDASH_RELEASE_LINES: dict = env.json("BENCHDASH_RELEASE_LINES", default={})
 
-# Regression alerts. Links in them must work outside the site, so they are absolute: the address people
-# open benchdash at. In production it defaults to https on the first allowed host.
+# Where people open benchdash: alerts and write-ups link back to its pages under it, since both are read
+# outside the site (a mail, a chat, a blog post). In production it defaults to https on the first allowed host.
 # (docker compose passes an unset variable as empty: empty means the default here.)
 BENCHDASH_BASE_URL = (
     env.str("BENCHDASH_BASE_URL", default="")

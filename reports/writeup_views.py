@@ -23,7 +23,7 @@ CHART_WIDTH = 900
 
 
 def link_maker(base_url: str) -> Callable[[str], str]:
-    """Paths as the post links them: absolute under ``base_url`` when one is set, else as they are."""
+    """Paths as the post links them: absolute under ``base_url`` (BENCHDASH_BASE_URL), or as they are without one."""
     root = base_url.rstrip("/")
     return (lambda path: f"{root}{path}") if root else (lambda path: path)
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
+from django.conf import settings
 from django.test import Client, override_settings
 
 from regressions.detection import detect_regressions, link_bug
@@ -17,6 +18,9 @@ from regressions.models import Regression
 from reports.compare import Comparison, ComparisonSpec, get_comparison
 from reports.reference import md_number
 from runs.models import Run
+
+# Links back to benchdash are absolute under the site's address (the demo's without BENCHDASH_BASE_URL).
+SITE = settings.BENCHDASH_BASE_URL
 
 pytestmark = pytest.mark.django_db
 
@@ -69,7 +73,7 @@ def test_the_title_names_the_series_and_the_builds_section_every_run(
     runs = Run.objects.filter(pk__in=[pk for c in comparison.columns for pk in c.run_ids]).select_related("config")
     assert len(rows) == runs.count() == 9
     for run in runs:
-        row = next(r for r in rows if f"[{run.name}](/runs/{run.pk}/)" == r[1])
+        row = next(r for r in rows if f"[{run.name}]({SITE}/runs/{run.pk}/)" == r[1])
         assert row[4] == run.config.name
         assert row[6].startswith(f"{run.started_at:%Y-%m-%d %H:%M} UTC (oldest result file")
 
@@ -124,7 +128,7 @@ def test_open_regression_stories_are_listed_with_their_bug_keys(base: Run, clien
     fixed = Regression.objects.filter(kind="regression", fixed_in__isnull=False).first()
     text = _writeup(client, base)
     stories = _section(text, "## Open regression stories")
-    row = next(r for r in _table_rows(stories) if r[0] == f"[group point queries]({story.get_absolute_url()})")
+    row = next(r for r in _table_rows(stories) if r[0] == f"[group point queries]({SITE}{story.get_absolute_url()})")
     assert row[1].startswith("5.7.44")
     assert row[4] == "[MySQL bug #102037](https://bugs.mysql.com/bug.php?id=102037)"
     if fixed is not None:
@@ -134,9 +138,10 @@ def test_open_regression_stories_are_listed_with_their_bug_keys(base: Run, clien
     assert "[MySQL bug #102037](https://bugs.mysql.com/bug.php?id=102037): regression of the group point" in group
 
 
-def test_links_back_are_relative_unless_a_base_url_is_set(base: Run, client: Client) -> None:
-    relative = _writeup(client, base)
-    assert f"[the comparison](/compare/?base={base.pk})" in relative
+def test_links_back_are_absolute_under_the_sites_base_url(base: Run, client: Client) -> None:
+    demo = _writeup(client, base)
+    assert f"[the comparison]({SITE}/compare/?base={base.pk})" in demo
+    assert "](/" not in demo
     with override_settings(BENCHDASH_BASE_URL="https://bench.example.com/"):
         absolute = _writeup(client, base)
     assert f"[the comparison](https://bench.example.com/compare/?base={base.pk})" in absolute
