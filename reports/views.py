@@ -557,6 +557,7 @@ def api_query(comparison: Comparison) -> QueryDict:
     query["red"], query["green"] = str(spec.red), str(spec.green)
     if spec.include_warmups:
         query["include_warmups"] = "true"
+    query["scan_formula"] = spec.scan_formula
     return query
 
 

@@ -81,3 +81,19 @@ def test_the_page_cache_keeps_the_two_formulas_apart(mixed: tuple[Run, Run], cli
     again = client.get("/compare/", {"base": base.pk, "scan_formula": "era"}).content.decode()
     assert 'id="scan-era-warning"' in first and 'id="scan-era-warning"' not in by_spec
     assert 'id="scan-era-warning"' in again
+
+
+def test_the_api_reads_scan_by_the_spec_unless_asked_and_the_pages_api_link_asks_as_the_page_does(
+    mixed: tuple[Run, Run], client: Client
+) -> None:
+    base, _other = mixed
+    by_spec = client.get("/api/compare", {"base": base.pk}).json()
+    assert by_spec["relative_qps"][PG174][SCAN] == pytest.approx(4.0528 / 3.54548)
+    assert by_spec["scan_formula"] == "spec" and by_spec["scan_eras"] == {}
+
+    page = client.get("/compare/", {"base": base.pk}).content.decode()
+    link = unescape(re.search(r'href="([^"]+)" id="api-link"', page)[1])  # type: ignore[index]
+    as_the_page = client.get(link).json()
+    assert as_the_page["relative_qps"][PG174][SCAN] == pytest.approx(10_000 / 3.54548 / 98_100)
+    assert as_the_page["scan_eras"] == {"tps×rows/1000": [PG1122], "spec": [PG174]}
+    assert client.get("/api/compare", {"base": base.pk, "scan_formula": "both"}).status_code in (400, 422)
