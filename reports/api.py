@@ -36,6 +36,8 @@ class CompareParams(Schema):
     metrics: bool = False
     # Every version unless asked for the long-term release lines only (runs/releases.py).
     releases: Literal["long-term", "all"] = "all"
+    # Every run's scan by the spec's formula (comparable), unless asked for each run's own scripts' formula.
+    scan_formula: Literal["spec", "era"] = "spec"
 
 
 # The text exports are the same 200 in other media types: documented beside the JSON body.
@@ -65,9 +67,11 @@ def compare(request: HttpRequest, params: Query[CompareParams]) -> Any:
     exports as text instead. Without ``dop``, every format compares at the
     concurrency at which the base measured the most microbenchmarks (warm-ups
     not counted, ties to the fewest clients); ``dop`` in the JSON says which. ``releases=long-term`` leaves out the
-    short-term releases of a series that mixes both kinds (every version by default). Every answer carries a
-    strong ``ETag``; sent back in ``If-None-Match`` it gets a 304 until a run of the series arrives or goes, or
-    the release lines change.
+    short-term releases of a series that mixes both kinds (every version by default). ``scan_formula=era`` reads
+    scan as each run's own scripts computed it (tps × table size / 1000 in mid-March to mid-April 2025) instead
+    of by the spec's formula for every run; ``scan_eras`` then names the runs of each formula when they are mixed.
+    Every answer carries a strong ``ETag``; sent back in ``If-None-Match`` it gets a 304 until a run of the
+    series arrives or goes, or the release lines change.
     """
     try:
         base = resolve_run(params.base, server=params.server, workload=params.workload)
@@ -81,6 +85,7 @@ def compare(request: HttpRequest, params: Query[CompareParams]) -> Any:
             red=params.red,
             green=params.green,
             include_warmups=params.include_warmups,
+            scan_formula=params.scan_formula,
         )
         spec = spec_for_format(spec, params.format, metrics=params.metrics)
         # Everything the document holds: the series' runs (its stamp changes when one arrives or goes), the release

@@ -28,11 +28,12 @@ from reports.models import GroupSetDefinition
 from reports.reference import REFERENCE_BLOCKS, ls_sort_key, reference_block
 from runs.models import Result, Run
 from suites import groups as groupsets
+from suites.sysbench import parse as sysbench
 
 HW_METRICS = ("cpu_o", "cs_o", "r_o", "rkb_o", "wkb_o", "o_s")
 CACHE_SECONDS = 24 * 3600
 # Bump when the payload's shape changes, so old cached payloads are never read.
-PAYLOAD_VERSION = 7
+PAYLOAD_VERSION = 8
 
 
 class ComparisonError(ValueError):
@@ -49,6 +50,10 @@ class ComparisonSpec:
     green: float = stats.DEFAULT_GREEN
     include_warmups: bool = False
     noise_k: float = 2.0
+    # How scan's QPS is read: "spec", every run by the spec's formula, so runs of both eras compare (what
+    # regression detection and timelines need); "era", each run by the formula its own scripts used, as the
+    # author published it (the comparison page's default, which then warns when the eras are mixed).
+    scan_formula: str = "spec"
 
     def cache_key(self, stamp: str) -> str:
         raw = json.dumps(asdict(self), sort_keys=True) + stamp
@@ -106,6 +111,9 @@ class Comparison:
     cache_key: str = ""  # set by get_comparison: derived artefacts (charts) are cached under it too
     # Insert Benchmark: (column, step) whose background inserts missed the SLA; never flagged red/green.
     sla_missed: set[tuple[str, str]] = field(default_factory=set)
+    # The scan formula of each run in the table ("spec" or "tps×rows/1000") → their names, when the table mixes
+    # both and shows scan as each run reported it: the page warns and offers the spec's formula for all.
+    scan_eras: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def others(self) -> list[Column]:
@@ -147,6 +155,8 @@ class Comparison:
                 "metric_ratios": self.metric_ratios,
                 "warnings": self.warnings,
                 "sla_missed": [list(cell) for cell in sorted(self.sla_missed)],
+                "scan_formula": self.spec.scan_formula,
+                "scan_eras": self.scan_eras,
             }
         )
 
@@ -197,6 +207,7 @@ class SeriesRun:
     started_at: str | None = None
     sysbench_version: str = ""
     commands: Mapping[str, str] | None = None
+    scan_formula: str = ""  # the formula its own sb.r.qps.scan used; "" when it reported none
 
 
 class SeriesResult(NamedTuple):
@@ -211,6 +222,7 @@ class SeriesResult(NamedTuple):
     metrics: tuple[float | None, ...]  # HW_METRICS, in that order
     suite: str
     is_warmup: bool = False  # loaded whatever the warm-up switch, so the concurrency rule never depends on it
+    tps: float | None = None  # transactions/s: scan's value under the tps×rows/1000 formula is made from it
 
 
 @dataclass(frozen=True)
@@ -257,6 +269,7 @@ def load_series(spec: ComparisonSpec) -> Series:
             started_at=run.started_at.isoformat() if run.started_at else None,
             sysbench_version=run.sysbench_version,
             commands=run.commands,
+            scan_formula=run.scan_formula,
         )
         for run in runs_qs.select_related("build__version__dbms", "config").order_by(
             "build__version__sort_key", "build__name", "config__name", "started_at", "pk"
@@ -277,8 +290,8 @@ def load_series(spec: ComparisonSpec) -> Series:
     # Not ordered by the database: ordering by the runs' versions there joins every run of the archive into
     # the plan. build_comparison sorts them.
     results = tuple(
-        SeriesResult(run_id, mb_id, test, range_size, dop, qps, tuple(metrics), suite, warmup)
-        for run_id, mb_id, test, range_size, dop, qps, *metrics, suite, warmup in rows.order_by().values_list(
+        SeriesResult(run_id, mb_id, test, range_size, dop, qps, tuple(metrics), suite, warmup, tps)
+        for run_id, mb_id, test, range_size, dop, qps, *metrics, suite, warmup, tps in rows.order_by().values_list(
             "run_id",
             "microbenchmark_id",
             "microbenchmark__test",
@@ -288,6 +301,7 @@ def load_series(spec: ComparisonSpec) -> Series:
             *HW_METRICS,
             "microbenchmark__suite",
             "microbenchmark__is_warmup",
+            "tps",
         )
     )
     suite = base_run.workload.suite
@@ -383,6 +397,7 @@ def build_comparison(series: Series) -> Comparison:
     base_labels: dict[int, set[str]] = defaultdict(set)
     samples: dict[tuple[str, str, int], list[tuple[Any, ...]]] = defaultdict(list)
     microbenchmark_ids: dict[str, int] = {}
+    run_of = {run.id: run for run in series.runs}
     for row in results:
         label = f"{row.test}_range={row.range_size}" if row.range_size is not None else row.test
         microbenchmark_ids[label] = row.microbenchmark_id
@@ -391,7 +406,8 @@ def build_comparison(series: Series) -> Comparison:
             measured_dops.add(row.dop)
             if column_of_run[row.run_id] == base_key:
                 base_labels[row.dop].add(label)
-        samples[(column_of_run[row.run_id], label, row.dop)].append((row.qps, *row.metrics))
+        qps_value = scan_qps(row, run_of[row.run_id], spec.scan_formula)
+        samples[(column_of_run[row.run_id], label, row.dop)].append((qps_value, *row.metrics))
     if not samples:
         raise ComparisonError(f"{base_run.name} has no results to compare")
     dop = spec.dop if spec.dop is not None else main_concurrency(base_labels, every_dop)
@@ -490,7 +506,42 @@ def build_comparison(series: Series) -> Comparison:
         pk_mode=series.pk_mode,
         warnings=warnings,
         sla_missed=sla_missed,
+        scan_eras=scan_eras(series.runs, result.labels) if spec.scan_formula == "era" else {},
     )
+
+
+SCAN_FORMULA_CHOICES = ("era", "spec")
+
+
+def scan_qps(row: SeriesResult, run: SeriesRun, formula: str) -> float:
+    """A result's QPS as the comparison reads it: stored QPS is the spec's, so only a scan of a run whose own
+    scripts used tps × table size / 1000 changes, and only when each run is read by its own era's formula."""
+    if formula == "spec" or run.scan_formula != sysbench.SCAN_TPS_ROWS or row.suite != suites.SYSBENCH.name:
+        return row.qps
+    if sysbench.base_test(row.test) != "scan":
+        return row.qps
+    command = (run.commands or {}).get(sysbench.test_label(row.test, row.range_size or 0), "")
+    table_size = sysbench.parse_command(command).get("table-size", "")
+    value = sysbench.scan_value(
+        sysbench.SCAN_TPS_ROWS,
+        table_size=int(table_size) if table_size.isdigit() else None,
+        tps=row.tps,
+        lat_avg_ms=None,
+    )
+    return value if value is not None else row.qps
+
+
+def scan_eras(runs: Sequence[SeriesRun], labels: Sequence[str]) -> dict[str, list[str]]:
+    """The runs of each scan formula when a table with scan in it mixes both; {} when it does not."""
+    if not any(sysbench.base_test(label.rsplit("_range=", 1)[0]) == "scan" for label in labels):
+        return {}
+    eras: dict[str, list[str]] = defaultdict(list)
+    for run in runs:
+        # A run that reported no scan value of its own is stored and read by the spec's formula.
+        eras[sysbench.SCAN_TPS_ROWS if run.scan_formula == sysbench.SCAN_TPS_ROWS else sysbench.SCAN_SPEC].append(
+            run.name
+        )
+    return dict(eras) if len(eras) > 1 else {}
 
 
 # Said on the comparison page beside the concurrency it chose.

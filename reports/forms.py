@@ -18,6 +18,12 @@ class CompareForm(forms.Form):
     red = forms.FloatField(label="Red at or below", required=False, initial=0.95, min_value=0)
     green = forms.FloatField(label="Green at or above", required=False, initial=1.05, min_value=0)
     include_warmups = forms.BooleanField(label="Include warm-up tests", required=False)
+    scan_formula = forms.ChoiceField(
+        label="Scan QPS",
+        required=False,
+        choices=[("era", "as each run's scripts computed it"), ("spec", "the spec's formula for every run")],
+        initial="era",
+    )
     y_min = forms.FloatField(label="Chart y-axis from", required=False, min_value=0)
     y_max = forms.FloatField(label="Chart y-axis to", required=False, min_value=0)
     log = forms.BooleanField(label="Log scale", required=False)

@@ -218,6 +218,8 @@ def _spec(form: CompareForm, base: Run) -> ComparisonSpec:
         red=data["red"] if data.get("red") is not None else 0.95,
         green=data["green"] if data.get("green") is not None else 1.05,
         include_warmups=bool(data.get("include_warmups")),
+        # The page shows scan as each run reported it unless asked otherwise, and warns when eras are mixed.
+        scan_formula=data.get("scan_formula") or "era",
     )
 
 
@@ -254,6 +256,7 @@ COMPARE_PARAMS = (
     "red",
     "green",
     "include_warmups",
+    "scan_formula",
     "y_min",
     "y_max",
     "log",
@@ -523,7 +526,15 @@ def comparison_context(
         "dop_links": _dop_links(query, comparison),
         "rule_query": _rule_query(query),
         "has_repeats": any(c.repeats > 1 for c in comparison.columns),
+        "scan_query": _scan_formula_query(query, "spec" if comparison.spec.scan_formula == "era" else "era"),
     }
+
+
+def _scan_formula_query(query: QueryDict, formula: str) -> str:
+    """The same comparison with scan's QPS read by ``formula`` ("spec" or "era")."""
+    found = query.copy()
+    found["scan_formula"] = formula
+    return found.urlencode()
 
 
 def effective_query(query: QueryDict, comparison: Comparison) -> QueryDict:
@@ -546,6 +557,7 @@ def api_query(comparison: Comparison) -> QueryDict:
     query["red"], query["green"] = str(spec.red), str(spec.green)
     if spec.include_warmups:
         query["include_warmups"] = "true"
+    query["scan_formula"] = spec.scan_formula
     return query
 
 

@@ -235,6 +235,9 @@ class Run(models.Model):
     # test label -> sysbench command line (passwords redacted); dop-independent parts only.
     commands = models.JSONField(default=dict, blank=True)
     sysbench_version = models.CharField(max_length=64, blank=True)
+    # Which formula the run directory's own scan values (sb.r.qps.scan) used: "spec" or "tps×rows/1000" (the
+    # scripts' formula of mid-March to mid-April 2025); blank when it reported none. Result.qps is always the spec's.
+    scan_formula = models.CharField(max_length=16, blank=True)
     warnings = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

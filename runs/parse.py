@@ -71,6 +71,7 @@ class SysbenchDetail:
     load_inserts_per_s: float | None
     sysbench_version: str
     commands: dict[str, str]
+    scan_formula: str  # the formula of the directory's own sb.r.qps.scan ("" when it has none)
     config_text: str | KeptFile  # decoded when its Config row is made: configs are not all in memory at once
     # (name, kind, contents): decoded only when stored, so a bundle's settings files are never all in memory at once
     files: list[tuple[str, str, KeptFile]]
@@ -131,6 +132,7 @@ class ParsedRun:
             "load_inserts_per_s": detail.load_inserts_per_s,
             "commands": detail.commands,
             "sysbench_version": detail.sysbench_version,
+            "scan_formula": detail.scan_formula,
         }
 
 
@@ -260,6 +262,9 @@ def parse_run(run_dir: RunDir, meta: RunMeta, *, bundle_name: str) -> ParsedRun:
     if not results:
         raise sysbench.ParseError(f"{where}: no result files (sb.o.<test>.range<R>.pk<P>.dop<N>) in this run directory")
     warnings.extend(_zero_qps_warnings(run_dir.name, results))
+    reported = {key: metrics["qps"] for key, metrics in summaries.items() if "qps" in metrics}
+    scan_formula, scan_warnings = sysbench.run_scan_formula(outputs, reported)
+    warnings.extend(f"{run_dir.name}: {w}" for w in scan_warnings)
 
     outs = list(outputs.values())
     workload, params = _workload(outs)
@@ -294,6 +299,7 @@ def parse_run(run_dir: RunDir, meta: RunMeta, *, bundle_name: str) -> ParsedRun:
             load_inserts_per_s=load.inserts_per_s if load else None,
             sysbench_version=next((o.sysbench_version for o in outs if o.sysbench_version), ""),
             commands=commands,
+            scan_formula=scan_formula,
             config_text=config_text,
             files=files,
         ),

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -331,6 +332,88 @@ def scan_qps(out: SysbenchOutput, file_name: str = "sb.o") -> float:
     if not math.isfinite(qps):
         raise ParseError(f"{file_name}: scan's rows per second overflow (an average latency of {out.lat_avg_ms} ms)")
     return qps
+
+
+# The two formulas the author's scripts used for scan's reported value (its sb.r.qps file): the spec's, and,
+# between mid-March and mid-April 2025, transactions/s × table size / 1000. Values of the two are not comparable.
+SCAN_SPEC = "spec"
+SCAN_TPS_ROWS = "tps×rows/1000"
+SCAN_FORMULAS = (SCAN_SPEC, SCAN_TPS_ROWS)
+# sb.r.qps holds what the scripts printed from sysbench's rounded "(X per sec.)": agreement within 2% is a match.
+SCAN_MATCH_TOLERANCE = 0.02
+
+
+def scan_value(formula: str, *, table_size: int | None, tps: float | None, lat_avg_ms: float | None) -> float | None:
+    """Scan's value under one of the two formulas, or None when the numbers it needs are missing."""
+    if not table_size:
+        return None
+    if formula == SCAN_SPEC:
+        return (table_size / 1000) / (lat_avg_ms / 1000) if lat_avg_ms else None
+    if formula == SCAN_TPS_ROWS:
+        return tps * table_size / 1000 if tps is not None else None
+    raise ValueError(f"unknown scan formula {formula!r}; known: {', '.join(SCAN_FORMULAS)}")
+
+
+def scan_formula(reported: float, out: SysbenchOutput) -> str | None:
+    """Which formula gave a scan value the scripts reported (sb.r.qps), from its sb.o; None when neither did.
+
+    With one client both formulas give the same value: that is the spec's.
+    """
+    best: tuple[float, str] | None = None
+    for formula in SCAN_FORMULAS:
+        value = scan_value(formula, table_size=out.table_size, tps=out.tps, lat_avg_ms=out.lat_avg_ms)
+        if value is None or not value:
+            continue
+        off = abs(reported - value) / value
+        if off <= SCAN_MATCH_TOLERANCE and (best is None or off < best[0]):
+            best = (off, formula)
+    return best[1] if best else None
+
+
+def run_scan_formula(
+    outputs: Mapping[tuple[str, int, int], SysbenchOutput], reported: Mapping[tuple[str, int], list[float]]
+) -> tuple[str, list[str]]:
+    """The scan formula of a run directory's own sb.r.qps.scan values, checked against its sb.o files.
+
+    ``outputs``: sb.o by (test, range, concurrency); ``reported``: sb.r.qps values by (test, range), one per
+    concurrency in run order. Returns the formula ("" when the directory has no sb.r.qps for a scan test that
+    also has sb.o) and what to warn about: a value that is not the spec's.
+    """
+    found: set[str] = set()
+    warnings: list[str] = []
+    for (test, range_size), values in sorted(reported.items()):
+        if base_test(test) != "scan" or is_warmup(test):
+            continue
+        dops = sorted(dop for (t, r, dop) in outputs if t == test and r == range_size)
+        if not dops or len(dops) != len(values):
+            continue
+        where = f"sb.r.qps.{test}.range{range_size}"
+        for dop, value in zip(dops, values, strict=True):
+            out = outputs[(test, range_size, dop)]
+            formula = scan_formula(value, out)
+            spec = scan_value(SCAN_SPEC, table_size=out.table_size, tps=out.tps, lat_avg_ms=out.lat_avg_ms)
+            if formula is not None:
+                found.add(formula)
+            if formula == SCAN_SPEC or spec is None:
+                continue
+            if formula == SCAN_TPS_ROWS:
+                warnings.append(
+                    f"{where} reports {value:g} at {dop} threads: transactions/s × table size / 1000 (the scripts' "
+                    f"formula of mid-March to mid-April 2025), not the spec's {spec:.6g}; stored as the spec "
+                    "computes it, the run marked as of the tps×rows/1000 era"
+                )
+            else:
+                era = scan_value(SCAN_TPS_ROWS, table_size=out.table_size, tps=out.tps, lat_avg_ms=out.lat_avg_ms)
+                other = f" nor tps×rows/1000 ({era:.6g})" if era is not None else ""
+                warnings.append(
+                    f"{where} reports {value:g} at {dop} threads: neither the spec's formula ({spec:.6g}){other}; "
+                    "stored as the spec computes it"
+                )
+    if len(found) > 1:
+        warnings.append(f"sb.r.qps.scan values of both formulas in one run ({', '.join(sorted(found))})")
+    # One value of the older formula makes the run's reported scan numbers that era's.
+    formula = SCAN_TPS_ROWS if SCAN_TPS_ROWS in found else SCAN_SPEC if found else ""
+    return formula, warnings
 
 
 # --------------------------------------------------------------------------- sb.met
