@@ -4,11 +4,36 @@ import logging
 import os
 from typing import Any
 
+import redis
 from celery import Celery, bootsteps
+from kombu.transport import redis as kombu_redis
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "benchdash.settings")
 
 log = logging.getLogger(__name__)
+
+
+class _RedisChannel(kombu_redis.Channel):
+    def _connparams(self, asynchronous: bool = False) -> dict[str, Any]:
+        # When the broker connection is lost, Celery collects the connection, which detaches its transport,
+        # and then still reaches its old channel: to close it (giving its unacknowledged messages back) and,
+        # once a task running through the outage ends, to acknowledge it. kombu's channel then reads the
+        # detached transport's settings and fails with an AttributeError ('NoneType' object has no attribute
+        # 'hostname'), which is no connection error, so it went up as "Unrecoverable error" and the worker
+        # exited. Said as what it is, the broker connection being gone, Celery ignores it on closing and logs
+        # it on acknowledging; Redis gives the message back after the visibility timeout, and the
+        # (idempotent) task finds its work done.
+        if self.connection.client is None:
+            raise redis.exceptions.ConnectionError("this channel's broker connection is closed")
+        params: dict[str, Any] = super()._connparams(asynchronous=asynchronous)
+        return params
+
+
+class RedisBrokerTransport(kombu_redis.Transport):
+    """kombu's Redis transport, whose channels outlive the loss of their connection (see ``_RedisChannel``)."""
+
+    Channel = _RedisChannel
+
 
 app = Celery("benchdash")
 app.config_from_object("django.conf:settings", namespace="CELERY")

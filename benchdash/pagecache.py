@@ -64,6 +64,23 @@ def _usernav_placeholder(nonce: str) -> str:
     return f"<!--benchdash:usernav:{nonce}-->"
 
 
+def cached(key: str) -> Any:
+    """``cache.get(key)``, or None (a miss) while the cache is unreachable: nothing in it is needed."""
+    try:
+        return cache.get(key)
+    except Exception:
+        log.warning("cache unavailable: %s computed afresh", key, exc_info=True)
+        return None
+
+
+def keep(key: str, value: Any, seconds: int) -> None:
+    """``cache.set``, skipped while the cache is unreachable (the value is computed again next time)."""
+    try:
+        cache.set(key, value, seconds)
+    except Exception:
+        log.warning("cache unavailable: %s not kept", key, exc_info=True)
+
+
 def counter(name: str) -> int:
     """A number that changes whenever ``bump(name)`` is called.
 

@@ -245,6 +245,8 @@ CELERY_BROKER_CONNECTION_TIMEOUT = 5
 # A task running when the connection drops finishes; its late acknowledgement is lost, so the message is
 # delivered again and the (idempotent) task finds its work done.
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
+# kombu's Redis transport, made to survive a broker connection lost with a task in flight (see the class).
+CELERY_BROKER_TRANSPORT = "benchdash.celery:RedisBrokerTransport" if REDIS_URL else None
 
 # The cache: pages, never needed for correctness (everything in it can be recomputed).
 # REDIS_CACHE_URL puts it on a Redis of its own (one with an eviction policy); without it, the cache shares

@@ -17,7 +17,6 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, NamedTuple
 
-from django.core.cache import cache
 from django.db.models import Count, Max
 
 import suites
@@ -173,12 +172,12 @@ def get_comparison(spec: ComparisonSpec) -> Comparison:
         raise ComparisonError(f"no run with id {spec.base_run_id}")
     # Group set definitions can change without a run arriving: their generation is part of the key.
     key = spec.cache_key(f"{series_stamp(base['server_id'], base['workload_id'])}|g{pagecache.generation()}")
-    found = cache.get(key)
+    found = pagecache.cached(key)
     if found is not None:
         return found  # type: ignore[no-any-return]
     comparison = compute_comparison(spec)
     comparison.cache_key = key
-    cache.set(key, comparison, CACHE_SECONDS)
+    pagecache.keep(key, comparison, CACHE_SECONDS)
     return comparison
 
 

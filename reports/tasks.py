@@ -10,6 +10,7 @@ from celery import shared_task
 from django.db import transaction
 from django.db.models import Max, Min
 from django.utils import timezone
+from kombu.exceptions import OperationalError as KombuOperationalError
 
 from reports.compare import ComparisonError
 from reports.models import SeriesSummary
@@ -33,7 +34,16 @@ def refresh_after_import(bundle_id: int) -> None:
     """Queue the refresh of every series a bundle touched (after the import's commit)."""
     series = set(Run.objects.filter(bundle_id=bundle_id).values_list("server_id", "workload_id").distinct())
     for server_id, workload_id in series:
-        transaction.on_commit(functools.partial(refresh_series_task.delay, server_id, workload_id))
+        transaction.on_commit(functools.partial(_send_refresh, server_id, workload_id))
+
+
+def _send_refresh(server_id: int, workload_id: int) -> None:
+    try:
+        refresh_series_task.delay(server_id, workload_id)
+    except KombuOperationalError as exc:
+        # The broker is away: the import itself is committed and must not be reported as failed.
+        # refresh_lost_series finds this series once the broker is back.
+        log.warning("refresh of series %s/%s not queued (%s); refresh_lost_series will", server_id, workload_id, exc)
 
 
 # Imports older than this whose series summary is older than the import lost their refresh; newer ones may

@@ -11,7 +11,6 @@ from typing import Any, cast
 
 from django import forms
 from django.conf import settings
-from django.core.cache import cache
 from django.db import IntegrityError
 from django.db.models import Count, Max, Min
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict
@@ -581,10 +580,10 @@ def _cached(key: str, build: Callable[[], Any]) -> Any:
     """Derived artefacts of a cached comparison (chart JSON) live as long as it does."""
     if not key:
         return build()
-    found = cache.get(key)
+    found = pagecache.cached(key)
     if found is None:
         found = build()
-        cache.set(key, found, CACHE_SECONDS)
+        pagecache.keep(key, found, CACHE_SECONDS)
     return found
 
 

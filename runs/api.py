@@ -1,4 +1,5 @@
-"""HTTP API for bundles: ``POST /api/bundles/`` (multipart) and ``GET /api/bundles/{id}``."""
+"""HTTP API for bundles: ``POST /api/bundles/`` (multipart), ``GET /api/bundles/{id}`` and
+``POST /api/bundles/{id}/attach`` (a skipped run held under another series, added to the bundle's)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from ninja.files import UploadedFile
 
 from accounts.permissions import UPLOAD, api_auth
 from runs.api_errors import ErrorOut, ValidationErrorOut, responses
+from runs.attach import AttachError, attach_run, attachable
 from runs.importer import ImportFailed
 from runs.models import Bundle, Run, Server
 from runs.submit import submit_bundle
@@ -46,6 +48,12 @@ class SkippedRunOut(Schema):
     name: str
     bundle_id: int | None = Field(description="the bundle it was imported from")
     url: str | None
+    attachable: bool = Field(
+        False,
+        description="it is held under another server or workload than this bundle meant, so this series lacks "
+        "it: POST its id to the bundle's attach endpoint to add it",
+    )
+    attached_run_id: int | None = Field(None, description="the run it was attached as, to this bundle's series")
 
 
 class BundleOut(Schema):
@@ -66,6 +74,20 @@ class BundleOut(Schema):
     )
 
 
+def _run_out(request: HttpRequest, run: Run) -> RunOut:
+    """``run`` annotated with ``n_results`` and its build, version, DBMS, server and workload selected."""
+    return RunOut(
+        id=run.pk,
+        name=run.name,
+        dbms=run.build.version.dbms.name,
+        version=run.build.version.text,
+        server=run.server.name,
+        workload=run.workload.name,
+        results=run.n_results,  # type: ignore[attr-defined]
+        url=request.build_absolute_uri(run.get_absolute_url()),
+    )
+
+
 def bundle_out(request: HttpRequest, bundle: Bundle, *, already_imported: bool = False) -> BundleOut:
     runs = (
         Run.objects.filter(bundle=bundle)
@@ -74,20 +96,9 @@ def bundle_out(request: HttpRequest, bundle: Bundle, *, already_imported: bool =
         .order_by("build__version__sort_key", "name")
     )
     skipped = bundle.stats.get("skipped_runs", []) if bundle.status == Bundle.Status.IMPORTED else []
+    held = attachable(bundle) if any("attach_to" in entry for entry in skipped) else {}
     progress = {"phase": "", "files_read": 0, "runs_found": 0, "runs_new": 0, "runs_stored": 0, **bundle.progress}
-    run_rows = [
-        RunOut(
-            id=run.pk,
-            name=run.name,
-            dbms=run.build.version.dbms.name,
-            version=run.build.version.text,
-            server=run.server.name,
-            workload=run.workload.name,
-            results=run.n_results,  # type: ignore[attr-defined]
-            url=request.build_absolute_uri(run.get_absolute_url()),
-        )
-        for run in runs
-    ]
+    run_rows = [_run_out(request, run) for run in runs]
     return BundleOut(
         bundle_id=bundle.pk,
         name=bundle.original_name,
@@ -107,6 +118,8 @@ def bundle_out(request: HttpRequest, bundle: Bundle, *, already_imported: bool =
                 name=item.get("name", ""),
                 bundle_id=item.get("bundle_id"),
                 url=request.build_absolute_uri(reverse("runs:run", args=[item["id"]])) if item.get("id") else None,
+                attachable=item.get("id") in held,
+                attached_run_id=held[item["id"]].attached_run_id if item.get("id") in held else None,
             )
             for item in skipped
         ],
@@ -163,3 +176,42 @@ def upload_bundle(
 def get_bundle(request: HttpRequest, bundle_id: int) -> BundleOut:
     """A bundle's import status (queued → importing → imported, or failed), its progress, and its runs."""
     return bundle_out(request, get_object_or_404(Bundle, pk=bundle_id))
+
+
+class AttachIn(Schema):
+    run: int = Field(description="the id of the skipped run to attach (an attachable entry of skipped_runs)")
+
+
+class AttachOut(Schema):
+    created: bool = Field(description="true: attached now; false: it had been attached before, as this run")
+    run: RunOut = Field(description="the run of this bundle's series holding the results")
+    bundle_url: str
+
+
+@router.post(
+    "/bundles/{int:bundle_id}/attach",
+    auth=api_auth(UPLOAD),
+    response=responses({201: AttachOut, 200: AttachOut}, not_found=True),
+)
+def attach_bundle_run(request: HttpRequest, bundle_id: int, body: AttachIn) -> Status[AttachOut] | Status[ErrorOut]:
+    """Attach a run this bundle held under another series to the series the bundle meant (its server and
+    workload): the results are stored once more, as a run of this bundle. 201: attached now; 200: attached
+    before (the same run again, nothing stored); 400: ``run`` is not an attachable skipped run of this bundle;
+    404: no such bundle. Needs the uploader role, as uploading does."""
+    bundle = get_object_or_404(Bundle, pk=bundle_id)
+    try:
+        run, created = attach_run(bundle, body.run)
+    except AttachError as exc:
+        return Status(400, ErrorOut(detail=f"{exc}; the bundle's skipped_runs say which are attachable"))
+    counted = (
+        Run.objects.filter(pk=run.pk)
+        .select_related("build__version__dbms", "server", "workload")
+        .annotate(n_results=Count("results"))
+        .get()
+    )
+    out = AttachOut(
+        created=created,
+        run=_run_out(request, counted),
+        bundle_url=request.build_absolute_uri(bundle.get_absolute_url()),
+    )
+    return Status(201 if created else 200, out)

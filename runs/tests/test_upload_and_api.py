@@ -384,6 +384,9 @@ def test_the_api_answers_200_with_links_when_every_run_of_a_new_bundle_was_impor
             "name": run,
             "bundle_id": original.bundle_id,
             "url": f"http://testserver/runs/{original.pk}/",
+            # Held under the same server and workload: nothing to attach.
+            "attachable": False,
+            "attached_run_id": None,
         }
     ]
     assert Run.objects.count() == 1

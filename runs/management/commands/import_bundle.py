@@ -16,6 +16,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError, InterfaceError, OperationalError
 
+from runs.attach import attach_run, attachable
 from runs.models import Bundle, Result, Run
 from runs.signals import announce_import
 
@@ -44,6 +45,12 @@ class Command(BaseCommand):
         parser.add_argument("--server", help="server name for every run (else the manifest's, else derived)")
         parser.add_argument("--workload", help="workload label for every run (else derived from the commands)")
         parser.add_argument(
+            "--attach-existing",
+            action="store_true",
+            help="runs whose results were already imported for another server or workload are added to this "
+            "series too (as attach_existing = true in the manifest does), instead of being skipped",
+        )
+        parser.add_argument(
             "--jobs",
             type=int,
             default=min(os.cpu_count() or 1, 4),
@@ -55,7 +62,12 @@ class Command(BaseCommand):
         from runs.bulk import analyze_if_grown
         from runs.importer import ImportFailed, submit_and_import
 
-        overrides = {"server": options["server"], "workload": options["workload"]}
+        # A false attach_existing is left out, so a manifest's own attach_existing = true still applies.
+        overrides = {
+            "server": options["server"],
+            "workload": options["workload"],
+            "attach_existing": options["attach_existing"] or None,
+        }
         failures = added_runs = added_results = 0
         for path, read in _read_ahead(options["paths"], overrides, max(1, options["jobs"])):
             try:
@@ -82,6 +94,8 @@ class Command(BaseCommand):
             if report.already_imported:
                 when = f" on {report.imported_at:%Y-%m-%d %H:%M} UTC" if report.imported_at else ""
                 self.stdout.write(f"{name}: already imported{when} as bundle {report.bundle_id}, nothing new")
+                if options["attach_existing"]:
+                    self._attach_skipped(report.bundle_id)
                 continue
             if report.nothing_new:
                 self.stdout.write(
@@ -108,6 +122,16 @@ class Command(BaseCommand):
         analyze_if_grown({Run: added_runs, Result: added_results})
         if failures:
             raise CommandError(f"{failures} of {len(options['paths'])} bundles failed; nothing was written for them")
+
+    def _attach_skipped(self, bundle_id: int) -> None:
+        """These bytes were imported before without attaching: their runs held under another series are
+        attached now, as the bundle's page would."""
+        bundle = Bundle.objects.get(pk=bundle_id)
+        for holder_id, entry in attachable(bundle).items():
+            run, created = attach_run(bundle, holder_id)
+            where = f"server {run.server.name}, workload {run.workload.name}"
+            done = "attached" if created else "was attached before"
+            self.stdout.write(f"  {entry.name}: {done} to the series {where} as run {run.pk}")
 
 
 def _read_and_parse(path: Path, overrides: Mapping[str, Any]) -> _Parsed:
