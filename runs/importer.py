@@ -101,6 +101,8 @@ class ImportReport:
     ignored_files: int = 0
     warnings: list[str] = field(default_factory=list)
     imported_at: datetime | None = None
+    # {"path", "reason"} of the first files not read (``ignored_files`` counts them all).
+    ignored: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def nothing_new(self) -> bool:
@@ -114,6 +116,7 @@ class ImportReport:
             "already_imported": self.already_imported,
             "imported_at": self.imported_at.isoformat() if self.imported_at else None,
             "ignored_files": self.ignored_files,
+            "ignored": self.ignored,
             "warnings": self.warnings,
             "runs": [
                 {
@@ -317,6 +320,7 @@ def import_bundle(bundle_id: int, *, pre_parsed: PreParsed | None = None) -> Imp
                     "format": parsed.format,
                     "members": parsed.members,
                     "ignored_files": parsed.ignored_files,
+                    "ignored": report.ignored,
                     "runs": len(report.runs),
                     "results": sum(r.results for r in report.runs),
                     "warnings": report.warnings[:200],
@@ -411,6 +415,7 @@ def _report_existing(bundle: Bundle) -> ImportReport:
             for run in runs
         ],
         ignored_files=bundle.stats.get("ignored_files", 0),
+        ignored=list(bundle.stats.get("ignored", [])),
         warnings=list(bundle.stats.get("warnings", [])),
     )
 
@@ -434,6 +439,7 @@ def _store(
         runs=[],
         ignored_files=parsed.ignored_files,
         warnings=list(parsed.warnings),
+        ignored=[{"path": path, "reason": reason} for path, reason in parsed.ignored],
     )
     new = _new_runs(parsed.runs, report)
     if not new:
