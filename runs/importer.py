@@ -46,6 +46,7 @@ from runs.models import (
 )
 from runs.parse import ImportFailed, ParsedBundle, ParsedRun, bad_input, parse_bundle
 from runs.versions import sort_key
+from suites.sysbench import parse as sysbench
 
 # Callers import the import path's names from here, whichever module defines them.
 __all__ = [
@@ -388,6 +389,7 @@ def _report_existing(bundle: Bundle) -> ImportReport:
     counts = dict(Result.objects.filter(run__bundle=bundle).values_list("run").annotate(n=Count("id")).order_by())
     tests = dict(
         Result.objects.filter(run__bundle=bundle)
+        .exclude(microbenchmark__suite=suites.SYSBENCH.name, microbenchmark__test=sysbench.LOAD_TEST)  # not a test
         .values_list("run")
         .annotate(n=Count("microbenchmark", distinct=True))
         .order_by()

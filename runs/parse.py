@@ -138,7 +138,9 @@ class ParsedRun:
 
     @property
     def tests(self) -> int:
-        return len({(r["test"], r["range_size"]) for r in self.results})
+        """Microbenchmarks measured; the load step is a result but not a test."""
+        load = sysbench.LOAD_TEST if self.suite == suites.SYSBENCH.name else None
+        return len({(r["test"], r["range_size"]) for r in self.results if r["test"] != load})
 
     @property
     def attach_existing(self) -> bool:
