@@ -21,6 +21,7 @@ from typing import IO, Any
 from django.conf import settings
 
 import suites
+from runs import bundle
 from runs.bundle import BundleContents, BundleError, KeptFile, Limits, RunDir, manifest_path, read_bundle
 from runs.manifest import MANIFEST_NAME, Manifest, ManifestError, RunMeta, parse_manifest
 from suites.base import Suite, SuiteRun
@@ -61,6 +62,18 @@ NOT_A_RESULT = "not a result file of any suite"
 SCRIPT_OUTPUT = "other output of the run scripts (ls, sizes, DBMS statistics): kept in the archive, not parsed"
 NOT_READ_BY_SUITE = "recognised by its suite but not read (a copy of another file, or notes)"
 SECOND_COPY = "settings already kept from another file of the same kind"
+# What someone reading the list should see first: files that look like results but could not be used, then
+# the routine ones (raw samples, copies, other output) that every bundle has by the hundred.
+_NEEDS_A_LOOK = (
+    NO_SB_O,
+    NO_PREPARE_O,
+    LOAD_UNFINISHED,
+    SECOND_LOAD,
+    SUMMARY_MISMATCH,
+    NO_SB_R_QPS,
+    bundle.OUTSIDE_RUN_DIR,
+    bundle.UNNAMED_FOLDER,
+)
 # How many ignored files a bundle lists (the rest are counted): enough to see what was left out.
 IGNORED_SHOWN = 200
 
@@ -532,7 +545,7 @@ def parse_bundle(
         ignored_files=ignored,
         warnings=warnings,
         server_info=info,
-        ignored=listed[:IGNORED_SHOWN],
+        ignored=sorted(listed, key=lambda item: item[1] not in _NEEDS_A_LOOK)[:IGNORED_SHOWN],
     )
 
 

@@ -102,3 +102,18 @@ def test_a_real_tarball_lists_its_unread_files_with_reasons_bounded(corpus: Path
     resource = Client().get(f"/api/bundles/{bundle.pk}").json()
     assert resource["ignored_files"] == total
     assert resource["ignored"] == listed
+
+
+def test_files_that_look_like_results_but_were_not_used_are_listed_first(corpus: Path) -> None:
+    # The real tarball without one test's sb.o: its sb.met is one of 1200 files not read, and listed first.
+    with tarfile.open(corpus / "sysbench-pg-tarballs" / f"{PG174}.tar.gz") as tar:
+        files = {}
+        for m in tar:
+            fh = tar.extractfile(m) if m.isfile() else None
+            if fh is not None and not m.name.endswith("/sb.o.insert.range100.pk1.dop40"):
+                files[m.name] = fh.read()
+    report = submit_and_import(tgz_of_files(files), name="no-insert.tar.gz", source=Bundle.Source.COMMAND)
+    bundle = Bundle.objects.get(pk=report.bundle_id)
+    assert bundle.stats["ignored_files"] > IGNORED_SHOWN
+    assert bundle.stats["ignored"][0] == {"path": f"{PG174}/sb.met.insert.range100.pk1.dop40", "reason": NO_SB_O}
+    assert report.runs[0].tests == 38
