@@ -13,7 +13,9 @@ from typing import cast
 import suites
 from reports import ibench, markers, reference
 from reports.compare import Comparison, ComparisonSpec
+from runs.models import Result
 from suites.dbbench import parse as dbbench
+from suites.sysbench import parse as sysbench
 
 FORMATS = ("tsv", "csv", "json", "markdown")
 CONTENT_TYPES = {
@@ -75,11 +77,13 @@ def dbbench_table(
 
 
 def _metrics(comparison: Comparison, keys: list[str]) -> str:
-    """The ``o.met.all`` layout: one block per sb.met file (test at the comparison's concurrency)."""
-    files: list[str] = []
-    metrics = {}
+    """The ``o.met.all`` layout: the load step's block (sb.prepare.met) first, then one block per sb.met file
+    (test at the comparison's concurrency)."""
+    files, metrics = _load_blocks(comparison, keys)
     for label in comparison.labels:
         test, _, range_size = label.rpartition("_range=")
+        if sysbench.is_load(test):
+            continue  # printed above, whatever the comparison's concurrency
         file = f"sb.met.{test}.range{range_size}.pk{comparison.pk_mode}.dop{comparison.dop}"
         files.append(file)
         for key in keys:
@@ -88,6 +92,38 @@ def _metrics(comparison: Comparison, keys: list[str]) -> str:
     return reference.format_met_blocks(
         keys, files, cast("Mapping[tuple[str, str], Mapping[str, float] | None]", metrics)
     )
+
+
+def _load_blocks(
+    comparison: Comparison, keys: list[str]
+) -> tuple[list[str], dict[tuple[str, str], Mapping[str, float | None] | None]]:
+    """The sb.prepare.met blocks: each column's load step, at whatever concurrency it loaded (repeated runs
+    averaged, as the comparison averages its results)."""
+    column_of_run = {run_id: column.key for column in comparison.columns for run_id in column.run_ids}
+    rows = (
+        Result.objects.filter(run_id__in=column_of_run, microbenchmark__test=sysbench.LOAD_TEST)
+        .order_by("run_id", "microbenchmark__range_size", "dop")
+        .values_list("run_id", "microbenchmark__range_size", "extra", *reference.MET_KEYS)
+    )
+    samples: dict[tuple[str, str], list[tuple[float | None, ...]]] = {}
+    for run_id, range_size, extra, *values in rows:
+        prepared_for = (extra or {}).get("prepared_for", sysbench.LOAD_TEST)
+        file = f"sb.prepare.met.{prepared_for}.range{range_size}.pk{comparison.pk_mode}"
+        samples.setdefault((column_of_run[run_id], file), []).append(tuple(values))
+    metrics: dict[tuple[str, str], Mapping[str, float | None] | None] = {}
+    for key, file in samples:
+        metrics[(key, file)] = _mean_metrics(samples[(key, file)])
+    # A load without its sb.prepare.met file has no block, as the author's scripts print none for it.
+    files = sorted({file for (_, file), values in metrics.items() if values is not None}, key=reference.ls_sort_key)
+    return files, metrics
+
+
+def _mean_metrics(samples: list[tuple[float | None, ...]]) -> dict[str, float | None] | None:
+    means: dict[str, float | None] = {}
+    for i, key in enumerate(reference.MET_KEYS):
+        values = [v for s in samples if (v := s[i]) is not None]
+        means[key] = sum(values) / len(values) if values else None
+    return means if any(v is not None for v in means.values()) else None
 
 
 def filename(comparison: Comparison, fmt: str, *, absolute: bool = False, metrics: bool = False) -> str:

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from reports.stats import ComparisonResult, GroupSummary, RunKey, metric_ratio, relative_qps
 from suites.groups import bare_test
+from suites.sysbench.parse import is_load
 
 NA = "NA"
 
@@ -67,6 +68,8 @@ def reference_block(name: str) -> str | None:
     warm-ups included (``scan.warm`` is in the table).
     """
     test = bare_test(name)
+    if is_load(test):
+        return None  # the load step has its own o.met block and no QPS row
     if "point" in test:
         return None if "warm" in test else "point"
     if _WRITE_RE.search(test):

@@ -56,6 +56,11 @@ class SkippedRunOut(Schema):
     attached_run_id: int | None = Field(None, description="the run it was attached as, to this bundle's series")
 
 
+class IgnoredFileOut(Schema):
+    path: str = Field(description="where the file is in the bundle")
+    reason: str = Field(description="why it was not read, e.g. no sb.o beside this sb.met")
+
+
 class BundleOut(Schema):
     bundle_id: int
     name: str
@@ -71,6 +76,10 @@ class BundleOut(Schema):
     skipped_runs: list[SkippedRunOut] = Field(description="runs of the bundle imported before, from other bundles")
     warnings: list[str] = Field(
         [], description="what the import noticed: 0 QPS results, runs already imported for another server"
+    )
+    ignored_files: int = Field(0, description="how many files of the bundle were not read")
+    ignored: list[IgnoredFileOut] = Field(
+        [], description="the first of those files (at most 200), each with why it was not read"
     )
 
 
@@ -109,6 +118,8 @@ def bundle_out(request: HttpRequest, bundle: Bundle, *, already_imported: bool =
         note=_note(bundle, already_imported=already_imported, new_runs=len(run_rows), skipped=len(skipped)),
         error=bundle.error,
         warnings=list((bundle.stats or {}).get("warnings", [])),
+        ignored_files=(bundle.stats or {}).get("ignored_files", 0),
+        ignored=[IgnoredFileOut(**item) for item in (bundle.stats or {}).get("ignored", [])],
         url=request.build_absolute_uri(bundle.get_absolute_url()),
         progress=ProgressOut(**progress),
         runs=run_rows,

@@ -58,6 +58,11 @@ RUN_DIR_RE = re.compile(r"x\.[^.]+\..+\.pk[01]")
 MANIFEST_NAME = "benchdash.toml"
 NESTED_ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.zst", ".tar.bz2", ".tar.xz", ".zip")
 IGNORED_LIST_CAP = 1000
+# Why a member outside any run directory was not read, in the words the bundle page and the import output show.
+OUTSIDE_RUN_DIR = "outside a run directory (x.<build>.<config>.pk<N>)"
+UNNAMED_FOLDER = "in a folder not named like a run directory and not named in a manifest's [run_dirs]"
+NOT_A_RESULT = "not a result file of any suite"
+NESTED_TOO_DEEP = "an archive inside a nested archive (only one level of nesting is opened)"
 # Files of a run directory besides the sb.* ones: kept with them when the folder is not named like a run directory.
 _RUN_FOLDER_COMPANIONS = ("my.cnf", "conf.diff")
 
@@ -230,6 +235,8 @@ class BundleContents:
     unpacked_bytes: int
     ignored: list[str]
     ignored_count: int
+    # Path → why it was not read, for the paths in ``ignored``.
+    ignored_reasons: dict[str, str] = field(default_factory=dict)
     # Suite name → its recognised files, in path order.
     suite_files: dict[str, list[SuiteFile]] = field(default_factory=dict)
 
@@ -409,6 +416,7 @@ class _Reader:
         self.run_origin: dict[str, str] = {}
         self.manifests: dict[str, KeptFile] = {}
         self.ignored: list[str] = []
+        self.ignored_reasons: dict[str, str] = {}
         self.ignored_count = 0
         # Suite name → path → file: each suite's own result files (``suites.base.Suite.recognise``).
         self.suite_files: dict[str, dict[str, SuiteFile]] = {}
@@ -441,6 +449,7 @@ class _Reader:
             unpacked_bytes=self.unpacked,
             ignored=self.ignored,
             ignored_count=self.ignored_count,
+            ignored_reasons=self.ignored_reasons,
             suite_files={suite: [files[path] for path in sorted(files)] for suite, files in self.suite_files.items()},
         )
 
@@ -458,9 +467,7 @@ class _Reader:
                     unnamed.append(path)
                 self.stray_sysbench_files += results
                 for name in members:
-                    self.ignored_count += 1
-                    if len(self.ignored) < IGNORED_LIST_CAP:
-                        self.ignored.append(f"{path}/{name}")
+                    self._not_read(f"{path}/{name}", UNNAMED_FOLDER)
                 continue
             folder.name = named
             self.runs[path] = folder
@@ -848,10 +855,21 @@ class _Reader:
             raise self.error(scope, raw, f"cannot be read ({exc})") from exc
 
     def _skip(self, scope: _Scope, parts: list[str]) -> None:
+        shown = "/".join(parts)
+        base = plain_name(parts[-1])
+        if scope.nested and parts[-1].endswith(NESTED_ARCHIVE_SUFFIXES):
+            reason = NESTED_TOO_DEEP
+        elif base.startswith("sb.") or base in _RUN_FOLDER_COMPANIONS:
+            reason = OUTSIDE_RUN_DIR
+        else:
+            reason = NOT_A_RESULT
+        self._not_read(f"{scope.origin}/{shown}" if scope.nested else shown, reason)
+
+    def _not_read(self, path: str, reason: str) -> None:
         self.ignored_count += 1
         if len(self.ignored) < IGNORED_LIST_CAP:
-            shown = "/".join(parts)
-            self.ignored.append(f"{scope.origin}/{shown}" if scope.nested else shown)
+            self.ignored.append(path)
+            self.ignored_reasons[path] = reason
 
 
 # -- tar helpers -----------------------------------------------------------

@@ -46,6 +46,7 @@ from runs.models import (
 )
 from runs.parse import ImportFailed, ParsedBundle, ParsedRun, bad_input, parse_bundle
 from runs.versions import sort_key
+from suites.sysbench import parse as sysbench
 
 # Callers import the import path's names from here, whichever module defines them.
 __all__ = [
@@ -101,6 +102,8 @@ class ImportReport:
     ignored_files: int = 0
     warnings: list[str] = field(default_factory=list)
     imported_at: datetime | None = None
+    # {"path", "reason"} of the first files not read (``ignored_files`` counts them all).
+    ignored: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def nothing_new(self) -> bool:
@@ -114,6 +117,7 @@ class ImportReport:
             "already_imported": self.already_imported,
             "imported_at": self.imported_at.isoformat() if self.imported_at else None,
             "ignored_files": self.ignored_files,
+            "ignored": self.ignored,
             "warnings": self.warnings,
             "runs": [
                 {
@@ -317,6 +321,7 @@ def import_bundle(bundle_id: int, *, pre_parsed: PreParsed | None = None) -> Imp
                     "format": parsed.format,
                     "members": parsed.members,
                     "ignored_files": parsed.ignored_files,
+                    "ignored": report.ignored,
                     "runs": len(report.runs),
                     "results": sum(r.results for r in report.runs),
                     "warnings": report.warnings[:200],
@@ -384,6 +389,7 @@ def _report_existing(bundle: Bundle) -> ImportReport:
     counts = dict(Result.objects.filter(run__bundle=bundle).values_list("run").annotate(n=Count("id")).order_by())
     tests = dict(
         Result.objects.filter(run__bundle=bundle)
+        .exclude(microbenchmark__suite=suites.SYSBENCH.name, microbenchmark__test=sysbench.LOAD_TEST)  # not a test
         .values_list("run")
         .annotate(n=Count("microbenchmark", distinct=True))
         .order_by()
@@ -411,6 +417,7 @@ def _report_existing(bundle: Bundle) -> ImportReport:
             for run in runs
         ],
         ignored_files=bundle.stats.get("ignored_files", 0),
+        ignored=list(bundle.stats.get("ignored", [])),
         warnings=list(bundle.stats.get("warnings", [])),
     )
 
@@ -434,6 +441,7 @@ def _store(
         runs=[],
         ignored_files=parsed.ignored_files,
         warnings=list(parsed.warnings),
+        ignored=[{"path": path, "reason": reason} for path, reason in parsed.ignored],
     )
     new = _new_runs(parsed.runs, report)
     if not new:

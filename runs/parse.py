@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -20,6 +21,7 @@ from typing import IO, Any
 from django.conf import settings
 
 import suites
+from runs import bundle
 from runs.bundle import BundleContents, BundleError, KeptFile, Limits, RunDir, manifest_path, read_bundle
 from runs.manifest import MANIFEST_NAME, Manifest, ManifestError, RunMeta, parse_manifest
 from suites.base import Suite, SuiteRun
@@ -43,6 +45,52 @@ _KEEP_PREFIXES = ("sb.o.", "sb.met.", "sb.r.", "sb.prepare.o.", "sb.prepare.met.
 _KEEP_NAMES = ("my.cnf", "conf.diff", MANIFEST_NAME)
 # Helper output that shares the sb.o. prefix but is not a result (vacuum/analyze logs).
 _SKIP_PREFIXES = ("sb.o.myvac", "sb.o.pgvac")
+
+
+# Why a file of a run directory was not read, in the words the bundle page and the import output show.
+NO_SB_O = "no sb.o beside this sb.met"
+NO_PREPARE_O = "no sb.prepare.o beside this sb.prepare.met"
+LOAD_UNFINISHED = "the load did not finish (no 'Load seconds is' line)"
+SECOND_LOAD = "a second load step in this run directory; the first one is imported"
+SUMMARY_OF_SB_O = "summary of the sb.o files, which were read instead"
+NO_SB_R_QPS = "no sb.o and no sb.r.qps for this test: a summary without its QPS"
+SUMMARY_MISMATCH = "its values do not match the run's concurrencies (see the warnings)"
+IN_SUBFOLDER = "in a folder inside a run directory"
+RAW_SAMPLES = "raw vmstat/iostat/ps samples: kept in the archive, not parsed"
+HELPER_LOG = "a vacuum/analyze log of the run scripts, not a result"
+NOT_A_RESULT = "not a result file of any suite"
+SCRIPT_OUTPUT = "other output of the run scripts (ls, sizes, DBMS statistics): kept in the archive, not parsed"
+NOT_READ_BY_SUITE = "recognised by its suite but not read (a copy of another file, or notes)"
+SECOND_COPY = "settings already kept from another file of the same kind"
+# What someone reading the list should see first: files that look like results but could not be used, then
+# the routine ones (raw samples, copies, other output) that every bundle has by the hundred.
+_NEEDS_A_LOOK = (
+    NO_SB_O,
+    NO_PREPARE_O,
+    LOAD_UNFINISHED,
+    SECOND_LOAD,
+    SUMMARY_MISMATCH,
+    NO_SB_R_QPS,
+    bundle.OUTSIDE_RUN_DIR,
+    bundle.UNNAMED_FOLDER,
+)
+# How many ignored files a bundle lists (the rest are counted): enough to see what was left out.
+IGNORED_SHOWN = 200
+
+_RAW_SAMPLE_RE = re.compile(r"^sb\.(prepare\.)?(vm|io|ps)\.")
+
+
+def why_not_read(name: str) -> str:
+    """Why a file of a run directory that ``wanted`` turns down is not read."""
+    if "/" in name:
+        return IN_SUBFOLDER
+    if _RAW_SAMPLE_RE.match(name):
+        return RAW_SAMPLES
+    if name.startswith(_SKIP_PREFIXES):
+        return HELPER_LOG
+    if name.startswith("sb."):
+        return SCRIPT_OUTPUT
+    return NOT_A_RESULT
 
 
 def wanted(name: str) -> bool:
@@ -98,11 +146,15 @@ class ParsedRun:
     results: list[dict[str, Any]]
     warnings: list[str] = field(default_factory=list)
     ignored_files: int = 0
+    # (path in the bundle, why it was not read) for the files of this run that were not used.
+    ignored: list[tuple[str, str]] = field(default_factory=list)
     sysbench: SysbenchDetail | None = None
 
     @property
     def tests(self) -> int:
-        return len({(r["test"], r["range_size"]) for r in self.results})
+        """Microbenchmarks measured; the load step is a result but not a test."""
+        load = sysbench.LOAD_TEST if self.suite == suites.SYSBENCH.name else None
+        return len({(r["test"], r["range_size"]) for r in self.results if r["test"] != load})
 
     @property
     def attach_existing(self) -> bool:
@@ -144,6 +196,8 @@ class ParsedBundle:
     ignored_files: int
     warnings: list[str]
     server_info: dict[str, Any] = field(default_factory=dict)
+    # (path in the bundle, why it was not read): the first IGNORED_SHOWN of the ignored_files.
+    ignored: list[tuple[str, str]] = field(default_factory=list)
 
 
 def _text(data: bytes) -> str:
@@ -182,7 +236,10 @@ def parse_run(run_dir: RunDir, meta: RunMeta, *, bundle_name: str) -> ParsedRun:
     outputs: dict[tuple[str, int, int], sysbench.SysbenchOutput] = {}
     mets: dict[tuple[str, int, int], dict[str, float]] = {}
     summaries: dict[tuple[str, int], dict[str, list[float]]] = {}
-    load = None
+    load: tuple[sysbench.ResultFileName, sysbench.LoadResult] | None = None
+    load_mets: dict[tuple[str, int], tuple[str, dict[str, float]]] = {}
+    inside = run_dir.path or run_dir.name  # where a file is in the bundle, as the ignored list names it
+    ignored: list[tuple[str, str]] = [(f"{inside}/{n}", why_not_read(n)) for n in run_dir.ignored]
     files: list[tuple[str, str, KeptFile]] = []
     seen_kinds: set[str] = set()
     hasher = hashlib.sha256()
@@ -200,6 +257,10 @@ def parse_run(run_dir: RunDir, meta: RunMeta, *, bundle_name: str) -> ParsedRun:
                 # One copy per kind: the test-by-test copies of settings are the same text.
                 seen_kinds.add(kind)
                 files.append((file_name, kind, run_dir.files[file_name]))
+            elif kind:
+                ignored.append((f"{inside}/{file_name}", SECOND_COPY))
+            elif file_name != MANIFEST_NAME:
+                ignored.append((f"{inside}/{file_name}", NOT_A_RESULT))
             continue
         # One result file in memory at a time; the others stay in the bundle's spill store.
         data = run_dir.files[file_name].read()
@@ -220,12 +281,22 @@ def parse_run(run_dir: RunDir, meta: RunMeta, *, bundle_name: str) -> ParsedRun:
                 _text(data), file_name=path
             )
         elif fn.kind == "prepare.o":
-            load = sysbench.parse_prepare(_text(data)) or load
+            done = sysbench.parse_prepare(_text(data), file_name=path)
+            if done is None:
+                ignored.append((f"{inside}/{file_name}", LOAD_UNFINISHED))
+            elif load is not None:
+                ignored.append((f"{inside}/{file_name}", SECOND_LOAD))
+            else:
+                load = (fn, done)
+        elif fn.kind == "prepare.met":
+            load_mets[(fn.test, fn.range_size)] = (file_name, sysbench.parse_met(_text(data), file_name=path))
 
     results: list[dict[str, Any]] = []
     commands: dict[str, str] = {}
+    used_mets: set[tuple[str, int, int]] = set()
     for (test, range_size, dop), out in outputs.items():
         met = mets.get((test, range_size, dop), {})
+        used_mets.add((test, range_size, dop))
         results.append(_result_row(test, range_size, dop, out, met))
         if out.command:
             commands.setdefault(sysbench.test_label(test, range_size), out.command)
@@ -237,6 +308,7 @@ def parse_run(run_dir: RunDir, meta: RunMeta, *, bundle_name: str) -> ParsedRun:
             continue
         values = metrics["qps"]
         if len(values) != len(dops):
+            ignored.append((f"{inside}/sb.r.qps.{test}.range{range_size}.pk{name.pk}", SUMMARY_MISMATCH))
             warnings.append(
                 f"{run_dir.name}: sb.r.qps.{test}.range{range_size} has {len(values)} values but the run's "
                 f"sb.o files show {len(dops)} concurrencies; skipped"
@@ -257,10 +329,26 @@ def parse_run(run_dir: RunDir, meta: RunMeta, *, bundle_name: str) -> ParsedRun:
                     **{k: v for k, v in mets.get((test, range_size, dop), {}).items() if k in METRIC_FIELDS},
                 }
             )
+            used_mets.add((test, range_size, dop))
             hasher.update(f"{test}.{range_size}.{dop}".encode())
 
     if not results:
         raise sysbench.ParseError(f"{where}: no result files (sb.o.<test>.range<R>.pk<P>.dop<N>) in this run directory")
+    ignored.extend(_unread_summaries(inside, run_dir, outputs, summaries))
+    ignored.extend(
+        (f"{inside}/{file_name}", NO_SB_O)
+        for file_name in sorted(run_dir.files)
+        if (fn := sysbench.parse_file_name(file_name)) is not None
+        and fn.kind == "met"
+        and (fn.test, fn.range_size, fn.dop or 1) not in used_mets
+    )
+    if load is not None:
+        load_file, done = load
+        _, load_met = load_mets.pop((load_file.test, load_file.range_size), ("", {}))
+        results.append(_load_row(load_file, done, load_met))
+        if done.command:
+            commands.setdefault(sysbench.test_label(sysbench.LOAD_TEST, load_file.range_size), done.command)
+    ignored.extend((f"{inside}/{met_file}", NO_PREPARE_O) for met_file, _ in load_mets.values())
     warnings.extend(_zero_qps_warnings(run_dir.name, results))
     reported = {key: metrics["qps"] for key, metrics in summaries.items() if "qps" in metrics}
     scan_formula, scan_warnings = sysbench.run_scan_formula(outputs, reported)
@@ -291,12 +379,13 @@ def parse_run(run_dir: RunDir, meta: RunMeta, *, bundle_name: str) -> ParsedRun:
         started_at=started,
         results=results,
         warnings=warnings,
-        ignored_files=len(run_dir.ignored),
+        ignored_files=len(ignored),
+        ignored=sorted(ignored),
         sysbench=SysbenchDetail(
             pk=name.pk,
             cpus=cpus,
-            load_seconds=load.seconds if load else None,
-            load_inserts_per_s=load.inserts_per_s if load else None,
+            load_seconds=load[1].seconds if load else None,
+            load_inserts_per_s=load[1].inserts_per_s if load else None,
             sysbench_version=next((o.sysbench_version for o in outs if o.sysbench_version), ""),
             commands=commands,
             scan_formula=scan_formula,
@@ -304,6 +393,44 @@ def parse_run(run_dir: RunDir, meta: RunMeta, *, bundle_name: str) -> ParsedRun:
             files=files,
         ),
     )
+
+
+def _load_row(
+    load_file: sysbench.ResultFileName, load: sysbench.LoadResult, met: Mapping[str, float]
+) -> dict[str, Any]:
+    """The load step as a result: inserts/s as its QPS, the sb.prepare.met metrics as its HW metrics."""
+    row: dict[str, Any] = {
+        "test": sysbench.LOAD_TEST,
+        "range_size": load_file.range_size,
+        "dop": load.threads,
+        "qps": load.inserts_per_s,
+        "elapsed_s": load.seconds,
+        "threads": load.threads,
+        # The test whose prepare step it was names the reference o.met block: sb.prepare.met.<test>.range<R>.pk<P>.
+        "extra": {"prepared_for": load_file.test, "tables": load.tables},
+    }
+    row.update({k: v for k, v in met.items() if k in METRIC_FIELDS})
+    return row
+
+
+def _unread_summaries(
+    inside: str,
+    run_dir: RunDir,
+    outputs: Mapping[tuple[str, int, int], sysbench.SysbenchOutput],
+    summaries: Mapping[tuple[str, int], dict[str, list[float]]],
+) -> list[tuple[str, str]]:
+    """sb.r files of tests whose sb.o files were read: the same numbers, so they are listed, not used."""
+    with_outputs = {(test, range_size) for (test, range_size, _) in outputs}
+    unread = []
+    for file_name in sorted(run_dir.files):
+        fn = sysbench.parse_file_name(file_name)
+        if fn is None or not fn.kind.startswith("r."):
+            continue
+        if (fn.test, fn.range_size) in with_outputs:
+            unread.append((f"{inside}/{file_name}", SUMMARY_OF_SB_O))
+        elif "qps" not in summaries.get((fn.test, fn.range_size), {}):
+            unread.append((f"{inside}/{file_name}", NO_SB_R_QPS))
+    return unread
 
 
 def _zero_qps_warnings(run_name: str, results: list[dict[str, Any]]) -> list[str]:
@@ -396,6 +523,9 @@ def parse_bundle(
         runs.append(parsed)
         warnings.extend(parsed.warnings)
     ignored = contents.ignored_count + sum(r.ignored_files for r in runs)
+    listed = [(path, contents.ignored_reasons.get(path, NOT_A_RESULT)) for path in contents.ignored]
+    for parsed_run in runs:
+        listed.extend(parsed_run.ignored)
     for suite in suites.all():
         files = contents.files_of(suite.name)
         if not files or suite.parse_files is None:
@@ -403,6 +533,9 @@ def parse_bundle(
         found = suite.parse_files(files, bundle=name, required=not runs)
         warnings.extend(found.warnings)
         ignored += found.not_read
+        if found.not_read:
+            # The suites count these without naming them.
+            listed.append((f"{found.not_read} {suite.label} file(s)", NOT_READ_BY_SUITE))
         origins = {f.path: f.origin for f in files}
         for run in found.runs:
             folder = manifest_path(run.source, origins.get(run.source, "")).rpartition("/")[0]
@@ -418,6 +551,7 @@ def parse_bundle(
         ignored_files=ignored,
         warnings=warnings,
         server_info=info,
+        ignored=sorted(listed, key=lambda item: item[1] not in _NEEDS_A_LOOK)[:IGNORED_SHOWN],
     )
 
 

@@ -23,6 +23,7 @@ from runs.importer import ImportFailed, claim_stale_after
 from runs.models import Bundle, Dbms, Result, Run, RunFile, Server
 from runs.signals import runs_stamp
 from runs.submit import submit_bundle
+from suites.sysbench import parse as sysbench
 
 
 def run_list(request: HttpRequest) -> HttpResponse:
@@ -83,7 +84,16 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         .order_by("microbenchmark__is_warmup", "microbenchmark__test", "microbenchmark__range_size", "dop")
     )
     files = RunFile.objects.filter(run=run).only("name", "kind", "text")
-    return render(request, "runs/run_detail.html", {"run": run, "results": results, "files": files})
+    # The load step is a result like the tests, but not a test: shown apart, with what it loaded.
+    rows = list(results)
+    loads = [r for r in rows if sysbench.is_load(r.microbenchmark.test)]
+    context = {
+        "run": run,
+        "results": [r for r in rows if not sysbench.is_load(r.microbenchmark.test)],
+        "loads": loads,
+        "files": files,
+    }
+    return render(request, "runs/run_detail.html", context)
 
 
 @permission_required(UPLOAD)
@@ -142,6 +152,7 @@ def bundle_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         and bundle.heartbeat_at is not None
         and bundle.heartbeat_at < timezone.now() - claim_stale_after(),
         "skipped": _skipped(bundle),
+        "ignored_more": max(0, bundle.stats.get("ignored_files", 0) - len(bundle.stats.get("ignored", []))),
     }
     if request.htmx and request.htmx.target == "bundle-status":
         return render(request, "runs/bundle_detail.html#status", context)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from suites.dbbench import parse as dbbench
 from suites.ibench import parse as ibench
-from suites.sysbench.parse import is_warmup
+from suites.sysbench.parse import is_load, is_warmup
 
 _LABEL_RANGE_RE = re.compile(r"_range=\d+$")
 _WRITE_RE = re.compile(r"delete|insert|update|write")
@@ -88,7 +88,7 @@ def classic_42(name: str, *, include_warmups: bool = False) -> str | None:
     group unless ``include_warmups``: they exist to warm caches, not to measure.
     """
     test = bare_test(name)
-    if is_warmup(test) and not include_warmups:
+    if is_load(test) or (is_warmup(test) and not include_warmups):
         return None
     if "point" in test:
         return POINT_1 if is_pre(test) else POINT_2

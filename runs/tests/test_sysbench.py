@@ -160,7 +160,24 @@ def test_prepare_output_gives_the_load_rate(corpus: Path) -> None:
         fh = tar.extractfile(member)
         assert fh is not None
         load = sysbench.parse_prepare(fh.read().decode())
-    assert load == sysbench.LoadResult(seconds=596.0, tables=8, inserts_per_s=134228.0)
+    assert (load.seconds, load.tables, load.inserts_per_s) == (596.0, 8, 134228.0)
+    # No --threads on the prepare command line: sysbench loads with one client.
+    assert load.threads == 1
+    assert " prepare " in load.command and "--pgsql-password=***" in load.command
+
+
+def test_a_prepare_command_with_threads_gives_the_load_its_concurrency() -> None:
+    text = (
+        "Setup for 2 tables\n"
+        "/usr/bin/sysbench --db-driver=mysql --tables=2 --threads=4 oltp_point_select.lua prepare --mysql-db=ib\n"
+        "Load seconds is 10 for 2 tables, .2 Mips, 200000 ips\n"
+    )
+    load = sysbench.parse_prepare(text)
+    assert load is not None and load.threads == 4 and load.inserts_per_s == 200000
+
+
+def test_a_load_that_did_not_finish_gives_no_rate() -> None:
+    assert sysbench.parse_prepare("Setup for 8 tables\nInserting 10000000 records into 'sbtest1'\n") is None
 
 
 @pytest.mark.parametrize(

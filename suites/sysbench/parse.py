@@ -484,9 +484,18 @@ def parse_summary(text: str, *, file_name: str = "sb.r") -> list[float]:
 
 # --------------------------------------------------------------------------- sb.prepare.o
 
+# The microbenchmark a run's load step is stored as: its QPS is the load's inserts/s, its HW metrics are the
+# sb.prepare.met file's. Not a test of any group: the relative-QPS tables and group summaries leave it out.
+LOAD_TEST = "load"
+
 _LOAD_RE = re.compile(
     r"Load seconds is (?P<secs>[0-9.]+) for (?P<tables>\d+) tables, (?P<mips>[0-9.]+) Mips, (?P<ips>[0-9.]+) ips"
 )
+_PREPARE_COMMAND_RE = re.compile(r"^\S*sysbench\s.*\sprepare(\s|$)")
+
+
+def is_load(test: str) -> bool:
+    return test == LOAD_TEST
 
 
 @dataclass(frozen=True)
@@ -494,6 +503,9 @@ class LoadResult:
     seconds: float
     tables: int
     inserts_per_s: float
+    # sysbench's prepare runs one client thread unless its command line says --threads.
+    threads: int = 1
+    command: str = ""
 
 
 def parse_prepare(text: str, *, file_name: str = "sb.prepare.o") -> LoadResult | None:
@@ -502,8 +514,19 @@ def parse_prepare(text: str, *, file_name: str = "sb.prepare.o") -> LoadResult |
     if not matches:
         return None
     match = matches[-1]
+    command = ""
+    threads = 1
+    for line in text.split("\n"):
+        if " --" in line and _PREPARE_COMMAND_RE.match(line.strip()):
+            command, options = _command(line.strip())
+            given = dict(options).get("threads", "")
+            if given.isdigit():
+                threads = _count(given, "the --threads of the prepare command", file_name, MAX_SMALL) or 1
+            break
     return LoadResult(
         seconds=_number(match["secs"], "the load seconds", file_name),
         tables=_count(match["tables"], "the table count", file_name, MAX_SMALL),
         inserts_per_s=_number(match["ips"], "the inserts per second", file_name),
+        threads=threads,
+        command=command,
     )

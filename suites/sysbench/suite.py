@@ -21,11 +21,18 @@ def group_set_for(labels: Sequence[str]) -> groups.GroupSet:
     return groups.CLASSIC_42 if point_pre >= 3 and len(pre) - point_pre >= 3 else groups.CURRENT_32
 
 
+def not_compared(test: str) -> bool:
+    """Warm-ups and the load step: kept and shown, but out of the comparisons unless warm-ups are asked for (and
+    even then the load is in no group and no reference QPS table)."""
+    return parse.is_warmup(test) or parse.is_load(test)
+
+
 SUITE = Suite(
     name="sysbench",
     label="sysbench",
     parse_error=parse.ParseError,
     is_warmup=parse.is_warmup,
+    is_excluded=not_compared,
     group_sets=groups.STANDARD_GROUP_SETS,
     group_set_for=group_set_for,
 )

@@ -117,7 +117,11 @@ class Command(BaseCommand):
             for warning in report.warnings:
                 self.stdout.write(f"  warning: {warning}")
             if report.ignored_files:
-                self.stdout.write(f"  {report.ignored_files} files not read (raw samples, logs, unknown files)")
+                self.stdout.write(f"  {report.ignored_files} files not read:")
+                for item in report.ignored:
+                    self.stdout.write(f"    {item['path']}: {item['reason']}")
+                if report.ignored_files > len(report.ignored):
+                    self.stdout.write(f"    … and {report.ignored_files - len(report.ignored)} more")
         # Planner statistics of the tables a big import grew, so pages plan their queries for the new size.
         analyze_if_grown({Run: added_runs, Result: added_results})
         if failures:
