@@ -14,6 +14,7 @@ runs before the checkout has a virtualenv; tests/test_demo.py drives the same co
 
 from __future__ import annotations
 
+import html
 import http.cookiejar
 import os
 import re
@@ -225,10 +226,11 @@ def check_pages(demo: Demo, user: str, password: str, corpus: Path | None) -> li
     checked.append(compare_path)
 
     name, row = re.search(r'<tr data-label="([^"]+)">(.*?)</tr>', compare, re.S).groups()  # type: ignore[union-attr]
-    link = re.search(r'href="(/microbenchmarks/\d+/\?base=\d+)"', row)
+    # The link carries the comparison's parameters (its concurrency at least), HTML-escaped in the attribute.
+    link = re.search(r'href="(/microbenchmarks/\d+/\?base=\d+[^"]*)"', row)
     expect(link is not None, f"{name} links to no drill-down")
     assert link is not None
-    drilldown_path = link[1]
+    drilldown_path = html.unescape(link[1])
     status, drilldown = get(opener, demo, drilldown_path)
     expect(status == 200, f"{drilldown_path} answered {status}")
     qps = re.findall(r'title="QPS ([^"]+)"', row)
