@@ -41,12 +41,13 @@ class Bug(models.Model):
 
 
 class Regression(models.Model):
-    """A step in relative QPS found by ``detection.detect_regressions`` (or entered by hand), and its triage.
+    """A step in relative QPS, or in a HW metric per operation, found by ``detection.detect_regressions`` (or
+    entered by hand), and its triage.
 
     Each record is one story (``regressions.stories``) of one microbenchmark, or of
     a whole group (``microbenchmark`` empty; its members' stories are kept,
     ``folded_into`` it). Its natural key (server, workload, microbenchmark or
-    group, kind, arrived_in, release view) is unique in the database, so detecting
+    group, kind, arrived_in, release view, metric) is unique in the database, so detecting
     again updates the record instead of adding one; the base is not part of it
     because a step's size, level over level, does not depend on which run is the
     base.
@@ -153,12 +154,12 @@ class Regression(models.Model):
             # Two partial indexes rather than one: NULLs are distinct in a unique index, so group records
             # (no microbenchmark) need their own key to be unique too, on SQLite and PostgreSQL alike.
             models.UniqueConstraint(
-                fields=["server", "workload", "microbenchmark", "kind", "arrived_in", "releases"],
+                fields=["server", "workload", "microbenchmark", "kind", "arrived_in", "releases", "metric"],
                 condition=models.Q(microbenchmark__isnull=False),
                 name="regression_unique_microbenchmark",
             ),
             models.UniqueConstraint(
-                fields=["server", "workload", "group", "kind", "arrived_in", "releases"],
+                fields=["server", "workload", "group", "kind", "arrived_in", "releases", "metric"],
                 condition=models.Q(microbenchmark__isnull=True),
                 name="regression_unique_group",
             ),

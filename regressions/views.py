@@ -21,6 +21,7 @@ from regressions.bugs import ACCEPTED
 from regressions.detection import link_bug_to_many, triage
 from regressions.filters import ANY, OPEN, RELEASE_VIEWS, TABS, RegressionFilters
 from regressions.models import Regression, TriageEvent
+from regressions.stories import METRICS, QPS
 from reports import stats
 from runs.models import Dbms, Run, Server
 
@@ -42,6 +43,9 @@ class RegressionFilterForm(forms.Form):
         required=False,
     )
     kind = forms.ChoiceField(choices=[("", "any"), *Regression.Kind.choices], required=False)
+    metric = forms.ChoiceField(
+        choices=[("", "as the tab has it"), (QPS, "QPS"), *((name, name) for name in METRICS)], required=False
+    )
     dbms = forms.CharField(required=False)
     server = forms.CharField(required=False)
     workload = forms.CharField(required=False)
