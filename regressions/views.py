@@ -241,6 +241,10 @@ def regression_bulk(request: HttpRequest) -> HttpResponse:
     return redirect(target)
 
 
+def _level(value: float | None) -> str:
+    return "missing" if value is None else f"{value:.4g}"
+
+
 def evidence_table(regression: Regression) -> dict[str, Any]:
     """Rows of the evidence table (one per build the detection saw), so the template only prints."""
     evidence = regression.evidence or {}
@@ -251,6 +255,7 @@ def evidence_table(regression: Regression) -> dict[str, Any]:
     fixed = evidence.get("fixed_point")
     levels = evidence.get("levels") or []
     cvs = evidence.get("cv") or []
+    per_operation = regression.metric != QPS
     moved = {
         e.get("version"): _EVENT_TEXT.get((regression.kind, e.get("kind")), e.get("kind"))
         for e in regression.story_events or []
@@ -276,7 +281,11 @@ def evidence_table(regression: Regression) -> dict[str, Any]:
         for label in labels:
             value = values.get(label, [None] * len(points))[i]
             number = float(value) if isinstance(value, int | float) else None
-            cells.append({"value": number, "flag": stats.flag(number)})
+            if per_operation:
+                # A metric's own level per operation: no ratio to the base, so no better/worse colour either.
+                cells.append({"value": number, "flag": "", "shown": _level(number)})
+            else:
+                cells.append({"value": number, "flag": stats.flag(number), "shown": ""})
         rows.append(
             {
                 "point": point,
@@ -284,6 +293,7 @@ def evidence_table(regression: Regression) -> dict[str, Any]:
                 "used": point.get("used", True),
                 "cells": cells,
                 "level": levels[i] if i < len(levels) else None,
+                "level_shown": _level(levels[i] if i < len(levels) else None) if per_operation else "",
                 "cv": cvs[i] if i < len(cvs) else None,
             }
         )

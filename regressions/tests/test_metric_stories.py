@@ -158,3 +158,16 @@ def test_the_json_of_detect_regressions_names_each_records_metric(small_base: Ru
     for record in records:
         if record["metric"] != "qps":
             assert record["summary"].startswith(record["metric"]) and not record["outlier"]
+
+
+@pytest.mark.django_db
+def test_a_metric_storys_page_names_the_metric_and_shows_its_levels_per_operation(detected: Run) -> None:
+    record = Regression.objects.exclude(metric="qps").select_related("microbenchmark").first()
+    assert record is not None
+    html = Client().get(record.get_absolute_url()).content.decode()
+    assert f'<span data-metric="{record.metric}">{record.metric}</span>' in html
+    assert f"{record.metric} per operation as measured" in html and "relative QPS" not in html
+    values = record.evidence["values"][record.microbenchmark.label]  # type: ignore[union-attr]
+    shown = next(v for v in values if v is not None)
+    # The measured level itself, not a ratio rounded to two decimals.
+    assert f">{shown:.4g}</td>" in html
