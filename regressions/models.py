@@ -190,9 +190,11 @@ class Regression(models.Model):
 
     @property
     def is_open_story(self) -> bool:
-        """A regression not yet fixed, no outlier, not folded into its group's story, still detected."""
+        """A QPS regression not yet fixed, no outlier, not folded into its group's story, still detected: what
+        the list's open tab shows and alerts announce (a HW metric's own story waits on its tab)."""
         return (
-            self.kind == self.Kind.REGRESSION
+            self.metric == "qps"
+            and self.kind == self.Kind.REGRESSION
             and self.fixed_in_id is None
             and not self.outlier
             and self.folded_into_id is None

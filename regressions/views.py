@@ -113,11 +113,16 @@ def regression_list(request: HtmxHttpRequest) -> HttpResponse:
     form = RegressionFilterForm(request.GET or None)
     page = Paginator(filtered_regressions(form), PAGE_SIZE).get_page(request.GET.get("page"))
     links = _tab_links(request, form)
+    data = form.cleaned_data if form.is_valid() else {}
+    tab = next(link for link in links if link["name"] == "tab" and link["current"])
     context = {
         "form": form,
+        # The QPS tabs hold QPS stories only: a metric column there would say "QPS" on every row (on "all" the
+        # kind names a metric story's metric).
+        "show_metric": tab["value"] == "metrics" or bool(data.get("metric")),
         "tabs": [link for link in links if link["name"] == "tab"],
         "views": [link for link in links if link["name"] == "releases"],
-        "tab": next(link for link in links if link["name"] == "tab" and link["current"]),
+        "tab": tab,
         "view": next(link for link in links if link["name"] == "releases" and link["current"]),
         "page": page,
         "states": State.choices,

@@ -146,6 +146,10 @@ def test_metric_stories_have_their_own_tab_and_leave_the_qps_tabs_as_they_were(d
     assert f"<strong>{one}</strong>".replace("/", "/") in html and "<th>Metric</th>" in html
     default = client.get(reverse("regressions:regression_list"))
     assert all(r.metric == "qps" for r in default.context["page"].object_list)
+    assert "<th>Metric</th>" not in default.content.decode()
+    # On the "all" tab a metric story's kind names its metric.
+    everything = client.get(reverse("regressions:regression_list"), {"tab": "all", "state": "any"}).content.decode()
+    assert f'data-metric="{one}">· {one}</span>' in everything and "<th>Metric</th>" not in everything
 
 
 @pytest.mark.django_db
