@@ -7,14 +7,16 @@ db_bench measurements, SLA misses), turns it into the stories' input without
 touching the database (``story_series``: one build per version, the release
 view), tells the stories (``regressions.stories``: arrival, further steps,
 partial recoveries, fix, return, outliers, group stories with their members
-folded in, coinciding metric steps) and stores one record per story, upserted
-on its natural key (server, workload, microbenchmark or group, kind, arrived_in,
-release view), so running it again updates the story and never adds a row.
+folded in, coinciding metric steps; then each microbenchmark's HW and suite
+metric stories that no QPS story of it accounts for, ``stories.metric_stories``)
+and stores one record per story, upserted on its natural key (server, workload,
+microbenchmark or group, kind, arrived_in, release view, metric), so running it
+again updates the story and never adds a row.
 
 A record detection no longer finds is deleted unless people triaged it (a
 state other than new, a linked bug, a logged event); then it is kept, marked
 ``no_longer_detected``. Each new open regression story (not folded into its
-group's story) is announced once by ``regressions.signals.story_opened``.
+group's story, QPS only) is announced once by ``regressions.signals.story_opened``.
 """
 
 from __future__ import annotations
