@@ -100,8 +100,14 @@ class Regression(models.Model):
         related_name="+",
         help_text="The newest version that still shows it",
     )
-    level_before = models.FloatField(null=True, blank=True, help_text="Relative QPS before the step (vs the base)")
-    level_after = models.FloatField(null=True, blank=True, help_text="Relative QPS after the step (vs the base)")
+    level_before = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="Relative QPS (vs the base) before the step; a metric story's measured level per operation",
+    )
+    level_after = models.FloatField(
+        null=True, blank=True, help_text="Relative QPS (vs the base) now; a metric story's measured level per operation"
+    )
     change = models.FloatField(null=True, blank=True, help_text="level_after / level_before − 1")
     threshold = models.FloatField(null=True, blank=True, help_text="The gate |change| had to pass (noise, min change)")
     base_run = models.ForeignKey("runs.Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
