@@ -36,7 +36,7 @@ State = Regression.State
 StateName = Literal["new", "acknowledged", "bug_filed", "fixed", "expected", "noise"]
 StateFilter = Literal["open", "any", "new", "acknowledged", "bug_filed", "fixed", "expected", "noise"]
 KindName = Literal["regression", "improvement"]
-TabName = Literal["open", "improvements", "fixed", "outliers", "all"]
+TabName = Literal["open", "improvements", "fixed", "outliers", "metrics", "all"]
 ReleaseViewName = Literal["long-term", "all"]
 MAX_LIMIT = 500
 # Far beyond any real count of records, far below what the database's bigint offset can hold.
@@ -114,10 +114,12 @@ class RegressionPage(Schema):
 
 
 class RegressionFilter(Schema):
-    tab: TabName = "open"  # open regression stories (default), improvements, fixed, outliers, all
+    # open regression stories (default), improvements, fixed, outliers (QPS); metrics (HW metric stories), all
+    tab: TabName = "open"
     releases: ReleaseViewName = "long-term"  # the release view the stories were detected over
     state: StateFilter | None = None  # open (the open tab's default), any (the others'), or one state
     kind: KindName | None = None
+    metric: str | None = None  # qps, or the metric of a metric story: cpu/o, cs/o, rKB/o, wKB/o, w_amp, …
     dbms: str | None = None
     server: str | None = None
     workload: str | None = None

@@ -7,14 +7,16 @@ db_bench measurements, SLA misses), turns it into the stories' input without
 touching the database (``story_series``: one build per version, the release
 view), tells the stories (``regressions.stories``: arrival, further steps,
 partial recoveries, fix, return, outliers, group stories with their members
-folded in, coinciding metric steps) and stores one record per story, upserted
-on its natural key (server, workload, microbenchmark or group, kind, arrived_in,
-release view), so running it again updates the story and never adds a row.
+folded in, coinciding metric steps; then each microbenchmark's HW and suite
+metric stories that no QPS story of it accounts for, ``stories.metric_stories``)
+and stores one record per story, upserted on its natural key (server, workload,
+microbenchmark or group, kind, arrived_in, release view, metric), so running it
+again updates the story and never adds a row.
 
 A record detection no longer finds is deleted unless people triaged it (a
 state other than new, a linked bug, a logged event); then it is kept, marked
 ``no_longer_detected``. Each new open regression story (not folded into its
-group's story) is announced once by ``regressions.signals.story_opened``.
+group's story, QPS only) is announced once by ``regressions.signals.story_opened``.
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ from runs import releases
 from runs.models import Build, Result, Run
 
 State = Regression.State
+# (microbenchmark id, group, kind, arrived_in id, metric)
+NaturalKey = tuple[int | None, str, str, int, str]
 
 # Fields detection owns; everything else (state, bugs, notes) belongs to the people triaging.
 DETECTED_FIELDS = (
@@ -91,12 +95,13 @@ class Candidate:
     values: dict[str, Any]
     releases: str = releases.DEFAULT_VIEW
     # The natural key of the group story that stands for this member story in lists.
-    folded_into_key: tuple[int | None, str, str, int] | None = None
+    folded_into_key: NaturalKey | None = None
     opened: bool = False  # an open regression story of its own (not folded): news when it is new
+    metric: str = stories.QPS
 
     @property
-    def key(self) -> tuple[int | None, str, str, int]:
-        return natural_key(self.microbenchmark_id, self.group, self.kind, self.arrived_in_id)
+    def key(self) -> NaturalKey:
+        return natural_key(self.microbenchmark_id, self.group, self.kind, self.arrived_in_id, self.metric)
 
 
 @dataclass
@@ -130,12 +135,13 @@ class DetectionSummary:
 
 
 def natural_key(
-    microbenchmark_id: int | None, group: str, kind: str, arrived_in_id: int
-) -> tuple[int | None, str, str, int]:
+    microbenchmark_id: int | None, group: str, kind: str, arrived_in_id: int, metric: str = stories.QPS
+) -> NaturalKey:
     """The key of a record within one release view of one server + workload (the view is part of the
-    database's key: both views are stored side by side)."""
+    database's key: both views are stored side by side). A metric's story is a record of its own beside
+    the QPS story of the same microbenchmark, kind and version."""
     # A microbenchmark record's group is informative only; a group record is its group.
-    return (microbenchmark_id, "" if microbenchmark_id is not None else group, kind, arrived_in_id)
+    return (microbenchmark_id, "" if microbenchmark_id is not None else group, kind, arrived_in_id, metric)
 
 
 # --------------------------------------------------------------------------- detection
@@ -411,9 +417,11 @@ def find_stories(
     *,
     min_change: float = changepoints.DEFAULT_MIN_CHANGE,
     k: float = changepoints.DEFAULT_K,
+    metric_min_change: float = stories.METRIC_MIN_CHANGE,
 ) -> list[stories.Story]:
     """Every story of a series (group stories first, member stories marked when folded), with the metric steps
-    that coincide with each attached; a group's metrics are its members' medians. Pure."""
+    that coincide with each attached (a group's metrics are its members' medians), then the metric stories of
+    each microbenchmark that no QPS story of it accounts for. Pure."""
     told = stories.stories_for(built.qps, min_change=min_change, k=k)
     members: dict[str, list[str]] = defaultdict(list)
     for s in built.qps:
@@ -432,6 +440,19 @@ def find_stories(
         else:
             metric_series = built.metrics.get(story.subject, [])
         result.append(stories.with_metric_steps(story, metric_series, built.versions, min_change=min_change, k=k))
+    # Metric stories of their own, per microbenchmark: the steps no QPS story of it accounts for.
+    by_subject: dict[str, list[stories.Story]] = defaultdict(list)
+    for story in told:
+        if not story.is_group:
+            by_subject[story.subject].append(story)
+    for s in built.qps:
+        for m in built.metrics.get(s.subject, []):
+            result.extend(
+                replace(story, group=s.group)
+                for story in stories.metric_stories(
+                    m, by_subject.get(s.subject, []), built.versions, min_change=max(min_change, metric_min_change), k=k
+                )
+            )
     return result
 
 
@@ -524,6 +545,16 @@ def find_candidates(
                 "values": {label: series.relative[label] for label in members.get(story.subject, [])},
             }
             microbenchmark_id, group = None, story.subject
+        elif story.metric != stories.QPS:
+            # A metric's own story: its evidence is the metric's values (absolute, per operation), no QPS.
+            subject = {
+                "subject": story.subject,
+                "metric": story.metric,
+                "values": {story.subject: series.metrics[story.subject][story.metric]},
+                "cv": [None] * len(points),
+                "levels": levels(story),
+            }
+            microbenchmark_id, group = series.microbenchmark_ids[story.subject], story.group or ""
         else:
             subject = {
                 "subject": story.subject,
@@ -532,7 +563,8 @@ def find_candidates(
                 "levels": levels(story),
             }
             microbenchmark_id, group = series.microbenchmark_ids[story.subject], story.group or ""
-        gate = max(min_change, k * story.noise.sigma * math.sqrt(2))
+        floor = min_change if story.metric == stories.QPS else max(min_change, stories.METRIC_MIN_CHANGE)
+        gate = max(floor, k * story.noise.sigma * math.sqrt(2))
         evidence = {
             **context,
             **subject,
@@ -542,7 +574,7 @@ def find_candidates(
             "fixed_point": fixed,
             "builds": list(story.builds),
             "rule": {
-                "min_change": min_change,
+                "min_change": floor,
                 "k": k,
                 "noise": story.noise.sigma,
                 "noise_source": story.noise.source,
@@ -561,7 +593,9 @@ def find_candidates(
                 folded_into_key=None
                 if folded_into is None
                 else natural_key(None, folded_into.subject, folded_into.kind, index_of[folded_into.arrived_in]),
-                opened=story.is_open and folded_into is None,
+                # Alerts announce QPS stories; a metric's story waits on the list's own tab.
+                opened=story.is_open and folded_into is None and story.metric == stories.QPS,
+                metric=story.metric,
                 values={
                     "group": group,
                     "group_set": series.group_set,
@@ -595,9 +629,9 @@ def find_candidates(
     # The folded-into key names arrival points; resolve them to version ids.
     for c in candidates:
         if c.folded_into_key is not None:
-            mb, group, kind, point = c.folded_into_key
-            c.folded_into_key = (mb, group, kind, points[point].version_id)  # type: ignore[assignment]
-    noises = [s.noise.sigma for s in told if not s.is_group]
+            mb, group, kind, point, metric = c.folded_into_key
+            c.folded_into_key = (mb, group, kind, points[point].version_id, metric)  # type: ignore[assignment]
+    noises = [s.noise.sigma for s in told if not s.is_group and s.metric == stories.QPS]
     if not noises:
         noises = [stories.series_noise(s).sigma for s in built.qps if any(p.usable for p in s.points)]
     return candidates, statistics.median(noises) if noises else None
@@ -660,12 +694,12 @@ def _upsert(
     opened: list[int] = []
     with transaction.atomic():
         existing = {
-            natural_key(r.microbenchmark_id, r.group, r.kind, r.arrived_in_id): r
+            natural_key(r.microbenchmark_id, r.group, r.kind, r.arrived_in_id, r.metric): r
             for r in Regression.objects.select_for_update().filter(
                 server_id=server_id, workload_id=workload_id, arrived_in__dbms_id=dbms_id, releases=view
             )
         }
-        seen: dict[tuple[int | None, str, str, int], int] = {}
+        seen: dict[NaturalKey, int] = {}
         for candidate in candidates:
             # Group stories come first: a member's group record is stored by the time the member is.
             values = {
@@ -723,7 +757,7 @@ def _create(
         with transaction.atomic():
             return Regression.objects.create(**fields, **values, detected_at=now), True
     except IntegrityError:
-        lookup = dict(fields)
+        lookup = {**fields, "metric": candidate.metric}
         if candidate.microbenchmark_id is None:
             lookup["group"] = candidate.group
         return Regression.objects.get(**lookup), False
@@ -859,7 +893,7 @@ def same_regression_elsewhere(regression: Regression) -> QuerySet[Regression]:
     that tested every release sees at 8.0.30.
     """
     found = Regression.objects.exclude(server_id=regression.server_id).filter(
-        kind=regression.kind, arrived_in__dbms_id=regression.arrived_in.dbms_id
+        kind=regression.kind, metric=regression.metric, arrived_in__dbms_id=regression.arrived_in.dbms_id
     )
     if regression.microbenchmark_id is not None:
         found = found.filter(microbenchmark_id=regression.microbenchmark_id)
@@ -888,7 +922,8 @@ def comparison_markers(comparison: Comparison) -> dict[str, Any]:
         Regression.objects.filter(
             server_id=comparison.server_id, workload_id=comparison.workload_id, releases=releases.DEFAULT_VIEW
         )
-        .filter(no_longer_detected=False)
+        # Charts and tables plot QPS: a metric's own story has its tab on the list, not a marker there.
+        .filter(no_longer_detected=False, metric=stories.QPS)
         .select_related("arrived_in", "fixed_in", "microbenchmark")
         .prefetch_related("bugs")
     )
@@ -934,7 +969,7 @@ class MarkerProvider:
             else {"group": group, "microbenchmark__isnull": True}
         )
         found = (
-            Regression.objects.filter(server_id=server_id, workload_id=workload_id, **subject)
+            Regression.objects.filter(server_id=server_id, workload_id=workload_id, metric=stories.QPS, **subject)
             .select_related("arrived_in", "fixed_in")
             .prefetch_related("bugs")
             .order_by("arrived_in__sort_key")

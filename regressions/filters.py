@@ -3,8 +3,10 @@
 Both doors take the same filters (any of them may be left out): ``tab``, which
 stories to show — ``open`` (the default: open regression stories, neither
 fixed, nor outliers, nor member stories folded into their group's story, nor
-records detection no longer finds), ``improvements``, ``fixed``, ``outliers``,
-``all`` —, ``releases`` (the release view the records were detected over:
+records detection no longer finds), ``improvements``, ``fixed``, ``outliers``
+(these four tell QPS), ``metrics`` (HW metric stories of their own: a cost per
+operation that stepped where QPS did not), ``all`` —, ``metric`` (one metric:
+qps, cpu/o, cs/o, rKB/o, …), ``releases`` (the release view the records were detected over:
 ``long-term``, the default, or ``all``), ``state`` (triage: open — the
 default on the open tab, leaving out fixed, expected and noise —, any — the
 default on the other tabs —, or one state),
@@ -21,6 +23,7 @@ from typing import Any
 from django.db.models import Q, QuerySet
 
 from regressions.models import Regression
+from regressions.stories import QPS
 
 OPEN, ANY = "open", "any"
 STATE_CHOICES = (OPEN, ANY, *Regression.State.values)
@@ -29,17 +32,21 @@ TABS = {
     "improvements": "Improvements",
     "fixed": "Fixed",
     "outliers": "Outliers",
+    "metrics": "HW metrics",
     "all": "All",
 }
 RELEASE_VIEWS = {"long-term": "long-term releases", "all": "every release"}
-_LISTED = Q(outlier=False, folded_into__isnull=True)
+# The QPS tabs stay as quiet as they were: a metric's own story is listed on the HW metrics tab.
+_QPS = Q(metric=QPS)
+_LISTED = _QPS & Q(outlier=False, folded_into__isnull=True)
 # What the list shows by default; the write-up's open stories read the same filter.
 OPEN_STORIES = _LISTED & Q(kind="regression", fixed_in__isnull=True, no_longer_detected=False)
 _TAB_FILTERS = {
     "open": OPEN_STORIES,
     "improvements": _LISTED & Q(kind="improvement"),
     "fixed": _LISTED & Q(kind="regression", fixed_in__isnull=False),
-    "outliers": Q(outlier=True),
+    "outliers": _QPS & Q(outlier=True),
+    "metrics": ~_QPS & Q(outlier=False, folded_into__isnull=True),
     "all": Q(),
 }
 
@@ -50,6 +57,7 @@ class RegressionFilters:
     releases: str = "long-term"
     state: str = ""
     kind: str = ""
+    metric: str = ""
     dbms: str = ""
     server: str = ""
     workload: str = ""
@@ -78,6 +86,7 @@ class RegressionFilters:
             regressions = regressions.filter(state=state)
         exact = {
             "kind": self.kind,
+            "metric": self.metric,
             "arrived_in__dbms__name": self.dbms,
             "server__name": self.server,
             "workload__name": self.workload,

@@ -41,12 +41,13 @@ class Bug(models.Model):
 
 
 class Regression(models.Model):
-    """A step in relative QPS found by ``detection.detect_regressions`` (or entered by hand), and its triage.
+    """A step in relative QPS, or in a HW metric per operation, found by ``detection.detect_regressions`` (or
+    entered by hand), and its triage.
 
     Each record is one story (``regressions.stories``) of one microbenchmark, or of
     a whole group (``microbenchmark`` empty; its members' stories are kept,
     ``folded_into`` it). Its natural key (server, workload, microbenchmark or
-    group, kind, arrived_in, release view) is unique in the database, so detecting
+    group, kind, arrived_in, release view, metric) is unique in the database, so detecting
     again updates the record instead of adding one; the base is not part of it
     because a step's size, level over level, does not depend on which run is the
     base.
@@ -99,8 +100,14 @@ class Regression(models.Model):
         related_name="+",
         help_text="The newest version that still shows it",
     )
-    level_before = models.FloatField(null=True, blank=True, help_text="Relative QPS before the step (vs the base)")
-    level_after = models.FloatField(null=True, blank=True, help_text="Relative QPS after the step (vs the base)")
+    level_before = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="Relative QPS (vs the base) before the step; a metric story's measured level per operation",
+    )
+    level_after = models.FloatField(
+        null=True, blank=True, help_text="Relative QPS (vs the base) now; a metric story's measured level per operation"
+    )
     change = models.FloatField(null=True, blank=True, help_text="level_after / level_before − 1")
     threshold = models.FloatField(null=True, blank=True, help_text="The gate |change| had to pass (noise, min change)")
     base_run = models.ForeignKey("runs.Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
@@ -153,12 +160,12 @@ class Regression(models.Model):
             # Two partial indexes rather than one: NULLs are distinct in a unique index, so group records
             # (no microbenchmark) need their own key to be unique too, on SQLite and PostgreSQL alike.
             models.UniqueConstraint(
-                fields=["server", "workload", "microbenchmark", "kind", "arrived_in", "releases"],
+                fields=["server", "workload", "microbenchmark", "kind", "arrived_in", "releases", "metric"],
                 condition=models.Q(microbenchmark__isnull=False),
                 name="regression_unique_microbenchmark",
             ),
             models.UniqueConstraint(
-                fields=["server", "workload", "group", "kind", "arrived_in", "releases"],
+                fields=["server", "workload", "group", "kind", "arrived_in", "releases", "metric"],
                 condition=models.Q(microbenchmark__isnull=True),
                 name="regression_unique_group",
             ),
@@ -189,9 +196,11 @@ class Regression(models.Model):
 
     @property
     def is_open_story(self) -> bool:
-        """A regression not yet fixed, no outlier, not folded into its group's story, still detected."""
+        """A QPS regression not yet fixed, no outlier, not folded into its group's story, still detected: what
+        the list's open tab shows and alerts announce (a HW metric's own story waits on its tab)."""
         return (
-            self.kind == self.Kind.REGRESSION
+            self.metric == "qps"
+            and self.kind == self.Kind.REGRESSION
             and self.fixed_in_id is None
             and not self.outlier
             and self.folded_into_id is None

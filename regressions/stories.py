@@ -85,6 +85,16 @@ The rule
    "cs/o ×3.1 at the same version". Metric values below a per-metric floor
    (an idle read path's rKB/o of 0.001) are too small for a ratio to mean
    anything and make no step.
+8. **Metric stories.** A metric that steps where no QPS story of its
+   microbenchmark moves tells a story of its own (``metric_stories``), told
+   by rules 2–5 with a larger minimum change (``METRIC_MIN_CHANGE``, 10 %):
+   a *regression* when the cost per operation rises (for the Insert
+   Benchmark's p99 rate, when it falls), an *improvement* when it falls. A
+   step from or to a level below the metric's floor (rKB/o 0 → 0.01, or
+   0.3 → 0) is noise, for these stories as for the steps of rule 7, unless
+   the other level matters on its own (``MetricSpec.meaningful``: 1 KB read
+   per operation does, wherever it came from). A cs/o jump with flat QPS is
+   how a contention bug shows on a server with cores to spare.
 """
 
 from __future__ import annotations
@@ -176,8 +186,9 @@ class MetricStep:
 
     @property
     def text(self) -> str:
-        if math.isinf(self.ratio):
-            size = "from 0"
+        if math.isinf(self.ratio) or self.ratio < 0.01:
+            # A ratio from or to (almost) nothing says less than the two levels.
+            size = f"{self.level_before:.2g} → {self.level_after:.2g}"
         elif self.ratio >= 10 or self.ratio < 0.1:
             size = f"×{self.ratio:.2g}"
         else:
@@ -270,6 +281,8 @@ class Story:
             for e, size in zip(self.events, sizes, strict=True)
         ]
         head = f"{_pct(self.current_change)} against {self.reference_version or self.previous_version}"
+        if self.metric != QPS:
+            head = f"{self.metric} {head}"
         if self.outliers:
             parts.append("outlier " + ", ".join(self.outliers))
         return f"{head}: " + ", ".join(parts)
@@ -364,9 +377,9 @@ class _Open:
     superseded: bool = False
 
 
-def _beyond(level: float, before: float, kind: str, min_change: float) -> bool:
+def _beyond(level: float, before: float, kind: str, min_change: float, higher_is_better: bool = True) -> bool:
     """Whether ``level`` is more than ``min_change`` from ``before`` in the story's direction."""
-    if kind == "regression":
+    if (kind == "regression") == higher_is_better:
         return level < before * (1 - min_change)
     return level > before * (1 + min_change)
 
@@ -384,12 +397,13 @@ def build_stories(
     k: float = changepoints.DEFAULT_K,
     noise: float | None = None,
     default_noise: float = changepoints.DEFAULT_NOISE,
+    higher_is_better: bool = True,
 ) -> list[Story]:
     """The stories of one series, oldest arrival first (see the module docstring for the rule).
 
-    ``noise`` overrides rule 2 (a σ measured elsewhere). A series of the
-    regression kind reads higher values as better (QPS); metric series go
-    through ``metric_steps`` instead.
+    ``noise`` overrides rule 2 (a σ measured elsewhere). QPS reads higher values
+    as better; a cost per operation (``higher_is_better`` False) is a
+    regression when it rises.
     """
     versions = series.versions
     values = [p.value if p.usable else None for p in series.points]
@@ -406,7 +420,9 @@ def build_stories(
     for j in range(1, len(segments)):
         level, previous_level = segments[j].level, segments[j - 1].level
         if story is None:
-            kind: Literal["regression", "improvement"] = "regression" if level < previous_level else "improvement"
+            kind: Literal["regression", "improvement"] = (
+                "regression" if (level < previous_level) == higher_is_better else "improvement"
+            )
             story = _Open(kind, arrived=j, previous=j - 1, level_before=previous_level, reference=j - 1, last=j)
             story.events.append(_event("arrival", segments, versions, j, story.level_before))
             told.append(story)
@@ -414,7 +430,7 @@ def build_stories(
         story.last = j
         before = story.level_before
         opposite: Literal["regression", "improvement"] = "improvement" if story.kind == "regression" else "regression"
-        if _beyond(level, before, opposite, min_change):
+        if _beyond(level, before, opposite, min_change, higher_is_better):
             # Past the level before the arrival the other way: this story ends, one of the other kind starts here.
             if story.ended is None:
                 story.ended = j
@@ -425,11 +441,11 @@ def build_stories(
             told.append(story)
             continue
         if story.ended is not None:
-            if _beyond(level, before, story.kind, min_change):
+            if _beyond(level, before, story.kind, min_change, higher_is_better):
                 story.ended = None
                 story.events.append(_event("returned", segments, versions, j, before))
             continue  # a small move near the old level after the fix: nothing to tell
-        if not _beyond(level, before, story.kind, min_change):
+        if not _beyond(level, before, story.kind, min_change, higher_is_better):
             story.ended = j
             story.events.append(_event(_end_kind(story.kind), segments, versions, j, before))
         elif abs(_change(before, level)) > abs(_change(before, previous_level)):
@@ -448,7 +464,7 @@ def build_stories(
                 else e
                 for e in s.events
             ]
-    stories = [_story(s, series, segments, measured, versions, outliers) for s in told]
+    stories = [_story(s, series, segments, measured, versions, outliers, higher_is_better) for s in told]
     covered = {o for s in stories for o in s.outliers}
     for i in outliers:
         if versions[i] in covered:
@@ -507,6 +523,7 @@ def _story(
     noise: Noise,
     versions: Sequence[str],
     outliers: Sequence[int],
+    higher_is_better: bool = True,
 ) -> Story:
     before = told.level_before
     # The levels the story lives through: from its arrival to the level it ended on (or the latest one).
@@ -515,7 +532,7 @@ def _story(
     if told.superseded:
         levels = levels[:-1] or levels
     changes = [_change(before, level) for level in levels]
-    worst = min(changes) if told.kind == "regression" else max(changes)
+    worst = min(changes) if (told.kind == "regression") == higher_is_better else max(changes)
     first_index, last_index = segments[told.previous].first, segments[told.last].last
     arrival = told.events[0]
     ended = versions[segments[told.ended].first] if told.ended is not None else None
@@ -633,22 +650,41 @@ def stories_for(
 class MetricSpec:
     name: str  # as shown: cpu/o, cs/o, rKB/o, …
     higher_is_worse: bool = True
-    floor: float = 0.0  # levels below this on both sides of a step are too small for a ratio to mean anything
+    # Below this a level is too small for a ratio to mean anything: a step from or to such a level (×0, "from 0")
+    # is noise unless its other side reaches ``meaningful``.
+    floor: float = 0.0
+    # A level that matters whatever it came from: an update that starts reading 4 KB per operation from storage.
+    meaningful: float = math.inf
+
+    def is_step(self, before: float, after: float) -> bool:
+        """Whether a move between two levels can be a step at all (rule 8): both levels above the floor, or
+        the higher one at a level that matters on its own."""
+        if min(before, after) >= self.floor and min(before, after) > 0:
+            return True
+        return max(before, after) >= self.meaningful
 
 
 METRICS: Mapping[str, MetricSpec] = {
     spec.name: spec
     for spec in (
         MetricSpec("cpu/o"),
-        MetricSpec("cs/o"),
-        MetricSpec("rKB/o", floor=0.05),
-        MetricSpec("wKB/o", floor=0.05),
+        MetricSpec("cs/o", floor=0.01, meaningful=0.5),
+        MetricSpec("rKB/o", floor=0.05, meaningful=1.0),
+        MetricSpec("wKB/o", floor=0.05, meaningful=1.0),
         MetricSpec("w_amp"),
-        MetricSpec("stall%", floor=1.0),
+        MetricSpec("stall%", floor=1.0, meaningful=5.0),
         MetricSpec("p99"),  # db_bench: latency, µs
         MetricSpec("p99 rate", higher_is_worse=False),  # Insert Benchmark: the rate of the worst 1 % of seconds
     )
 }
+
+# A metric story of its own (rule 8) needs a larger step than QPS: HW counters per operation move with the
+# host's noise more than throughput does, and the list must not fill with ×1.06 cpu/o.
+METRIC_MIN_CHANGE = 0.10
+
+
+def metric_spec(metric: str) -> MetricSpec:
+    return METRICS.get(metric, MetricSpec(metric))
 
 
 def metric_steps(
@@ -662,7 +698,7 @@ def metric_steps(
 
     Outliers are set aside as for QPS. ``spec`` defaults to ``METRICS[series.metric]`` (higher is worse).
     """
-    spec = spec or METRICS.get(series.metric, MetricSpec(series.metric))
+    spec = spec or metric_spec(series.metric)
     values = [p.value if p.usable else None for p in series.points]
     measured = series_noise(series)
     outliers = set(outlier_indexes(values, measured.sigma, min_change=min_change, k=k))
@@ -670,7 +706,7 @@ def metric_steps(
     detection = changepoints.detect(kept, series.versions, noise=measured.sigma, min_change=min_change, k=k)
     found = []
     for before, after in zip(detection.segments, detection.segments[1:], strict=False):
-        if before.level < spec.floor and after.level < spec.floor:
+        if not spec.is_step(before.level, after.level):
             continue
         ratio = math.inf if before.level == 0 else after.level / before.level
         found.append(
@@ -727,3 +763,57 @@ def with_metric_steps(
     """The story with the steps of its microbenchmark's metric series that coincide with it attached."""
     steps = [step for series in metric_series for step in metric_steps(series, min_change=min_change, k=k)]
     return replace(story, metric_steps=coinciding_steps(story, steps, versions))
+
+
+def _overlaps(
+    position: Mapping[str, int], previous_a: str, version_a: str, previous_b: str, version_b: str
+) -> bool | None:
+    """Whether two version pairs (previous, version] overlap; None when a version is not in ``position``."""
+    lo, hi = position.get(previous_a), position.get(version_a)
+    a, b = position.get(previous_b), position.get(version_b)
+    if lo is None or hi is None or a is None or b is None:
+        return None
+    return lo < b and a < hi
+
+
+def metric_stories(
+    series: Series,
+    qps_stories: Iterable[Story],
+    versions: Sequence[str],
+    *,
+    min_change: float = METRIC_MIN_CHANGE,
+    k: float = changepoints.DEFAULT_K,
+    spec: MetricSpec | None = None,
+) -> list[Story]:
+    """The stories one metric series tells on its own (rule 8): a regression when the cost per operation rises.
+
+    A story whose arrival coincides with a moment of one of ``qps_stories``
+    (the same microbenchmark's QPS stories: arrival, further step, return, or
+    an outlier) is left out: that story already carries the step among its
+    metric steps. So is a story whose arrival moves from or to a level too
+    small to mean anything, and a one-version excursion (an outlier of a cost
+    counter is noise, not news).
+    """
+    spec = spec or metric_spec(series.metric)
+    position = {v: i for i, v in enumerate(versions)}
+    moments = [
+        (e.previous_version, e.version)
+        for s in qps_stories
+        for e in (
+            s.events
+            if s.kind != "outlier"
+            else (Event("arrival", s.arrived_in, s.previous_version, 0.0, s.change, s.change),)
+        )
+        if e.kind in ("arrival", "further", "returned")
+    ]
+    found = []
+    for story in build_stories(series, min_change=min_change, k=k, higher_is_better=not spec.higher_is_worse):
+        if story.kind == "outlier":
+            continue
+        arrival = story.events[0]
+        if not spec.is_step(story.level_before, arrival.level):
+            continue
+        if any(_overlaps(position, arrival.previous_version, arrival.version, a, b) for a, b in moments):
+            continue
+        found.append(story)
+    return found

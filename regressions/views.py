@@ -21,6 +21,7 @@ from regressions.bugs import ACCEPTED
 from regressions.detection import link_bug_to_many, triage
 from regressions.filters import ANY, OPEN, RELEASE_VIEWS, TABS, RegressionFilters
 from regressions.models import Regression, TriageEvent
+from regressions.stories import METRICS, QPS
 from reports import stats
 from runs.models import Dbms, Run, Server
 
@@ -42,6 +43,9 @@ class RegressionFilterForm(forms.Form):
         required=False,
     )
     kind = forms.ChoiceField(choices=[("", "any"), *Regression.Kind.choices], required=False)
+    metric = forms.ChoiceField(
+        choices=[("", "as the tab has it"), (QPS, "QPS"), *((name, name) for name in METRICS)], required=False
+    )
     dbms = forms.CharField(required=False)
     server = forms.CharField(required=False)
     workload = forms.CharField(required=False)
@@ -109,11 +113,16 @@ def regression_list(request: HtmxHttpRequest) -> HttpResponse:
     form = RegressionFilterForm(request.GET or None)
     page = Paginator(filtered_regressions(form), PAGE_SIZE).get_page(request.GET.get("page"))
     links = _tab_links(request, form)
+    data = form.cleaned_data if form.is_valid() else {}
+    tab = next(link for link in links if link["name"] == "tab" and link["current"])
     context = {
         "form": form,
+        # The QPS tabs hold QPS stories only: a metric column there would say "QPS" on every row (on "all" the
+        # kind names a metric story's metric).
+        "show_metric": tab["value"] == "metrics" or bool(data.get("metric")),
         "tabs": [link for link in links if link["name"] == "tab"],
         "views": [link for link in links if link["name"] == "releases"],
-        "tab": next(link for link in links if link["name"] == "tab" and link["current"]),
+        "tab": tab,
         "view": next(link for link in links if link["name"] == "releases" and link["current"]),
         "page": page,
         "states": State.choices,
@@ -237,6 +246,10 @@ def regression_bulk(request: HttpRequest) -> HttpResponse:
     return redirect(target)
 
 
+def _level(value: float | None) -> str:
+    return "missing" if value is None else f"{value:.4g}"
+
+
 def evidence_table(regression: Regression) -> dict[str, Any]:
     """Rows of the evidence table (one per build the detection saw), so the template only prints."""
     evidence = regression.evidence or {}
@@ -247,6 +260,7 @@ def evidence_table(regression: Regression) -> dict[str, Any]:
     fixed = evidence.get("fixed_point")
     levels = evidence.get("levels") or []
     cvs = evidence.get("cv") or []
+    per_operation = regression.metric != QPS
     moved = {
         e.get("version"): _EVENT_TEXT.get((regression.kind, e.get("kind")), e.get("kind"))
         for e in regression.story_events or []
@@ -272,7 +286,11 @@ def evidence_table(regression: Regression) -> dict[str, Any]:
         for label in labels:
             value = values.get(label, [None] * len(points))[i]
             number = float(value) if isinstance(value, int | float) else None
-            cells.append({"value": number, "flag": stats.flag(number)})
+            if per_operation:
+                # A metric's own level per operation: no ratio to the base, so no better/worse colour either.
+                cells.append({"value": number, "flag": "", "shown": _level(number)})
+            else:
+                cells.append({"value": number, "flag": stats.flag(number), "shown": ""})
         rows.append(
             {
                 "point": point,
@@ -280,6 +298,7 @@ def evidence_table(regression: Regression) -> dict[str, Any]:
                 "used": point.get("used", True),
                 "cells": cells,
                 "level": levels[i] if i < len(levels) else None,
+                "level_shown": _level(levels[i] if i < len(levels) else None) if per_operation else "",
                 "cv": cvs[i] if i < len(cvs) else None,
             }
         )

@@ -65,7 +65,7 @@ def test_each_story_is_one_candidate_and_member_stories_point_at_their_group_sto
         (4, "scans", "improvement"),
     }
     group = by_subject[(None, "point queries", "regression")]
-    assert group.arrived_in_id == 102 and group.key == (None, "point queries", "regression", 102)
+    assert group.arrived_in_id == 102 and group.key == (None, "point queries", "regression", 102, "qps")
     assert group.opened and group.folded_into_key is None
     values = group.values
     assert (values["previous_version_id"], values["persists_until_id"], values["fixed_in_id"]) == (101, 104, None)

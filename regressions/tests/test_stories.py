@@ -195,7 +195,7 @@ def test_metric_levels_below_their_floor_make_no_step() -> None:
     assert st.metric_steps(series([0.001, 0.001, 0.004, 0.004], metric="rKB/o")) == []
     assert st.metric_steps(series([0.0, 0.0, 0.5, 0.5], metric="stall%")) == []
     (step,) = st.metric_steps(series([0.0, 0.0, 5.0, 5.0], metric="stall%"))
-    assert step.text.startswith("stall% from 0")
+    assert step.text.startswith("stall% 0 → 5")
 
 
 def test_on_the_mysql_series_each_of_the_authors_findings_is_a_story(mysql: list[st.Series]) -> None:

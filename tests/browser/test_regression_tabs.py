@@ -43,8 +43,18 @@ def test_the_tabs_switch_between_open_stories_improvements_outliers_and_all(
 
     page.locator("nav.tabs").get_by_role("link", name="Improvements").click()
     page.wait_for_url("**tab=improvements**")
-    improvements = {r.pk for r in stories if r.kind == "improvement" and not r.outlier and not r.folded_into_id}
+    improvements = {
+        r.pk
+        for r in stories
+        if r.kind == "improvement" and r.metric == "qps" and not r.outlier and not r.folded_into_id
+    }
     assert set(_rows(page)) == improvements
+
+    # A HW metric that stepped where QPS did not: its own tab, with the metric in a column of its own.
+    page.locator("nav.tabs").get_by_role("link", name="HW metrics").click()
+    page.wait_for_url("**tab=metrics**")
+    assert set(_rows(page)) == {r.pk for r in stories if r.metric != "qps"} != set()
+    assert page.locator("table.regressions thead th", has_text="Metric").count() == 1
 
     page.locator("nav.tabs").get_by_role("link", name="Outliers").click()
     page.wait_for_url("**tab=outliers**")
