@@ -91,6 +91,7 @@ RULES: dict[str, dict[str, str]] = {
     "api:not_found": {"GET": NOT_FOUND},  # any other path under /api/: a JSON 404
     "api:upload_bundle": {"POST": "upload"},
     "api:get_bundle": {"GET": READ},
+    "api:attach_bundle_run": {"POST": "upload"},
     "api:compare": {"GET": READ},
     "api:compare_writeup": {"GET": READ},
     "api:list_regressions": {"GET": READ, "POST": "triage"},
