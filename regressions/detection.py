@@ -173,12 +173,12 @@ def detect_regressions(
 
     Both views read alike on a series with no short-term release beside its
     long-term ones: there its long-term records stand for both
-    (``same_over_every_release``) and no "all" record is stored (any left from
-    before are removed like every record detection no longer finds).
-    ``every_release`` (long-term view only) also keeps the "all" records of the
-    series that do mix both current, from the same loaded series. Only the
-    default view's new stories are announced: a story is news once, not once
-    per view.
+    (``same_over_every_release``), whichever view is asked for, and no "all"
+    record is stored (any left from before are removed like every record
+    detection no longer finds). ``every_release`` also keeps the "all" records
+    of the series that do mix both current, from the same loaded series. Only
+    the default view's new stories are announced: a story is news once, not
+    once per view.
     """
     runs = list(
         Run.objects.filter(server_id=server_id, workload_id=workload_id)
@@ -204,34 +204,34 @@ def detect_regressions(
         run_ids = () if len(by_dbms) == 1 else tuple(by_dbms[dbms_id])
         series = load_series(base, run_ids)
         summary.series += 1
-        candidates, noise = find_candidates(
-            series,
-            min_change=min_change,
-            k=k,
-            view=view,
-            experimental=experimental,
-            release_overrides=settings.BENCHDASH_RELEASE_LINES,
-        )
-        summary.noise[next(p.dbms for p in series.points if p.key == series.base)] = noise
         mixed = mixes_release_lines(series, experimental=experimental)
-        if view == releases.DEFAULT_VIEW:
+        # A series that does not mix release kinds reads the same points in both views: its long-term records
+        # stand for both, whichever view was asked for.
+        stored_views: list[releases.ReleaseView] = []
+        if view == releases.DEFAULT_VIEW or not mixed:
+            stored_views.append(releases.DEFAULT_VIEW)
+        if mixed and (view == "all" or every_release):
+            stored_views.append("all")
+        for stored in stored_views:
+            candidates, noise = find_candidates(
+                series,
+                min_change=min_change,
+                k=k,
+                view=stored,
+                experimental=experimental,
+                release_overrides=settings.BENCHDASH_RELEASE_LINES,
+            )
+            if stored == view or len(stored_views) == 1:
+                summary.noise[next(p.dbms for p in series.points if p.key == series.base)] = noise
             for candidate in candidates:
                 candidate.values["same_over_every_release"] = not mixed
-            summary.opened.extend(_upsert(server_id, workload_id, dbms_id, view, candidates, summary))
-        if view == "all" or every_release:
-            every, _ = (
-                find_candidates(
-                    series,
-                    min_change=min_change,
-                    k=k,
-                    view="all",
-                    experimental=experimental,
-                    release_overrides=settings.BENCHDASH_RELEASE_LINES,
-                )
-                if mixed and view != "all"
-                else (candidates, noise)
-            )
-            _upsert(server_id, workload_id, dbms_id, "all", every if mixed else [], summary)
+            opened = _upsert(server_id, workload_id, dbms_id, stored, candidates, summary)
+            if stored == releases.DEFAULT_VIEW:
+                summary.opened.extend(opened)
+        if not mixed and (view == "all" or every_release):
+            # "all" records left from before (the series once mixed, or the release lines were classified
+            # otherwise) go the way of every record detection no longer finds.
+            _upsert(server_id, workload_id, dbms_id, "all", [], summary)
     if summary.opened:
         story_opened.send(
             sender=Regression, regression_ids=list(summary.opened), server_id=server_id, workload_id=workload_id
