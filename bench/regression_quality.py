@@ -60,6 +60,7 @@ def main() -> int:
         from django.core.management import call_command
 
         from regressions.detection import record_as_dict
+        from regressions.filters import in_release_view
         from regressions.models import Regression
 
         with bench_database(args.db) as described:
@@ -71,7 +72,7 @@ def main() -> int:
 
             records = [
                 record_as_dict(r)
-                for r in Regression.objects.filter(releases=args.releases)
+                for r in Regression.objects.filter(in_release_view(args.releases))
                 .select_related("server", "workload", "microbenchmark", "arrived_in__dbms")
                 .select_related("previous_version", "fixed_in", "persists_until")
                 .order_by("server__name", "workload__name", "arrived_in__sort_key", "pk")

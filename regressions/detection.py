@@ -81,6 +81,7 @@ STORY_FIELDS = (
     "summary",
     "folded_into_id",
     "no_longer_detected",
+    "same_over_every_release",
 )
 
 
@@ -156,6 +157,7 @@ def detect_regressions(
     k: float = changepoints.DEFAULT_K,
     view: releases.ReleaseView = releases.DEFAULT_VIEW,
     experimental: bool = False,
+    every_release: bool = False,
 ) -> DetectionSummary:
     """Detect the stories of every DBMS series of a server + workload and store them as records; returns counts.
 
@@ -168,6 +170,15 @@ def detect_regressions(
     alone and the list switches between the views. ``experimental`` lets an
     experimental build be a version's point. Raises ComparisonError when there
     is nothing to compare.
+
+    Both views read alike on a series with no short-term release beside its
+    long-term ones: there its long-term records stand for both
+    (``same_over_every_release``), whichever view is asked for, and no "all"
+    record is stored (any left from before are removed like every record
+    detection no longer finds). ``every_release`` also keeps the "all" records
+    of the series that do mix both current, from the same loaded series. Only
+    the default view's new stories are announced: a story is news once, not
+    once per view.
     """
     runs = list(
         Run.objects.filter(server_id=server_id, workload_id=workload_id)
@@ -193,21 +204,51 @@ def detect_regressions(
         run_ids = () if len(by_dbms) == 1 else tuple(by_dbms[dbms_id])
         series = load_series(base, run_ids)
         summary.series += 1
-        candidates, noise = find_candidates(
-            series,
-            min_change=min_change,
-            k=k,
-            view=view,
-            experimental=experimental,
-            release_overrides=settings.BENCHDASH_RELEASE_LINES,
-        )
-        summary.noise[next(p.dbms for p in series.points if p.key == series.base)] = noise
-        summary.opened.extend(_upsert(server_id, workload_id, dbms_id, view, candidates, summary))
+        mixed = mixes_release_lines(series, experimental=experimental)
+        # A series that does not mix release kinds reads the same points in both views: its long-term records
+        # stand for both, whichever view was asked for.
+        stored_views: list[releases.ReleaseView] = []
+        if view == releases.DEFAULT_VIEW or not mixed:
+            stored_views.append(releases.DEFAULT_VIEW)
+        if mixed and (view == "all" or every_release):
+            stored_views.append("all")
+        for stored in stored_views:
+            candidates, noise = find_candidates(
+                series,
+                min_change=min_change,
+                k=k,
+                view=stored,
+                experimental=experimental,
+                release_overrides=settings.BENCHDASH_RELEASE_LINES,
+            )
+            if stored == view or len(stored_views) == 1:
+                summary.noise[next(p.dbms for p in series.points if p.key == series.base)] = noise
+            for candidate in candidates:
+                candidate.values["same_over_every_release"] = not mixed
+            opened = _upsert(server_id, workload_id, dbms_id, stored, candidates, summary)
+            if stored == releases.DEFAULT_VIEW:
+                summary.opened.extend(opened)
+        if not mixed and (view == "all" or every_release):
+            # "all" records left from before (the series once mixed, or the release lines were classified
+            # otherwise) go the way of every record detection no longer finds.
+            _upsert(server_id, workload_id, dbms_id, "all", [], summary)
     if summary.opened:
         story_opened.send(
             sender=Regression, regression_ids=list(summary.opened), server_id=server_id, workload_id=workload_id
         )
     return summary
+
+
+def mixes_release_lines(series: SeriesData, *, experimental: bool = False) -> bool:
+    """Whether the long-term view leaves out a short-term release of this series, so that the two release
+    views read different points (and may tell different stories)."""
+    built = story_series(
+        series,
+        view=releases.DEFAULT_VIEW,
+        experimental=experimental,
+        release_overrides=settings.BENCHDASH_RELEASE_LINES,
+    )
+    return "short-term release" in built.unused.values()
 
 
 @dataclass(frozen=True)
@@ -623,6 +664,9 @@ def find_candidates(
                     "builds": as_dict["builds"],
                     "metric_steps": as_dict["metric_steps"],
                     "summary": story.summary,
+                    # The long-term records of a series that does not mix release kinds stand for both views:
+                    # detect_regressions decides, as it knows the series.
+                    "same_over_every_release": False,
                 },
             )
         )
@@ -969,7 +1013,14 @@ class MarkerProvider:
             else {"group": group, "microbenchmark__isnull": True}
         )
         found = (
-            Regression.objects.filter(server_id=server_id, workload_id=workload_id, metric=stories.QPS, **subject)
+            # One view's records: on a series that mixes release kinds the other view tells some stories again.
+            Regression.objects.filter(
+                server_id=server_id,
+                workload_id=workload_id,
+                metric=stories.QPS,
+                releases=releases.DEFAULT_VIEW,
+                **subject,
+            )
             .select_related("arrived_in", "fixed_in")
             .prefetch_related("bugs")
             .order_by("arrived_in__sort_key")

@@ -7,7 +7,8 @@ records detection no longer finds), ``improvements``, ``fixed``, ``outliers``
 (these four tell QPS), ``metrics`` (HW metric stories of their own: a cost per
 operation that stepped where QPS did not), ``all`` —, ``metric`` (one metric:
 qps, cpu/o, cs/o, rKB/o, …), ``releases`` (the release view the records were detected over:
-``long-term``, the default, or ``all``), ``state`` (triage: open — the
+``long-term``, the default, or ``all``, which lists a series with no short-term
+release by its long-term records), ``state`` (triage: open — the
 default on the open tab, leaving out fixed, expected and noise —, any — the
 default on the other tabs —, or one state),
 ``kind``, ``dbms``, ``server``, ``workload``, ``group``, ``microbenchmark`` (a
@@ -51,6 +52,15 @@ _TAB_FILTERS = {
 }
 
 
+def in_release_view(view: str) -> Q:
+    """The records a release view lists. Over every release: the "all" records of series that mix long-term
+    and short-term releases, and the long-term records of series that do not (both views read the same points
+    there, so detection stores them once)."""
+    if view == "all":
+        return Q(releases="all") | Q(releases="long-term", same_over_every_release=True)
+    return Q(releases=view)
+
+
 @dataclass(frozen=True)
 class RegressionFilters:
     tab: str = OPEN
@@ -76,7 +86,7 @@ class RegressionFilters:
             raise ValueError(f"tab must be one of {', '.join(TABS)}")
         if self.releases not in RELEASE_VIEWS:
             raise ValueError(f"releases must be one of {', '.join(RELEASE_VIEWS)}")
-        regressions = regressions.filter(_TAB_FILTERS[self.tab], releases=self.releases)
+        regressions = regressions.filter(_TAB_FILTERS[self.tab]).filter(in_release_view(self.releases))
         state = self.state or (OPEN if self.tab == OPEN else ANY)
         if state == OPEN:
             regressions = regressions.exclude(state__in=Regression.CLOSED_STATES)

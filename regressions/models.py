@@ -133,6 +133,11 @@ class Regression(models.Model):
     releases = models.CharField(
         max_length=16, default="long-term", help_text="The release view it was detected over: long-term or all"
     )
+    same_over_every_release = models.BooleanField(
+        default=False,
+        help_text="A long-term record of a series with no short-term release beside its long-term ones: "
+        "the every-release view reads the same points, so it lists this record too",
+    )
     # [{metric, version, previous_version, level_before, level_after, ratio, worse, explains, at, text}]
     metric_steps = models.JSONField(default=list, blank=True)
     summary = models.TextField(blank=True, help_text="The story in one line")

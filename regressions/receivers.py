@@ -18,7 +18,9 @@ from reports.series import series_refreshed
 
 @receiver(series_refreshed, dispatch_uid="regressions.detect_after_refresh")
 def detect_after_refresh(sender: Any, server_id: int, workload_id: int, **kwargs: Any) -> None:
-    detect_regressions(server_id, workload_id)
+    # The every-release view's records follow too, so the list's "every release" view is current without anyone
+    # running the command; only series that mix release kinds cost a second reading.
+    detect_regressions(server_id, workload_id, every_release=True)
 
 
 @receiver(story_opened, dispatch_uid="regressions.announce_new_stories")

@@ -36,9 +36,11 @@ The rule
    ``Noise.text`` says which one was used and why, for the record's page.
 3. **Outliers.** A point (not the first, not the last) is an outlier when it
    differs from both neighbours by more than the one-point gate
-   max(``min_change``, k·σ·√2) in the same direction, while its neighbours
-   agree with each other within that gate: a single-version excursion that
-   returns within noise at the next version. It is set aside before
+   max(``min_change``, k·σ·√2) in the same direction, while the next point
+   is back within that gate of the point before, or past it the other way: a
+   single-version excursion that returns at the next version (an overshooting
+   return leaves the step from the point before to the next point, told as a
+   story of its own, not as the excursion's "fix"). It is set aside before
    segmentation, so it never splits a story into "fixed" plus "arrived again";
    it is listed on the story whose span holds it, or becomes a story of kind
    "outlier" of its own when no story spans it.
@@ -356,7 +358,12 @@ def outlier_indexes(
         assert a is not None and x is not None and b is not None
         up = x / a - 1 > gate and x / b - 1 > gate
         down = 1 - x / a > gate and 1 - x / b > gate
-        if (up or down) and abs(b / a - 1) <= gate and (not found or found[-1] != before):
+        # Back at the next version: within the gate of the version before, or past it the other way. An
+        # overshooting return is still a one-version excursion, plus a step from before to after that
+        # segmentation tells on its own; read as a story, the excursion would "arrive" and be "fixed" by that
+        # very step, beside a second story arriving with it.
+        back = b / a - 1 <= gate if up else 1 - b / a <= gate
+        if (up or down) and back and (not found or found[-1] != before):
             found.append(here)
     return found
 

@@ -330,4 +330,5 @@ def test_a_story_detection_no_longer_finds_goes_with_its_deliveries(small_base: 
 
 
 def _open_story_ids() -> list[int]:
-    return sorted(r.pk for r in Regression.objects.all() if r.is_open_story)
+    # Alerts tell the default view's stories; the every-release view's are not news of their own.
+    return sorted(r.pk for r in Regression.objects.filter(releases="long-term") if r.is_open_story)

@@ -54,6 +54,22 @@ def test_an_excursion_outside_any_story_is_a_story_of_kind_outlier_not_a_regress
     assert "outlier at 1.2.0" in story.summary
 
 
+def test_a_one_version_dip_whose_next_version_overshoots_is_an_outlier_beside_one_improvement() -> None:
+    # db_bench fillseq under O_DIRECT, RocksDB 9.8.4 → 10.10.0: 10.6.2 alone lost a third, 10.7.6 came back 8 %
+    # above 10.5.5. Not a regression "fixed" by the very step an improvement "arrives" with.
+    versions = ["9.8.4", "9.9.3", "9.10.0", "9.11.2", "10.0.1", "10.1.3", "10.2.3", "10.3.4"]
+    versions += ["10.4.2", "10.5.5", "10.6.2", "10.7.6", "10.8.3", "10.9.1", "10.10.0"]
+    values = [1.0, 1.02, 1.01, 1.0, 1.03, 1.01, 1.03, 1.0, 0.98, 1.01, 0.67, 1.10, 1.09, 1.08, 1.09]
+    (story,) = st.build_stories(series(values, versions))
+    assert (story.kind, story.arrived_in, story.previous_version) == ("improvement", "10.7.6", "10.5.5")
+    assert story.outliers == ("10.6.2",) and story.change == pytest.approx(1.10 / 1.01 - 1, abs=0.01)
+    # The same dip returning above an improvement's level the other way is set aside too.
+    mirrored = [1.0, 1.0, 1.0, 1.0, 1.4, 0.9, 0.9, 0.9]
+    assert st.outlier_indexes(mirrored, 0.01) == [4]
+    # A return that stays on the excursion's side is a step, not an outlier.
+    assert st.outlier_indexes([1.0, 1.0, 1.0, 0.6, 0.85, 0.85, 0.85], 0.01) == []
+
+
 def test_arrival_partial_recovery_fix_and_return_are_one_story() -> None:
     values = [1.0, 1.0, 0.7, 0.7, 0.85, 0.85, 1.0, 1.0, 0.7, 0.7]
     (story,) = st.build_stories(series(values))

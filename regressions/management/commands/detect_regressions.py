@@ -8,6 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from regressions.detection import detect_regressions, record_as_dict
+from regressions.filters import in_release_view
 from regressions.models import Regression
 from reports.compare import ComparisonError, resolve_run
 from runs import releases
@@ -84,7 +85,7 @@ class Command(BaseCommand):
         except ComparisonError as exc:
             raise CommandError(str(exc)) from exc
         if options["format"] == "json":
-            records = Regression.objects.filter(pk__in=kept, releases=shown).select_related(
+            records = Regression.objects.filter(in_release_view(shown), pk__in=kept).select_related(
                 "microbenchmark", "arrived_in__dbms", "previous_version", "fixed_in", "persists_until", "server"
             )
             records = records.select_related("workload").order_by(
@@ -93,7 +94,7 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps([record_as_dict(r) for r in records], indent=1, ensure_ascii=False))
 
     def _print(self, ids: list[int], view: str) -> None:
-        records = Regression.objects.filter(pk__in=ids, releases=view).select_related(
+        records = Regression.objects.filter(in_release_view(view), pk__in=ids).select_related(
             "microbenchmark", "arrived_in__dbms", "previous_version", "fixed_in", "persists_until"
         )
         for r in records.order_by("arrived_in__sort_key", "microbenchmark__test", "group", "kind"):
