@@ -27,6 +27,7 @@ from reports.models import GroupSetDefinition
 from reports.reference import REFERENCE_BLOCKS, ls_sort_key, reference_block
 from runs.models import Result, Run
 from suites import groups as groupsets
+from suites.openformat.parse import carried_group_set
 from suites.sysbench import parse as sysbench
 
 HW_METRICS = ("cpu_o", "cs_o", "r_o", "rkb_o", "wkb_o", "o_s")
@@ -315,7 +316,9 @@ def load_series(spec: ComparisonSpec) -> Series:
         pk_mode=base_run.pk_mode,
         runs=runs,
         results=results,
-        group_set=named_group_set(spec.group_set),
+        # "auto" reads a series in the groups its documents brought, when they brought some.
+        group_set=named_group_set(spec.group_set)
+        or carried_group_set(base_run.workload.name, base_run.workload.params or {}),
         sla_samples=tuple(sla.load_samples(run_ids)) if suites.get(suite).checks_sla else (),
     )
 

@@ -582,7 +582,7 @@ def _suite_parsed_run(suite: Suite, run: SuiteRun, meta: RunMeta, *, bundle_name
     if not meta.workload:
         warnings.extend(run.workload_warnings)
     return ParsedRun(
-        suite=suite.name,
+        suite=suites.get(run.suite).name if run.suite else suite.name,
         name=run.name,
         path=run.source,
         content_sha256=run.content_sha256,

@@ -56,6 +56,8 @@ class SuiteRun:
     name_warnings: list[str] = field(default_factory=list)
     # Said only when the manifest does not name the workload: the files did not say it.
     workload_warnings: list[str] = field(default_factory=list)
+    # Another registered suite whose run this is (a document saying it ran sysbench); None: the parsing suite's.
+    suite: str | None = None
 
 
 @dataclass
