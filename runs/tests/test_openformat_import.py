@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.test import Client
 
 from accounts.permissions import create_token
@@ -220,3 +220,34 @@ def test_a_bad_csv_document_fails_the_import_naming_row_and_column_and_stores_no
     with pytest.raises(ImportFailed, match=r"runs/mariadb\.result\.csv: row 3, column throughput: 'lots'"):
         submit_and_import(_tgz({"runs/mariadb.result.csv": broken}), name="bad.tgz", source=Bundle.Source.COMMAND)
     assert not Bundle.objects.exists() and not Run.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_api_takes_a_bare_document_and_refuses_a_bad_one_naming_the_field(api_client: Client) -> None:
+    document = engine_document("json", "ma101119_rel", "10.11.19")
+    response = api_client.post("/api/bundles/", {"file": SimpleUploadedFile("ma101119_rel.json", document)})
+    assert response.status_code == 201, response.content
+    (run,) = response.json()["runs"]
+    assert (run["dbms"], run["version"], run["server"], run["results"]) == ("MariaDB", "10.11.19", "lab-c2r8", 6)
+
+    bad = json.loads(engine_document("csv", "ma101119_rel_csv", "10.11.20"))
+    del bad["server"]["name"]
+    refused = api_client.post("/api/bundles/", {"file": SimpleUploadedFile("next.json", json.dumps(bad).encode())})
+    assert refused.status_code == 422, refused.content
+    assert "next.json: server.name: Field required" in refused.json()["error"]
+    assert Run.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_the_command_imports_a_bare_csv_document_and_says_what_else_it_would_take(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    example = DOCS.read_text().split("```csv\n")[1].split("```")[0]
+    (tmp_path / "mariadb.result.csv").write_text(example)
+    call_command("import_bundle", str(tmp_path / "mariadb.result.csv"))
+    assert "MariaDB 10.11.19 on c2r8, 1 tests, 2 results" in capsys.readouterr().out
+    (tmp_path / "mariadb.csv").write_text(example + "\n")  # other bytes: the same ones would be "imported before"
+    with pytest.raises(CommandError, match="1 of 1 bundles failed"):
+        call_command("import_bundle", str(tmp_path / "mariadb.csv"))
+    assert "nor a .json or .result.csv result document" in capsys.readouterr().err
+    assert Run.objects.count() == 1
