@@ -196,7 +196,7 @@ def test_the_api_refuses_a_bad_document_with_422_naming_the_file_and_the_field(a
     response = api_client.post("/api/bundles/", {"file": SimpleUploadedFile("bad.tgz", _tgz(files))})
     assert response.status_code == 422, response.content
     error = response.json()["error"]
-    assert "engine/bad.json: results[1].concurrency: Input should be greater than or equal to 1" in error
+    assert "bad.tgz:engine/bad.json: results[1].concurrency: Input should be greater than or equal to 1" in error
     assert not Run.objects.exists() and not Result.objects.exists() and not Workload.objects.exists()
 
 
@@ -234,7 +234,7 @@ def test_the_api_takes_a_bare_document_and_refuses_a_bad_one_naming_the_field(ap
     del bad["server"]["name"]
     refused = api_client.post("/api/bundles/", {"file": SimpleUploadedFile("next.json", json.dumps(bad).encode())})
     assert refused.status_code == 422, refused.content
-    assert "next.json: server.name: Field required" in refused.json()["error"]
+    assert refused.json()["error"].startswith("next.json: server.name: Field required")
     assert Run.objects.count() == 1
 
 
@@ -251,3 +251,17 @@ def test_the_command_imports_a_bare_csv_document_and_says_what_else_it_would_tak
         call_command("import_bundle", str(tmp_path / "mariadb.csv"))
     assert "nor a .json or .result.csv result document" in capsys.readouterr().err
     assert Run.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_the_upload_page_shows_a_bad_documents_file_and_field_and_stores_no_run(
+    uploader: Client, django_capture_on_commit_callbacks: Any
+) -> None:
+    bad = json.loads(engine_document("json", "ma101119_rel", "10.11.19"))
+    bad["results"][0]["throughput"] = -1
+    with django_capture_on_commit_callbacks(execute=True):
+        response = uploader.post("/upload/", {"bundle": SimpleUploadedFile("run.json", json.dumps(bad).encode())})
+    bundle = Bundle.objects.get()
+    assert bundle.status == "failed" and not Run.objects.exists() and not Result.objects.exists()
+    page = uploader.get(response["Location"]).content.decode()
+    assert "run.json: results[0].throughput: Input should be greater than or equal to 0" in page

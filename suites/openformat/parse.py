@@ -89,11 +89,13 @@ def parse_files(files: Sequence[ResultFile], *, bundle: str, required: bool) -> 
         if hook_script(name) is not None:
             hooks.setdefault(file.path.rpartition("/")[0], []).append(file)
             continue
-        document = _document(file, where=f"{bundle}:{file.path}")
+        # A document uploaded as it is is its own bundle: named once.
+        where = file.path if file.path == bundle else f"{bundle}:{file.path}"
+        document = _document(file, where=where)
         if document is None:
             not_read += 1
         else:
-            runs.append(document_run(document, source=file.path, where=f"{bundle}:{file.path}"))
+            runs.append(document_run(document, source=file.path, where=where))
     for folder, outputs in hooks.items():
         runs.append(_hook_run(folder, outputs, bundle=bundle))
     if required and not runs:
