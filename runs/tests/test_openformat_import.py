@@ -133,7 +133,7 @@ def test_a_custom_suites_documents_are_compared_in_their_own_groups() -> None:
     }
     base = Run.objects.get(build__version__text="10.11.19")
     comparison = get_comparison(ComparisonSpec(base_run_id=base.pk, dop=2))
-    assert comparison.suite == "custom" and comparison.group_set == "engine tests, 10k rows groups"
+    assert comparison.suite == "custom" and comparison.group_set == "engine-tests groups"
     assert comparison.group_of == {"READ_PK_POINT": "point lookups", "READ_RANGE_TXN": "range transactions"}
     other = next(c.key for c in comparison.columns if c.key != comparison.base)
     base_qps = {r.microbenchmark.test: r.qps for r in Result.objects.filter(run=base, dop=2).select_related()}

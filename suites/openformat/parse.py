@@ -245,4 +245,6 @@ def carried_group_set(workload: str, params: Mapping[str, Any]) -> GroupSet | No
     groups = carried.get("groups") if isinstance(carried, Mapping) else None
     if not groups:
         return None
-    return user_group_set(f"{workload} groups", {str(group): list(members) for group, members in groups})
+    # Named for the suite the documents said (a sysbench document's groups: for its workload).
+    owner = carried.get("suite") or workload
+    return user_group_set(f"{owner} groups", {str(group): list(members) for group, members in groups})
