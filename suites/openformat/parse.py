@@ -242,9 +242,9 @@ def _hook_run(folder: str, outputs: Sequence[ResultFile], *, bundle: str) -> Sui
 def carried_group_set(workload: str, params: Mapping[str, Any]) -> GroupSet | None:
     """The group set the documents of a series brought (None: they brought none)."""
     carried = params.get(DOCUMENT_KEY)
-    groups = carried.get("groups") if isinstance(carried, Mapping) else None
-    if not groups:
+    if not isinstance(carried, Mapping) or not carried.get("groups"):
         return None
+    groups = carried["groups"]
     # Named for the suite the documents said (a sysbench document's groups: for its workload).
     owner = carried.get("suite") or workload
     return user_group_set(f"{owner} groups", {str(group): list(members) for group, members in groups})
