@@ -265,3 +265,20 @@ def test_the_upload_page_shows_a_bad_documents_file_and_field_and_stores_no_run(
     assert bundle.status == "failed" and not Run.objects.exists() and not Result.objects.exists()
     page = uploader.get(response["Location"]).content.decode()
     assert "run.json: results[0].throughput: Input should be greater than or equal to 0" in page
+
+
+@pytest.mark.django_db
+def test_groups_brought_by_a_later_document_become_the_series_groups() -> None:
+    plain = json.loads(engine_document("json", "ma101119_rel", "10.11.19"))
+    del plain["groups"]
+    submit_and_import(json.dumps(plain).encode(), name="first.json", source=Bundle.Source.COMMAND)
+    base = Run.objects.get()
+    first = get_comparison(ComparisonSpec(base_run_id=base.pk, dop=2))
+    assert first.group_set == "ungrouped" and set(first.group_of.values()) == {None}
+
+    later = engine_document("csv", "ma101119_rel_csv", "10.11.20")
+    submit_and_import(later, name="later.json", source=Bundle.Source.COMMAND)
+    assert Workload.objects.get().params["result_format"]["groups"] == [[g, m] for g, m in ENGINE_GROUPS.items()]
+    comparison = get_comparison(ComparisonSpec(base_run_id=base.pk, dop=2))
+    assert comparison.group_set == "engine-tests groups"
+    assert comparison.group_of == {"READ_PK_POINT": "point lookups", "READ_RANGE_TXN": "range transactions"}
