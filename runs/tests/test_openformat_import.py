@@ -282,3 +282,14 @@ def test_groups_brought_by_a_later_document_become_the_series_groups() -> None:
     comparison = get_comparison(ComparisonSpec(base_run_id=base.pk, dop=2))
     assert comparison.group_set == "engine-tests groups"
     assert comparison.group_of == {"READ_PK_POINT": "point lookups", "READ_RANGE_TXN": "range transactions"}
+
+
+@pytest.mark.django_db
+def test_a_documents_configuration_text_and_cpus_are_stored_with_its_run() -> None:
+    example = json.loads(DOCS.read_text().split("```json\n")[1].split("```")[0])
+    example["config_text"] = "[mysqld]\ninnodb_buffer_pool_size=1G\n"
+    submit_and_import(json.dumps(example).encode(), name="ma.json", source=Bundle.Source.COMMAND)
+    run = Run.objects.select_related("config", "server").get()
+    assert run.config.text == example["config_text"].strip() and run.config.name == "c2r8"
+    assert run.cpus == 2 and run.server.cpus == 2
+    assert run.workload.params["table_size"] == 10000

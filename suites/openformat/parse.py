@@ -159,6 +159,8 @@ def document_run(document: Document, *, source: str, where: str) -> SuiteRun:
         started_at=document.started_at,
         server=document.server.name,
         suite=SYSBENCH if suite == SYSBENCH else None,
+        config_text=document.config_text or "",
+        cpus=document.server.cpus,
     )
 
 
