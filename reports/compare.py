@@ -305,6 +305,8 @@ def load_series(spec: ComparisonSpec) -> Series:
         )
     )
     suite = base_run.workload.suite
+    # "auto" reads a series in the groups its documents brought, when they brought some; they are named too.
+    carried = carried_group_set(base_run.workload.name, base_run.workload.params or {})
     return Series(
         spec=spec,
         suite=suite,
@@ -316,9 +318,9 @@ def load_series(spec: ComparisonSpec) -> Series:
         pk_mode=base_run.pk_mode,
         runs=runs,
         results=results,
-        # "auto" reads a series in the groups its documents brought, when they brought some.
-        group_set=named_group_set(spec.group_set)
-        or carried_group_set(base_run.workload.name, base_run.workload.params or {}),
+        group_set=carried
+        if carried is not None and spec.group_set == carried.name
+        else (named_group_set(spec.group_set) or carried),
         sla_samples=tuple(sla.load_samples(run_ids)) if suites.get(suite).checks_sla else (),
     )
 

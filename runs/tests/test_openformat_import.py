@@ -293,3 +293,26 @@ def test_a_documents_configuration_text_and_cpus_are_stored_with_its_run() -> No
     assert run.config.text == example["config_text"].strip() and run.config.name == "c2r8"
     assert run.cpus == 2 and run.server.cpus == 2
     assert run.workload.params["table_size"] == 10000
+
+
+@pytest.mark.django_db
+def test_a_custom_suites_runs_are_on_every_page_that_lists_or_explains_them(client: Client) -> None:
+    submit_and_import(engine_bundle(), name="engine.tgz", source=Bundle.Source.COMMAND)
+    base = Run.objects.get(build__version__text="10.11.19")
+    other = Run.objects.exclude(pk=base.pk).get()
+    point = Microbenchmark.objects.get(test="READ_PK_POINT")
+    pages = [
+        "/",
+        f"/runs/{base.pk}/",
+        f"/microbenchmarks/{point.pk}/?base={base.pk}",
+        f"/microbenchmarks/{point.pk}/timeline?base={base.pk}",
+        f"/compare/heatmap?base={base.pk}",
+        f"/compare/scaleup?base={base.pk}",
+        f"/compare/export?base={base.pk}&format=csv",
+        f"/diff/?a={base.pk}&b={other.pk}",
+        "/search/?q=READ_PK_POINT",
+    ]
+    for url in pages:
+        response = client.get(url)
+        assert response.status_code == 200, (url, response.status_code)
+    assert "engine tests, 10k rows" in client.get("/").content.decode()
