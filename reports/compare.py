@@ -27,6 +27,7 @@ from reports.models import GroupSetDefinition
 from reports.reference import REFERENCE_BLOCKS, ls_sort_key, reference_block
 from runs.models import Result, Run
 from suites import groups as groupsets
+from suites.openformat.parse import carried_group_set
 from suites.sysbench import parse as sysbench
 
 HW_METRICS = ("cpu_o", "cs_o", "r_o", "rkb_o", "wkb_o", "o_s")
@@ -304,6 +305,8 @@ def load_series(spec: ComparisonSpec) -> Series:
         )
     )
     suite = base_run.workload.suite
+    # "auto" reads a series in the groups its documents brought, when they brought some; they are named too.
+    carried = carried_group_set(base_run.workload.name, base_run.workload.params or {})
     return Series(
         spec=spec,
         suite=suite,
@@ -315,7 +318,9 @@ def load_series(spec: ComparisonSpec) -> Series:
         pk_mode=base_run.pk_mode,
         runs=runs,
         results=results,
-        group_set=named_group_set(spec.group_set),
+        group_set=carried
+        if carried is not None and spec.group_set == carried.name
+        else (named_group_set(spec.group_set) or carried),
         sla_samples=tuple(sla.load_samples(run_ids)) if suites.get(suite).checks_sla else (),
     )
 

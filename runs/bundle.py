@@ -40,6 +40,7 @@ import stat
 import struct
 import tarfile
 import tempfile
+import time
 import weakref
 import zipfile
 import zlib
@@ -90,6 +91,8 @@ _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _DRIVE_RE = re.compile(r"[A-Za-z]:")
 _SEPARATORS_RE = re.compile(r"[/\\]")
 _UNSUPPORTED = "not a tar, tar.gz, tar.bz2, tar.xz, tar.zst or zip archive"
+# An upload of one open-format result document, not an archive (the custom suite reads it).
+BARE_DOCUMENT_SUFFIXES = (".json", ".result.csv")
 _NOT_CONTENT = "(only files and folders are allowed in a bundle)"
 _KIND_PROBLEMS = {
     "symlink": "is a symbolic link (links are not allowed in a bundle)",
@@ -533,8 +536,21 @@ class _Reader:
     def _read_archive(self, scope: _Scope, fh: IO[bytes], *, seekable: bool) -> str:
         head = _read_exact(fh, _SNIFF_BYTES)
         kind = _sniff(head)
+        if kind is None and seekable and not scope.nested and self.name.endswith(BARE_DOCUMENT_SUFFIXES):
+            # One open-format document uploaded as it is: read as a bundle holding that one file.
+            size = fh.seek(0, io.SEEK_END)
+            fh.seek(0)
+            self.visit(
+                scope,
+                self.name.rpartition("/")[2],
+                "file",
+                size,
+                time.time(),
+                lambda _bound: cast("IO[bytes]", _Unclosed(fh)),
+            )
+            return "document"
         if kind is None:
-            raise self._unsupported(scope)
+            raise self._unsupported(scope, "" if scope.nested else " (nor a .json or .result.csv result document)")
         if kind == "zip":
             if seekable:
                 fh.seek(0)
@@ -969,6 +985,20 @@ def _zip_declared_entries(fh: IO[bytes]) -> int | None:
 
 
 # -- streams ---------------------------------------------------------------
+
+
+class _Unclosed(io.BufferedIOBase):
+    """The upload itself read as its one member: closing the member must leave the upload open for its caller."""
+
+    def __init__(self, source: IO[bytes]) -> None:
+        super().__init__()
+        self._source = source
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1, /) -> bytes:
+        return self._source.read(-1 if size is None else size)
 
 
 class _Prefixed:

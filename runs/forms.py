@@ -7,7 +7,8 @@ class UploadForm(forms.Form):
     bundle = forms.FileField(
         label="Result bundle",
         help_text=(
-            ".tar, .tar.gz/.tgz, .tar.zst, .tar.bz2, .tar.xz or .zip holding x.<build>.<config>.pk<N> directories"
+            ".tar, .tar.gz/.tgz, .tar.zst, .tar.bz2, .tar.xz or .zip holding x.<build>.<config>.pk<N> directories "
+            "or open-format result documents, or one document (.json or .result.csv) as it is"
         ),
     )
     server = forms.CharField(

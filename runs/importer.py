@@ -46,6 +46,7 @@ from runs.models import (
 )
 from runs.parse import ImportFailed, ParsedBundle, ParsedRun, bad_input, parse_bundle
 from runs.versions import sort_key
+from suites.openformat import parse as openformat
 from suites.sysbench import parse as sysbench
 
 # Callers import the import path's names from here, whichever module defines them.
@@ -665,6 +666,7 @@ def _create_runs(bundle: Bundle, parsed: Sequence[ParsedRun], info: Mapping[str,
             for w in Workload.objects.filter(suite__in={k[0] for k in keys}, name__in={k[1] for k in keys})
         ),
     )
+    _carry_document_groups(workloads, parsed)
     return Run.objects.bulk_create(
         [
             Run(
@@ -684,6 +686,20 @@ def _create_runs(bundle: Bundle, parsed: Sequence[ParsedRun], info: Mapping[str,
             for p, key in zip(parsed, config_keys, strict=True)
         ]
     )
+
+
+def _carry_document_groups(workloads: Mapping[tuple[str, str], Workload], parsed: Sequence[ParsedRun]) -> None:
+    """A series' groups are those its newest documents brought: a later upload may add or change them."""
+    carried = {
+        (p.suite, p.workload): p.workload_params[openformat.DOCUMENT_KEY]
+        for p in parsed
+        if openformat.DOCUMENT_KEY in p.workload_params
+    }
+    for key, value in carried.items():
+        workload = workloads[key]
+        if workload.params.get(openformat.DOCUMENT_KEY) != value:
+            workload.params = {**workload.params, openformat.DOCUMENT_KEY: value}
+            workload.save(update_fields=["params"])
 
 
 CONFIG_BATCH_BYTES = 64 * 1024 * 1024

@@ -23,6 +23,7 @@ class Suite(models.TextChoices):
     SYSBENCH = "sysbench", "sysbench"
     IBENCH = "ibench", "Insert Benchmark"
     DBBENCH = "db_bench", "RocksDB db_bench"
+    CUSTOM = "custom", "Custom suite (open result format)"
 
 
 def validate_suite(value: str) -> None:

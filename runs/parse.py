@@ -149,6 +149,9 @@ class ParsedRun:
     # (path in the bundle, why it was not read) for the files of this run that were not used.
     ignored: list[tuple[str, str]] = field(default_factory=list)
     sysbench: SysbenchDetail | None = None
+    # What another suite's files said of the configuration's text and the server's CPUs.
+    suite_config_text: str = ""
+    suite_cpus: int | None = None
 
     @property
     def tests(self) -> int:
@@ -163,11 +166,11 @@ class ParsedRun:
 
     @property
     def cpus(self) -> int | None:
-        return self.sysbench.cpus if self.sysbench else None
+        return self.sysbench.cpus if self.sysbench else self.suite_cpus
 
     @property
     def config_text(self) -> str | KeptFile:
-        return self.sysbench.config_text if self.sysbench else ""
+        return self.sysbench.config_text if self.sysbench else self.suite_config_text
 
     @property
     def files(self) -> list[tuple[str, str, KeptFile]]:
@@ -582,7 +585,7 @@ def _suite_parsed_run(suite: Suite, run: SuiteRun, meta: RunMeta, *, bundle_name
     if not meta.workload:
         warnings.extend(run.workload_warnings)
     return ParsedRun(
-        suite=suite.name,
+        suite=suites.get(run.suite).name if run.suite else suite.name,
         name=run.name,
         path=run.source,
         content_sha256=run.content_sha256,
@@ -598,6 +601,8 @@ def _suite_parsed_run(suite: Suite, run: SuiteRun, meta: RunMeta, *, bundle_name
         started_at=run.started_at,
         results=run.results,
         warnings=warnings,
+        suite_config_text=run.config_text,
+        suite_cpus=run.cpus,
     )
 
 

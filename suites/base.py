@@ -56,6 +56,10 @@ class SuiteRun:
     name_warnings: list[str] = field(default_factory=list)
     # Said only when the manifest does not name the workload: the files did not say it.
     workload_warnings: list[str] = field(default_factory=list)
+    # Another registered suite whose run this is (a document saying it ran sysbench); None: the parsing suite's.
+    suite: str | None = None
+    config_text: str = ""  # the DBMS configuration's text, when the files carry it
+    cpus: int | None = None  # the server's CPUs, when the files say them
 
 
 @dataclass

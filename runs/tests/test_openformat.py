@@ -12,7 +12,7 @@ from typing import Any
 import jsonschema_rs
 import pytest
 
-from runs.openformat import Document, OpenFormatError, json_schema, parse_csv_document, parse_document
+from suites.openformat.document import Document, OpenFormatError, json_schema, parse_csv_document, parse_document
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
@@ -29,7 +29,9 @@ def valid() -> dict[str, Any]:
 def test_the_committed_schema_is_the_models_own() -> None:
     committed = json.loads((DOCS / "result-format.schema.json").read_text())
 
-    assert committed == json_schema(), "regenerate docs/result-format.schema.json from runs.openformat.json_schema()"
+    assert committed == json_schema(), (
+        "regenerate docs/result-format.schema.json from suites.openformat.document.json_schema()"
+    )
 
 
 @pytest.mark.parametrize("at", [0, 1])

@@ -14,8 +14,8 @@ from pathlib import Path
 import jsonschema_rs
 import pytest
 
-from runs.openformat import json_schema
-from runs.sysbench_hooks import HookReportError, parse_hook_output, to_document
+from suites.openformat.document import json_schema
+from suites.openformat.sysbench_hooks import HookReportError, parse_hook_output, to_document
 from suites.sysbench.parse import parse_output
 
 PRODUCED = Path(__file__).resolve().parents[2] / "tests" / "data" / "sysbench-hooks"

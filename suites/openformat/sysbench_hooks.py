@@ -1,4 +1,4 @@
-"""sysbench's own machine-readable reports, converted to the open result format (``runs.openformat``).
+"""sysbench's own machine-readable reports, converted to the open result format (``suites.openformat.document``).
 
 Stock sysbench (1.0) writes its intermediate reports as JSON or CSV when a test
 script sets ``sysbench.hooks.report_intermediate = sysbench.report_json`` (or
@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from runs.openformat import FORMAT, FORMAT_VERSION, Document, parse_document
+from suites.openformat.document import FORMAT, FORMAT_VERSION, Document, parse_document
 from suites.sysbench.parse import ParseError, SysbenchOutput, parse_output
 
 CSV_COLUMNS = ("time", "threads", "tps", "qps", "reads", "writes", "other", "latency_ms", "errors", "reconnects")
