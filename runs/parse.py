@@ -21,7 +21,7 @@ from typing import IO, Any
 from django.conf import settings
 
 import suites
-from runs import bundle
+from runs import bundle, summaries
 from runs.bundle import BundleContents, BundleError, KeptFile, Limits, RunDir, manifest_path, read_bundle
 from runs.manifest import MANIFEST_NAME, Manifest, ManifestError, RunMeta, parse_manifest
 from suites.base import Suite, SuiteRun
@@ -149,6 +149,7 @@ class ParsedRun:
     # (path in the bundle, why it was not read) for the files of this run that were not used.
     ignored: list[tuple[str, str]] = field(default_factory=list)
     sysbench: SysbenchDetail | None = None
+    from_summary: bool = False  # read from the scripts' summary tables, not from a result directory
 
     @property
     def tests(self) -> int:
@@ -177,7 +178,7 @@ class ParsedRun:
         """The Run model's fields only a sysbench run directory gives values to (the others keep their defaults)."""
         detail = self.sysbench
         if detail is None:
-            return {}
+            return {"from_summary": True} if self.from_summary else {}
         return {
             "pk_mode": detail.pk,
             "load_seconds": detail.load_seconds,
@@ -542,6 +543,8 @@ def parse_bundle(
             parsed = _suite_parsed_run(suite, run, run_meta(manifests, folder, run.name, given), bundle_name=name)
             runs.append(parsed)
             warnings.extend(parsed.warnings)
+    runs, duplicates = summaries.keep_raw_over_summary(runs)
+    warnings.extend(duplicates)
     root = manifests.get("")
     info = root.server_info.model_dump(exclude_none=True) if root is not None and root.server_info else {}
     return ParsedBundle(
@@ -582,7 +585,9 @@ def _suite_parsed_run(suite: Suite, run: SuiteRun, meta: RunMeta, *, bundle_name
     if not meta.workload:
         warnings.extend(run.workload_warnings)
     return ParsedRun(
-        suite=suite.name,
+        # Summary tables' runs are their suite's runs (sysbench's), only marked as read from a summary.
+        suite=suite.summary_of or suite.name,
+        from_summary=suite.summary_of is not None,
         name=run.name,
         path=run.source,
         content_sha256=run.content_sha256,

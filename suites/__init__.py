@@ -44,8 +44,9 @@ def parse_errors() -> tuple[type[Exception], ...]:
 # The built-in suites, each described in its package's ``suite`` module.
 from suites.dbbench.suite import SUITE as DBBENCH  # noqa: E402
 from suites.ibench.suite import SUITE as IBENCH  # noqa: E402
+from suites.summary.suite import SUITE as SYSBENCH_SUMMARY  # noqa: E402
 from suites.sysbench.suite import SUITE as SYSBENCH  # noqa: E402
 
 # In this order a bundle's files are offered to the suites' ``recognise``, and their runs are listed.
-for _builtin in (SYSBENCH, DBBENCH, IBENCH):
+for _builtin in (SYSBENCH, DBBENCH, IBENCH, SYSBENCH_SUMMARY):
     register(_builtin)
