@@ -543,8 +543,8 @@ def parse_bundle(
             parsed = _suite_parsed_run(suite, run, run_meta(manifests, folder, run.name, given), bundle_name=name)
             runs.append(parsed)
             warnings.extend(parsed.warnings)
-    runs, duplicates = summaries.keep_raw_over_summary(runs)
-    warnings.extend(duplicates)
+    runs, duplicates, stale = summaries.keep_raw_over_summary(runs)
+    warnings = [w for w in warnings if w not in stale] + duplicates
     root = manifests.get("")
     info = root.server_info.model_dump(exclude_none=True) if root is not None and root.server_info else {}
     return ParsedBundle(

@@ -31,8 +31,15 @@ class RunCopy(Protocol):
     @property
     def from_summary(self) -> bool: ...
 
+    @property
+    def warnings(self) -> list[str]: ...
+
 
 R = TypeVar("R", bound=RunCopy)
+
+
+# What a run is on when neither its files nor the bundle's manifest name a server (``runs.parse``).
+UNKNOWN_SERVER = "unknown server"
 
 
 def workloads_agree(a: str, b: str) -> bool:
@@ -43,29 +50,38 @@ def same_run(a: RunCopy, b: RunCopy) -> bool:
     return a.name == b.name and a.server == b.server and workloads_agree(a.workload, b.workload)
 
 
-def keep_raw_over_summary(runs: Sequence[R]) -> tuple[list[R], list[str]]:
-    """The bundle's runs without the summary copies of its run directories, and a warning for each copy dropped.
+def keep_raw_over_summary(runs: Sequence[R]) -> tuple[list[R], list[str], set[str]]:
+    """The bundle's runs without the summary copies of its run directories, a warning for each copy dropped, and
+    the warnings of its runs that no longer hold (no server named, where the directories' server was taken).
 
-    A summary run of a bundle that also holds run directories takes their workload when the manifest did not
-    name one and they all ran one workload on its server: the tables were printed from those directories.
+    The tables of a bundle that also holds run directories were printed from those directories: a summary run
+    the manifest gave no server (or workload) is on the directories' server (and runs their workload) when they
+    are all on one (and all ran one).
     """
     raw = [run for run in runs if not run.from_summary]
+    servers = {run.server for run in raw}
     kept: list[R] = []
     warnings: list[str] = []
+    stale: set[str] = set()
     for run in runs:
         if not run.from_summary:
             kept.append(run)
             continue
-        directory = next((other for other in raw if same_run(run, other)), None)
-        if directory is not None:
+        if run.server == UNKNOWN_SERVER and len(servers) == 1:
+            said = [w for w in run.warnings if "no server named" in w]
+            stale.update(said)
+            run = dataclasses.replace(  # type: ignore[type-var]
+                run, server=next(iter(servers)), warnings=[w for w in run.warnings if w not in said]
+            )
+        workloads = {other.workload for other in raw if other.server == run.server}
+        if run.workload == UNKNOWN_WORKLOAD and len(workloads) == 1:
+            run = dataclasses.replace(run, workload=next(iter(workloads)))  # type: ignore[type-var]
+        if any(same_run(run, other) for other in raw):
             warnings.append(
                 f"{run.name}: in the summary tables and as a run directory of this bundle; the run directory's "
                 "results were imported, the summary's copy skipped"
             )
             continue
-        workloads = {other.workload for other in raw if other.server == run.server}
-        if run.workload == UNKNOWN_WORKLOAD and len(workloads) == 1:
-            run = dataclasses.replace(run, workload=workloads.pop())  # type: ignore[type-var]
         kept.append(run)
     unknown = [run.name for run in kept if run.from_summary and run.workload == UNKNOWN_WORKLOAD]
     if unknown:
@@ -74,4 +90,4 @@ def keep_raw_over_summary(runs: Sequence[R]) -> tuple[list[R], list[str]]:
             f"the summary tables do not say the workload of {shown}; set workload in benchdash.toml to compare "
             "them with runs imported from their directories"
         )
-    return kept, warnings
+    return kept, warnings, stale

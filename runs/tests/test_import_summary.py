@@ -211,3 +211,12 @@ def test_parsing_a_summary_needs_no_database(corpus: Path, tmp_path: Path) -> No
     parsed = parse_bundle(archive_directory(_summaries_only(corpus, tmp_path / "b")), name="s.tar.gz")
     assert [run.from_summary for run in parsed.runs] == [True] * 8
     assert {run.suite for run in parsed.runs} == {"sysbench"}
+
+
+def test_the_whole_corpus_folder_keeps_its_nine_directories_and_skips_the_eight_summary_copies(corpus: Path) -> None:
+    report = _import(corpus / "sysbench-mysql-small", "small.tar.gz")
+    assert Run.objects.count() == 9 and not Run.objects.filter(from_summary=True).exists()
+    skipped = [w for w in report.warnings if "the summary's copy skipped" in w]
+    assert len(skipped) == 8
+    # The tables' runs took the directories' server: nothing says a summary run has no server.
+    assert not any("unknown server" in w for w in report.warnings)
