@@ -220,3 +220,27 @@ def test_the_whole_corpus_folder_keeps_its_nine_directories_and_skips_the_eight_
     assert len(skipped) == 8
     # The tables' runs took the directories' server: nothing says a summary run has no server.
     assert not any("unknown server" in w for w in report.warnings)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_upload_api_imports_summaries_and_refuses_a_bad_one_with_its_line(
+    corpus: Path, tmp_path: Path, client: Client, user_with_role
+) -> None:
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    client.force_login(user_with_role("uploader"))
+    folder = _summaries_only(corpus, tmp_path / "b", files=("qps.abs.all.tsv", "o.met.all"), manifest=False)
+    fields = {"server": "api server", "workload": "sysbench 8 tables × 10M rows"}
+    response = client.post(
+        "/api/bundles/", {"file": SimpleUploadedFile("t.tar.gz", archive_directory(folder)), **fields}
+    )
+    assert response.status_code == 201, response.content
+    assert len(response.json()["runs"]) == 8 and response.json()["runs"][0]["name"] == BASE
+    assert Run.objects.filter(from_summary=True, server__name="api server").count() == 8
+
+    table = folder / "qps.abs.all.tsv"
+    table.write_text(table.read_text().replace("\t2999\thot-points", "\thot-points"))
+    bad = client.post("/api/bundles/", {"file": SimpleUploadedFile("bad.tar.gz", archive_directory(folder))})
+    assert bad.status_code == 422, bad.content
+    assert "b/qps.abs.all.tsv: line 11: 7 values for 8 runs" in bad.json()["error"]
+    assert Run.objects.count() == 8
