@@ -244,3 +244,32 @@ def test_the_upload_api_imports_summaries_and_refuses_a_bad_one_with_its_line(
     assert bad.status_code == 422, bad.content
     assert "b/qps.abs.all.tsv: line 11: 7 values for 8 runs" in bad.json()["error"]
     assert Run.objects.count() == 8
+
+
+def test_a_missing_cell_is_a_missing_result_never_a_zero(corpus: Path, tmp_path: Path) -> None:
+    folder = _summaries_only(corpus, tmp_path / "b", files=("qps.abs.all.tsv",))
+    table = folder / "qps.abs.all.tsv"
+    table.write_text(table.read_text().replace("\t16798\t", "\tNA\t", 1))
+    _import(folder, "na.tar.gz")
+    run = Run.objects.get(name="x.my8044_rel_o2nofp.z12a_c8r32.pk1")
+    assert run.results.count() == 32
+    assert not run.results.filter(microbenchmark__test="point-query").exists()
+    assert not Result.objects.filter(qps=0).exists()
+
+
+def test_a_csv_that_disagrees_with_its_tsv_is_refused(corpus: Path, tmp_path: Path) -> None:
+    folder = _summaries_only(corpus, tmp_path / "b", files=("qps.abs.all.tsv", "qps.abs.all.csv"))
+    csv = folder / "qps.abs.all.csv"
+    csv.write_text(csv.read_text().replace(",16798,", ",16799,", 1))
+    with pytest.raises(ImportFailed, match=r"b/qps\.abs\.all\.csv: its QPS differ from b/qps\.abs\.all\.tsv's"):
+        _import(folder, "disagree.tar.gz")
+    assert not Run.objects.exists()
+
+
+def test_a_summary_of_another_server_is_not_a_copy_of_the_run_directory(corpus: Path, tmp_path: Path) -> None:
+    _import(_run_dirs(corpus, tmp_path / "raw", [BASE]), "raw.tar.gz")
+    folder = _summaries_only(corpus, tmp_path / "sum", manifest=False)
+    (folder / "benchdash.toml").write_text('server = "another server"\nworkload = "sysbench 8 tables × 10M rows"\n')
+    _import(folder, "other.tar.gz")
+    assert Run.objects.filter(name=BASE).count() == 2
+    assert Run.objects.get(name=BASE, from_summary=True).server.name == "another server"
