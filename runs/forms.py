@@ -7,14 +7,18 @@ class UploadForm(forms.Form):
     bundle = forms.FileField(
         label="Result bundle",
         help_text=(
-            ".tar, .tar.gz/.tgz, .tar.zst, .tar.bz2, .tar.xz or .zip holding x.<build>.<config>.pk<N> directories"
+            ".tar, .tar.gz/.tgz, .tar.zst, .tar.bz2, .tar.xz or .zip holding x.<build>.<config>.pk<N> directories, "
+            "or the scripts' summary tables (qps.abs.<name>.tsv or .csv, o.met.<name>)"
         ),
     )
     server = forms.CharField(
         label="Server", required=False, max_length=200, help_text="Name of the server the runs used (optional)"
     )
     workload = forms.CharField(
-        label="Workload label", required=False, max_length=200, help_text="Optional; derived from the commands"
+        label="Workload label",
+        required=False,
+        max_length=200,
+        help_text="Optional; derived from the commands (summary tables have none: name it)",
     )
 
 
