@@ -11,15 +11,17 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import models
+from django.db import models, transaction
 
 import suites
 from runs.models import Result, Run, RunFile
 from runs.parse import ParsedRun
+from runs.signals import announce_import
 from runs.summaries import workloads_agree
 
 
@@ -93,9 +95,14 @@ def replace_copies(stored: Sequence[tuple[ParsedRun, Run]], the_plan: Plan) -> l
         copy = the_plan.replaces.get(id(p))
         if copy is None:
             continue
-        copy_id = copy.pk
+        copy_id, copy_bundle = copy.pk, copy.bundle_id
+        moved = (copy.server_id, copy.workload_id) != (run.server_id, run.workload_id)
         _move_references(copy, run)
         copy.delete()
+        if moved and copy_bundle != run.bundle_id:
+            # The copy left a series this import does not touch (its workload was not known): the rest of the
+            # summary's runs are announced again, so that series is refreshed without it.
+            transaction.on_commit(functools.partial(announce_import, copy_bundle))
         warnings.append(
             f"{p.name}: replaces run {copy_id} imported from a summary (bundle {copy.bundle_id}), whose numbers "
             "are this run directory's, rounded"

@@ -273,3 +273,27 @@ def test_a_summary_of_another_server_is_not_a_copy_of_the_run_directory(corpus: 
     _import(folder, "other.tar.gz")
     assert Run.objects.filter(name=BASE).count() == 2
     assert Run.objects.get(name=BASE, from_summary=True).server.name == "another server"
+
+
+def test_a_copy_of_unknown_workload_replaced_leaves_its_series_refreshed_without_it(
+    corpus: Path, tmp_path: Path, django_capture_on_commit_callbacks
+) -> None:
+    from reports.models import SeriesSummary
+    from runs.signals import announce_import
+
+    folder = _summaries_only(corpus, tmp_path / "sum", manifest=False)
+    (folder / "benchdash.toml").write_text('server = "c8r32 test server"\n')  # and no workload
+    with django_capture_on_commit_callbacks(execute=True):
+        announce_import(_import(folder, "sum.tar.gz").bundle_id)
+    copy = Run.objects.get(name=BASE)
+    assert copy.workload.name == "sysbench (parameters unknown)"
+    assert SeriesSummary.objects.get(workload=copy.workload).base_run_id == copy.pk
+
+    with django_capture_on_commit_callbacks(execute=True):
+        report = _import(_run_dirs(corpus, tmp_path / "raw", [BASE]), "raw.tar.gz")
+    raw = Run.objects.get(name=BASE)
+    assert not raw.from_summary and raw.workload.name == "sysbench 8 tables × 10M rows"
+    assert "replaces run" in " ".join(report.warnings)
+    # The tables' series now starts at MySQL 5.7.44, its oldest remaining run.
+    left = SeriesSummary.objects.get(workload=copy.workload)
+    assert left.base_run.name == "x.my5744_rel_o2nofp.z12a_c8r32.pk1" and left.runs == 7
