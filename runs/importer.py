@@ -28,7 +28,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 import suites
-from runs import archive_store, attach
+from runs import archive_store, attach, summary_store
 from runs.bulk import find_or_create, insert_rows
 from runs.bundle import archive_directory
 from runs.models import (
@@ -444,7 +444,23 @@ def _store(
         warnings=list(parsed.warnings),
         ignored=[{"path": path, "reason": reason} for path, reason in parsed.ignored],
     )
-    new = _new_runs(parsed.runs, report)
+    summary_plan = summary_store.plan(parsed.runs)
+    for parsed_run, holder in summary_plan.skipped:
+        report.runs.append(
+            ImportedRun(
+                None,
+                parsed_run.name,
+                parsed_run.dbms,
+                parsed_run.version,
+                parsed_run.server,
+                0,
+                0,
+                True,
+                summary_store.holder_details(holder),
+            )
+        )
+        report.warnings.append(summary_store.skipped_warning(parsed_run, holder))
+    new = _new_runs(summary_plan.remaining, report)
     if not new:
         return report
     if progress:
@@ -479,6 +495,7 @@ def _store(
             for (n, kind, kept) in parsed_run.files
         ),
     )
+    report.warnings.extend(summary_store.replace_copies(list(zip(new, runs, strict=True)), summary_plan))
     for run, parsed_run in zip(runs, new, strict=True):
         report.runs.append(
             ImportedRun(

@@ -239,6 +239,9 @@ class Run(models.Model):
     # Which formula the run directory's own scan values (sb.r.qps.scan) used: "spec" or "tps×rows/1000" (the
     # scripts' formula of mid-March to mid-April 2025); blank when it reported none. Result.qps is always the spec's.
     scan_formula = models.CharField(max_length=16, blank=True)
+    # Imported from the summary tables the scripts print (qps.abs, o.met), not from its result directory: QPS as
+    # the tables rounded it, HW metrics if an o.met was beside them, and no latencies, command lines or settings.
+    from_summary = models.BooleanField(default=False)
     warnings = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

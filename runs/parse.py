@@ -21,7 +21,7 @@ from typing import IO, Any
 from django.conf import settings
 
 import suites
-from runs import bundle
+from runs import bundle, summaries
 from runs.bundle import BundleContents, BundleError, KeptFile, Limits, RunDir, manifest_path, read_bundle
 from runs.manifest import MANIFEST_NAME, Manifest, ManifestError, RunMeta, parse_manifest
 from suites.base import Suite, SuiteRun
@@ -152,6 +152,7 @@ class ParsedRun:
     # What another suite's files said of the configuration's text and the server's CPUs.
     suite_config_text: str = ""
     suite_cpus: int | None = None
+    from_summary: bool = False  # read from the scripts' summary tables, not from a result directory
 
     @property
     def tests(self) -> int:
@@ -180,7 +181,7 @@ class ParsedRun:
         """The Run model's fields only a sysbench run directory gives values to (the others keep their defaults)."""
         detail = self.sysbench
         if detail is None:
-            return {}
+            return {"from_summary": True} if self.from_summary else {}
         return {
             "pk_mode": detail.pk,
             "load_seconds": detail.load_seconds,
@@ -545,6 +546,8 @@ def parse_bundle(
             parsed = _suite_parsed_run(suite, run, run_meta(manifests, folder, run.name, given), bundle_name=name)
             runs.append(parsed)
             warnings.extend(parsed.warnings)
+    runs, duplicates, stale = summaries.keep_raw_over_summary(runs)
+    warnings = [w for w in warnings if w not in stale] + duplicates
     root = manifests.get("")
     info = root.server_info.model_dump(exclude_none=True) if root is not None and root.server_info else {}
     return ParsedBundle(
@@ -585,7 +588,10 @@ def _suite_parsed_run(suite: Suite, run: SuiteRun, meta: RunMeta, *, bundle_name
     if not meta.workload:
         warnings.extend(run.workload_warnings)
     return ParsedRun(
-        suite=suites.get(run.suite).name if run.suite else suite.name,
+        # A document names its own suite; summary tables' runs are their suite's runs (sysbench's), only
+        # marked as read from a summary.
+        suite=suites.get(run.suite).name if run.suite else (suite.summary_of or suite.name),
+        from_summary=suite.summary_of is not None,
         name=run.name,
         path=run.source,
         content_sha256=run.content_sha256,

@@ -45,9 +45,10 @@ def parse_errors() -> tuple[type[Exception], ...]:
 from suites.dbbench.suite import SUITE as DBBENCH  # noqa: E402
 from suites.ibench.suite import SUITE as IBENCH  # noqa: E402
 from suites.openformat.suite import SUITE as OPENFORMAT  # noqa: E402
+from suites.summary.suite import SUITE as SYSBENCH_SUMMARY  # noqa: E402
 from suites.sysbench.suite import SUITE as SYSBENCH  # noqa: E402
 
 # In this order a bundle's files are offered to the suites' ``recognise``, and their runs are listed.
 # The open format last: its .json and .csv files are only what no other suite claims.
-for _builtin in (SYSBENCH, DBBENCH, IBENCH, OPENFORMAT):
+for _builtin in (SYSBENCH, DBBENCH, IBENCH, SYSBENCH_SUMMARY, OPENFORMAT):
     register(_builtin)

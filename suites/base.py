@@ -100,6 +100,9 @@ class Suite:
     extra_metrics: tuple[str, ...] = ()
     # (metric, what it is called) where a name means something else in another suite; pairs keep a Suite hashable.
     metric_labels: tuple[tuple[str, str], ...] = ()
+    # Its files are summary tables of another suite's results (named here): its runs are stored as that suite's,
+    # marked as coming from a summary, so they compare with the runs imported from their own files.
+    summary_of: str | None = None
 
     def excluded(self, test: str) -> bool:
         return (self.is_excluded or self.is_warmup)(test)
