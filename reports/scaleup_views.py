@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
+from django.template.defaultfilters import pluralize
 from django.template.loader import render_to_string
 from django.urls import reverse
 
@@ -35,7 +36,8 @@ METRIC_NAMES = {
     "r_o": ("reads / operation", 3),
     "rkb_o": ("KB read / operation", 3),
     "wkb_o": ("KB written / operation", 3),
-    "o_s": ("operations / s (iostat)", 0),
+    # The rate sb.met divides by: sysbench's own, so it repeats the QPS table rather than measuring the disk.
+    "o_s": ("operations / s (what the metrics are divided by)", 0),
 }
 
 
@@ -171,7 +173,7 @@ def _render(request: HttpRequest, shared: dict[str, Any]) -> str | HttpResponse:
                 _figure(
                     "scale-cpu",
                     scaleup_charts.absolute_chart(
-                        f"{label}: CPU / operation", dops, _only(mb.metrics["cpu_o"], drawn), unit="cpu/o"
+                        f"{label}: CPU / operation", dops, _only(mb.metrics["cpu_o"], drawn), unit="CPU / operation"
                     ),
                     f"{label}-cpu_o",
                     "CPU per operation",
@@ -192,6 +194,7 @@ def _render(request: HttpRequest, shared: dict[str, Any]) -> str | HttpResponse:
         if group not in result.groups:
             raise Http404("that group is not in this comparison")
         g = result.groups[group]
+        lowest = f"{dops[0]} client{pluralize(dops[0])}"
         columns = list(result.columns)
         rel_curves = g.relative_curves(columns)
         growth = g.scaling_curves(columns)
@@ -202,17 +205,19 @@ def _render(request: HttpRequest, shared: dict[str, Any]) -> str | HttpResponse:
             figures=[
                 _figure(
                     "scale-rel",
-                    scaleup_charts.relative_chart(f"{group}: relative QPS", dops, _only(rel_curves, drawn)),
+                    scaleup_charts.relative_chart(
+                        f"{group}: average relative QPS", dops, _only(rel_curves, drawn), what="average relative QPS"
+                    ),
                     f"{server}-{group}-relative",
                     "average relative QPS",
                 ),
                 _figure(
                     "scale-growth",
                     scaleup_charts.relative_chart(
-                        f"{group}: growth from {dops[0]}",
+                        f"{group}: growth from {lowest}",
                         dops,
                         _only(growth, drawn),
-                        what=f"QPS / QPS at {dops[0]}",
+                        what=f"QPS / QPS at {lowest}",
                     ),
                     f"{server}-{group}-growth",
                     "growth with clients",
@@ -239,7 +244,12 @@ def _render(request: HttpRequest, shared: dict[str, Any]) -> str | HttpResponse:
             figures=[
                 _figure(
                     f"scale-{i}",
-                    scaleup_charts.relative_chart(name, dops, _only(g.relative_curves(columns), drawn)),
+                    scaleup_charts.relative_chart(
+                        f"{name}: average relative QPS",
+                        dops,
+                        _only(g.relative_curves(columns), drawn),
+                        what="average relative QPS",
+                    ),
                     f"{server}-{name}-relative",
                     f"{name} average relative QPS",
                     f"{reverse('reports:scaleup')}?{query}&{urlencode({'group': name})}",
@@ -248,6 +258,9 @@ def _render(request: HttpRequest, shared: dict[str, Any]) -> str | HttpResponse:
                 for i, (name, g) in enumerate(result.groups.items())
             ],
         )
+    if len(dops) < 2:
+        # One point per line says nothing about scaling: the page says so and keeps the tables.
+        context["figures"] = []
     return render_to_string("reports/scaleup.html", context, request)
 
 

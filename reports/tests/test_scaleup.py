@@ -357,3 +357,25 @@ def test_the_charts_follow_the_comparisons_release_view_and_the_tables_keep_ever
     # The note's switch keeps the page it is on.
     switch = re.search(r'href="([^"]*)" id="releases-all"', default)
     assert switch is not None and f"mb={point.pk}" in unescape(switch[1])
+
+
+def test_a_series_measured_at_one_concurrency_draws_no_chart_and_keeps_its_tables(db: None, client: Client) -> None:
+    buffer = io.BytesIO()
+    with tarfile.open(FIXTURE) as source, tarfile.open(fileobj=buffer, mode="w:gz") as target:
+        for member in source:
+            parsed = sysbench.parse_file_name(member.name.partition("/")[2])
+            if member.isdir() or (parsed is not None and parsed.dop == 1):
+                target.addfile(member, source.extractfile(member) if member.isfile() else None)
+    submit_and_import(buffer.getvalue(), name="dop1.tar.gz", source=Bundle.Source.COMMAND, overrides={"server": "c"})
+    base = Run.objects.get(name=BASE).pk
+    point = Microbenchmark.objects.get(test="point-query", range_size=100)
+
+    overview = client.get(f"/compare/scaleup?base={base}").content.decode()
+    html = client.get(f"/compare/scaleup?base={base}&mb={point.pk}").content.decode()
+
+    for page in (overview, html):
+        assert "measured at one concurrency only (1 client):" in page
+        assert "data-figure=" not in page
+    assert cells(html, "scaleup-qps")["MariaDB 10.11.19 rel (base)"] == [
+        f"{summary_qps()[(BASE, 'point-query_range=100')][0]:.0f}"
+    ]
