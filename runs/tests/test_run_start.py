@@ -120,3 +120,20 @@ def test_a_db_bench_run_says_its_start_came_from_its_results(corpus: Path, db: N
     report = submit_and_import(archive_directory(directory), name="8core.tgz", source=Bundle.Source.COMMAND)
 
     assert {Run.objects.get(pk=r.id).started_from for r in report.runs} == {Run.StartedFrom.CONTENT}
+
+
+def test_the_timeline_dates_a_run_by_its_recorded_start_and_marks_only_file_times(
+    corpus: Path, client: Client, db: None
+) -> None:
+    for version in ("1023", "174"):
+        tarball = next((corpus / PG_TARBALLS).glob(f"x.pg{version}_*.tar.gz"))
+        submit_and_import(
+            tarball.read_bytes(), name=tarball.name, source=Bundle.Source.COMMAND, overrides={"server": "pg"}
+        )
+    base = Run.objects.get(name__startswith="x.pg1023")
+    mb = base.results.filter(microbenchmark__test="point-query").first().microbenchmark  # type: ignore[union-attr]
+    html = client.get(f"/microbenchmarks/{mb.pk}/timeline", {"base": base.pk}).content.decode()
+
+    for run in Run.objects.all():
+        row = re.search(rf'<tr data-run="{run.pk}">\s*<td[^>]*>(.*?)</td>', html, re.S)
+        assert row is not None and row[1].strip() == f"{run.started_at:%Y-%m-%d %H:%M}", run.name
