@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
+from django.template.defaultfilters import pluralize
 from django.template.loader import render_to_string
 from django.urls import reverse
 
@@ -23,7 +24,7 @@ from reports import charts, scaleup_charts
 from reports.compare import Comparison, ComparisonError, get_comparison
 from reports.scaleup import AtConcurrency, Curve, ScaleUp, scaleup
 from reports.stats import flag
-from reports.views import _comparison_based_page, _form, _spec, _with_default_base, effective_query
+from reports.views import _comparison_based_page, _form, _spec, _with_default_base, effective_query, release_views
 from runs.models import Microbenchmark
 
 # The page's own parameters, besides the comparison's (declared to the page cache).
@@ -35,7 +36,8 @@ METRIC_NAMES = {
     "r_o": ("reads / operation", 3),
     "rkb_o": ("KB read / operation", 3),
     "wkb_o": ("KB written / operation", 3),
-    "o_s": ("operations / s (iostat)", 0),
+    # The rate sb.met divides by: sysbench's own, so it repeats the QPS table rather than measuring the disk.
+    "o_s": ("operations / s (what the metrics are divided by)", 0),
 }
 
 
@@ -108,7 +110,15 @@ def _render(request: HttpRequest, shared: dict[str, Any]) -> str | HttpResponse:
         comparison = get_comparison(_spec(form, base))
     except ComparisonError as exc:
         return HttpResponse(f"{exc}\n", status=400, content_type="text/plain")
+    try:
+        charted, tabled, release_note = release_views(comparison, data)
+    except ValueError as exc:
+        return HttpResponse(f"{exc}\n", status=400, content_type="text/plain")
+    # Each version is divided by the base alone, so cutting versions out of the full curves gives the numbers a
+    # cut comparison would: the charts and the tables read their own release view, as on the comparison page.
     result, ids = build_scaleup(comparison)
+    drawn = {c.key for c in charted.columns}
+    listed = {c.key for c in tabled.columns}
     red, green = comparison.spec.red, comparison.spec.green
     dops = list(result.dops)
     query = _without(effective_query(data, comparison), *SCALEUP_PARAMS)
@@ -122,6 +132,7 @@ def _render(request: HttpRequest, shared: dict[str, Any]) -> str | HttpResponse:
         "query": query,
         "groups": list(result.groups),
         "microbenchmarks": [(label, ids.get(label)) for label in result.microbenchmarks],
+        "release_note": release_note,
         **shared,
     }
     server = comparison.server
@@ -135,18 +146,24 @@ def _render(request: HttpRequest, shared: dict[str, Any]) -> str | HttpResponse:
         label = mb.label
         metric_tables = [
             {
+                "key": name,
                 "name": METRIC_NAMES[name][0],
                 "digits": METRIC_NAMES[name][1],
-                "rows": _rows(curves, result.base, red, green, ratio=False),
+                "rows": _rows(_only(curves, listed), result.base, red, green, ratio=False),
             }
             for name, curves in mb.metrics.items()
             if any(v is not None for c in curves for v in c.values)
         ]
         figures = [
-            _figure("scale-qps", scaleup_charts.absolute_chart(f"{label}: QPS", dops, mb.qps), f"{label}-qps", "QPS"),
+            _figure(
+                "scale-qps",
+                scaleup_charts.absolute_chart(f"{label}: QPS", dops, _only(mb.qps, drawn)),
+                f"{label}-qps",
+                "QPS",
+            ),
             _figure(
                 "scale-rel",
-                scaleup_charts.relative_chart(f"{label}: relative QPS", dops, mb.relative),
+                scaleup_charts.relative_chart(f"{label}: relative QPS", dops, _only(mb.relative, drawn)),
                 f"{label}-relative",
                 "relative QPS",
             ),
@@ -155,7 +172,9 @@ def _render(request: HttpRequest, shared: dict[str, Any]) -> str | HttpResponse:
             figures.append(
                 _figure(
                     "scale-cpu",
-                    scaleup_charts.absolute_chart(f"{label}: CPU / operation", dops, mb.metrics["cpu_o"], unit="cpu/o"),
+                    scaleup_charts.absolute_chart(
+                        f"{label}: CPU / operation", dops, _only(mb.metrics["cpu_o"], drawn), unit="CPU / operation"
+                    ),
                     f"{label}-cpu_o",
                     "CPU per operation",
                 )
@@ -166,8 +185,8 @@ def _render(request: HttpRequest, shared: dict[str, Any]) -> str | HttpResponse:
             microbenchmark=microbenchmark,
             group_name=comparison.group_of.get(label) or "",
             figures=figures,
-            qps_rows=_rows(mb.qps, result.base, red, green, ratio=False),
-            rel_rows=_rows(mb.relative, result.base, red, green, ratio=True),
+            qps_rows=_rows(_only(mb.qps, listed), result.base, red, green, ratio=False),
+            rel_rows=_rows(_only(mb.relative, listed), result.base, red, green, ratio=True),
             metric_tables=metric_tables,
             drilldown_url=f"{reverse('reports:drilldown', args=[microbenchmark.pk])}?{query}",
         )
@@ -175,6 +194,7 @@ def _render(request: HttpRequest, shared: dict[str, Any]) -> str | HttpResponse:
         if group not in result.groups:
             raise Http404("that group is not in this comparison")
         g = result.groups[group]
+        lowest = f"{dops[0]} client{pluralize(dops[0])}"
         columns = list(result.columns)
         rel_curves = g.relative_curves(columns)
         growth = g.scaling_curves(columns)
@@ -185,17 +205,19 @@ def _render(request: HttpRequest, shared: dict[str, Any]) -> str | HttpResponse:
             figures=[
                 _figure(
                     "scale-rel",
-                    scaleup_charts.relative_chart(f"{group}: relative QPS", dops, rel_curves),
+                    scaleup_charts.relative_chart(
+                        f"{group}: average relative QPS", dops, _only(rel_curves, drawn), what="average relative QPS"
+                    ),
                     f"{server}-{group}-relative",
                     "average relative QPS",
                 ),
                 _figure(
                     "scale-growth",
                     scaleup_charts.relative_chart(
-                        f"{group}: growth from {dops[0]}",
+                        f"{group}: growth from {lowest}",
                         dops,
-                        growth,
-                        what=f"QPS / QPS at {dops[0]}",
+                        _only(growth, drawn),
+                        what=f"QPS / QPS at {lowest}",
                     ),
                     f"{server}-{group}-growth",
                     "growth with clients",
@@ -208,9 +230,10 @@ def _render(request: HttpRequest, shared: dict[str, Any]) -> str | HttpResponse:
                     "cells": [_summary_cell(s, red, green, key == result.base) for s in g.relative[key]],
                 }
                 for key, label in columns
+                if key in listed
             ],
-            rel_rows=_rows(rel_curves, result.base, red, green, ratio=True),
-            growth_rows=_rows(growth, result.base, red, green, ratio=False),
+            rel_rows=_rows(_only(rel_curves, listed), result.base, red, green, ratio=True),
+            growth_rows=_rows(_only(growth, listed), result.base, red, green, ratio=False),
             members=[(label, ids.get(label)) for label in g.members],
         )
     else:
@@ -221,7 +244,12 @@ def _render(request: HttpRequest, shared: dict[str, Any]) -> str | HttpResponse:
             figures=[
                 _figure(
                     f"scale-{i}",
-                    scaleup_charts.relative_chart(name, dops, g.relative_curves(columns)),
+                    scaleup_charts.relative_chart(
+                        f"{name}: average relative QPS",
+                        dops,
+                        _only(g.relative_curves(columns), drawn),
+                        what="average relative QPS",
+                    ),
                     f"{server}-{name}-relative",
                     f"{name} average relative QPS",
                     f"{reverse('reports:scaleup')}?{query}&{urlencode({'group': name})}",
@@ -230,11 +258,18 @@ def _render(request: HttpRequest, shared: dict[str, Any]) -> str | HttpResponse:
                 for i, (name, g) in enumerate(result.groups.items())
             ],
         )
+    if len(dops) < 2:
+        # One point per line says nothing about scaling: the page says so and keeps the tables.
+        context["figures"] = []
     return render_to_string("reports/scaleup.html", context, request)
 
 
 def _summary_cell(summary: Any, red: float, green: float, is_base: bool) -> dict[str, Any]:
     return {"s": summary, "flag": "" if is_base else flag(summary.avg, red, green)}
+
+
+def _only(curves: tuple[Curve, ...], keys: set[str]) -> tuple[Curve, ...]:
+    return tuple(curve for curve in curves if curve.key in keys)
 
 
 def _without(query: QueryDict, *names: str) -> str:

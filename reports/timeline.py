@@ -6,9 +6,9 @@ workload and DBMS of the base) is one point at its start time, one trace per ver
 record of the microbenchmark is a vertical line at the first run of the version it arrived in (and of the
 one that fixed it). The figure is a plain dict for plotly.js, like the other charts.
 
-A run's time is ``Run.started_at``: the oldest result file's time when the bundle was imported, which the
-page calls "file time" since it is when the files were written, not read from their content. Runs without it
-fall back to their import time and say so.
+A run's time is ``Run.started_at``: the start its files record where they carry one, else the oldest result
+file's time, which the page marks "file time" since it is when the files were written, not read from their
+content. Runs without either fall back to their import time and say so.
 """
 
 from __future__ import annotations
@@ -32,9 +32,10 @@ class Point:
     version: str
     sort_key: str
     when: datetime
-    file_time: bool  # True: Run.started_at (result files' time); False: the import time
+    file_time: bool  # True: Run.started_at (recorded start or result files' time); False: the import time
     qps: float
     change: float | None  # relative to the previous run of the same version
+    recorded: bool = False  # ``when`` is a start the run's files record, not a file or import time
 
 
 def _dop(microbenchmark: Microbenchmark, runs: list[int], wanted: int | None) -> int | None:
@@ -52,7 +53,9 @@ def points(base: Run, microbenchmark: Microbenchmark, dop: int | None = None) ->
         dict(row)
         for row in Run.objects.filter(
             server_id=base.server_id, workload_id=base.workload_id, build__version__dbms_id=base.build.version.dbms_id
-        ).values("pk", "name", "started_at", "created_at", "build__version__text", "build__version__sort_key")
+        ).values(
+            "pk", "name", "started_at", "started_from", "created_at", "build__version__text", "build__version__sort_key"
+        )
     ]
     by_id = {r["pk"]: r for r in runs}
     chosen = _dop(microbenchmark, list(by_id), dop)
@@ -77,7 +80,9 @@ def group_points(base: Run, microbenchmark_ids: list[int], dop: int) -> list[Poi
         r["pk"]: dict(r)
         for r in Run.objects.filter(
             server_id=base.server_id, workload_id=base.workload_id, build__version__dbms_id=base.build.version.dbms_id
-        ).values("pk", "name", "started_at", "created_at", "build__version__text", "build__version__sort_key")
+        ).values(
+            "pk", "name", "started_at", "started_from", "created_at", "build__version__text", "build__version__sort_key"
+        )
     }
     qps: dict[int, dict[int, list[float]]] = {}
     for run_id, mb_id, value in Result.objects.filter(
@@ -108,6 +113,7 @@ def _as_points(found: list[tuple[dict[str, Any], float]]) -> list[Point]:
                 sort_key=r["build__version__sort_key"],
                 when=r["started_at"] or r["created_at"],
                 file_time=r["started_at"] is not None,
+                recorded=r["started_from"] == Run.StartedFrom.CONTENT,
                 qps=value,
                 change=value / previous if previous else None,
             )

@@ -54,6 +54,10 @@ import zstandard
 import suites
 from runs.manifest import ManifestError, parse_manifest
 from runs.tarstream import TarDamage, TarStream
+from suites.sysbench import parse as sysbench
+
+# A `date` line is about 32 bytes; a sample file's first line longer than this is not one.
+_FIRST_LINE_BYTES = 80
 
 RUN_DIR_RE = re.compile(r"x\.[^.]+\..+\.pk[01]")
 MANIFEST_NAME = "benchdash.toml"
@@ -205,6 +209,8 @@ class RunDir:
     files: dict[str, KeptFile] = field(default_factory=dict)
     mtimes: dict[str, float] = field(default_factory=dict)
     ignored: list[str] = field(default_factory=list)
+    # The first line of each ps sample file, left unread otherwise: it is the clock time its step began.
+    first_lines: dict[str, str] = field(default_factory=dict)
     origin: str = ""  # the nested archive it came from ("" for the bundle itself): whose manifest applies
 
 
@@ -700,6 +706,10 @@ class _Reader:
                 run.ignored.append("/".join(inside))
             elif not self.wanted(plain):
                 run.ignored.append(base)
+                if plain == base and sysbench.SAMPLE_CLOCK_RE.match(plain):
+                    with self._open(scope, raw, opener, _FIRST_LINE_BYTES) as fh:
+                        head = _read_exact(fh, _FIRST_LINE_BYTES)
+                    run.first_lines[plain] = head.split(b"\n", 1)[0].decode("utf-8", errors="replace")
             elif plain in run.files:
                 twice = "appears twice in the same run directory"
                 raise self.error(

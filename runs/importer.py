@@ -697,6 +697,7 @@ def _create_runs(bundle: Bundle, parsed: Sequence[ParsedRun], info: Mapping[str,
                 content_sha256=p.content_sha256,
                 cpus=p.cpus,
                 started_at=p.started_at,
+                started_from=p.started_from,
                 warnings=p.warnings,
                 **p.run_fields(),
             )

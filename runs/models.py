@@ -14,6 +14,7 @@ from django.urls import reverse
 
 import suites
 from runs.versions import sort_key
+from suites.base import STARTED_CONTENT, STARTED_FILE_TIME
 
 
 class Suite(models.TextChoices):
@@ -229,7 +230,15 @@ class Run(models.Model):
     pk_mode = models.PositiveSmallIntegerField(default=1, help_text="pk0/pk1 of the run directory name")
     content_sha256 = models.CharField(max_length=64, unique=True, help_text="Hash of the result files")
     cpus = models.PositiveIntegerField(null=True, blank=True)
-    started_at = models.DateTimeField(null=True, blank=True, help_text="Oldest result file time in the bundle")
+
+    class StartedFrom(models.TextChoices):
+        CONTENT = STARTED_CONTENT, "a clock time the result files record"
+        FILE_TIME = STARTED_FILE_TIME, "the oldest result file's time"
+
+    started_at = models.DateTimeField(null=True, blank=True, help_text="When the run began, as well as is known")
+    started_from = models.CharField(
+        max_length=16, choices=StartedFrom.choices, blank=True, help_text="Where started_at came from"
+    )
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.COMPLETE)
     load_seconds = models.FloatField(null=True, blank=True)
     load_inserts_per_s = models.FloatField(null=True, blank=True)
@@ -257,9 +266,9 @@ class Run(models.Model):
 
     @property
     def start_recorded(self) -> bool:
-        """Whether ``started_at`` is a start the results themselves record (db_bench's report.tsv carries each
-        test's date) rather than the oldest result file's time, which stands in where the output has none."""
-        return self.workload.suite == Suite.DBBENCH
+        """Whether ``started_at`` is a start the results themselves record rather than the oldest result file's
+        time, which stands in where the files carry no clock time."""
+        return self.started_from == self.StartedFrom.CONTENT
 
     @property
     def start_label(self) -> str:
@@ -269,8 +278,10 @@ class Run(models.Model):
     def start_origin(self) -> str:
         """Where ``started_at`` came from, in words for a page or a write-up."""
         if self.start_recorded:
-            return "recorded in the results: the earliest date column of its db_bench tests"
-        return "oldest result file; the run started about then"
+            if self.workload.suite == Suite.DBBENCH:
+                return "recorded in the results: the earliest date column of its db_bench tests"
+            return "recorded by the run scripts' ps sampler when the load (or the first test) began"
+        return "oldest result file; the run started about then if the files were not copied since"
 
 
 class Microbenchmark(models.Model):

@@ -24,7 +24,7 @@ import suites
 from runs import bundle, summaries
 from runs.bundle import BundleContents, BundleError, KeptFile, Limits, RunDir, manifest_path, read_bundle
 from runs.manifest import MANIFEST_NAME, Manifest, ManifestError, RunMeta, parse_manifest
-from suites.base import Suite, SuiteRun
+from suites.base import STARTED_CONTENT, STARTED_FILE_TIME, Suite, SuiteRun
 from suites.naming import parse_run_dir
 from suites.sysbench import parse as sysbench
 
@@ -143,6 +143,7 @@ class ParsedRun:
     workload: str
     workload_params: dict[str, Any]
     started_at: datetime | None
+    started_from: str  # suites.base.STARTED_CONTENT or STARTED_FILE_TIME, "" when there is no start at all
     results: list[dict[str, Any]]
     warnings: list[str] = field(default_factory=list)
     ignored_files: int = 0
@@ -365,7 +366,10 @@ def parse_run(run_dir: RunDir, meta: RunMeta, *, bundle_name: str) -> ParsedRun:
     server = meta.server or (f"{cpus}-CPU server" if cpus else "unknown server")
     if not meta.server:
         warnings.append(f"{run_dir.name}: no server named (manifest or upload form); using {server!r}")
-    started = datetime.fromtimestamp(min(mtimes), tz=UTC) if mtimes else None
+    started = sysbench.started_from_samples(run_dir.first_lines)
+    started_from = STARTED_CONTENT if started else STARTED_FILE_TIME if mtimes else ""
+    if started is None and mtimes:
+        started = datetime.fromtimestamp(min(mtimes), tz=UTC)
     return ParsedRun(
         suite=suites.SYSBENCH.name,
         name=run_dir.name,
@@ -381,6 +385,7 @@ def parse_run(run_dir: RunDir, meta: RunMeta, *, bundle_name: str) -> ParsedRun:
         workload=meta.workload or workload,
         workload_params=params,
         started_at=started,
+        started_from=started_from,
         results=results,
         warnings=warnings,
         ignored_files=len(ignored),
@@ -605,6 +610,7 @@ def _suite_parsed_run(suite: Suite, run: SuiteRun, meta: RunMeta, *, bundle_name
         workload=meta.workload or run.workload,
         workload_params=run.workload_params,
         started_at=run.started_at,
+        started_from=run.started_from if run.started_at else "",
         results=run.results,
         warnings=warnings,
         suite_config_text=run.config_text,

@@ -34,6 +34,11 @@ class ResultFile(Protocol):
     def decode(self, encoding: str = "utf-8", errors: str = "strict") -> str: ...
 
 
+# Where a run's start time came from: a clock time its result files record, or the oldest file's time, which only
+# says when the files were last written (and nothing once they have been copied).
+STARTED_CONTENT, STARTED_FILE_TIME = "content", "file time"
+
+
 @dataclass
 class SuiteRun:
     """One run a suite found in its files, as plain values; the import applies the bundle's manifests over it."""
@@ -50,6 +55,7 @@ class SuiteRun:
     workload_params: dict[str, Any]
     results: list[dict[str, Any]]  # one row per microbenchmark and concurrency: test, range_size, dop, qps, …
     started_at: datetime | None = None
+    started_from: str = STARTED_FILE_TIME
     server: str | None = None  # when the files' folders name it
     warnings: list[str] = field(default_factory=list)
     # Said only when the manifest does not name the DBMS: the build name was read to guess it.

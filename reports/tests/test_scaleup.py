@@ -6,6 +6,7 @@ PostgreSQL 15, written by the runner in the field's layout (tests/data/sysbench-
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import re
@@ -18,8 +19,10 @@ from django.test import Client
 
 from reports import scaleup_charts
 from reports.scaleup import AtConcurrency, scaleup
+from reports.scaleup_views import METRIC_NAMES
 from runs.importer import submit_and_import
 from runs.models import Bundle, Microbenchmark, Run
+from suites.sysbench import parse as sysbench
 
 FIXTURE = Path(__file__).resolve().parents[2] / "tests" / "data" / "sysbench-scaleup.tar.gz"
 BASE, OTHER, PG = "x.ma101119_rel.c2r8.pk1", "x.ma101119_rel2.c2r8.pk1", "x.pg1520_rel.c2r8.pk1"
@@ -37,6 +40,38 @@ def summary_qps() -> dict[tuple[str, str], list[float]]:
                 *values, _engine, test, range_ = line.split()
                 found[(run, f"{test}_{range_}")] = [float(v) for v in values]
     return found
+
+
+def met_values(tar: tarfile.TarFile) -> dict[tuple[str, str, int, int], dict[str, float]]:
+    """Every sb.met file of an archive as the project's own parser reads it: (run, test, range, client count) →
+    HW metrics."""
+    found = {}
+    for member in tar:
+        run, _, name = member.name.partition("/")
+        parsed = sysbench.parse_file_name(name)
+        if parsed is not None and parsed.kind == "met" and parsed.dop is not None:
+            text = tar.extractfile(member).read().decode()  # type: ignore[union-attr]
+            found[(run, parsed.test, parsed.range_size, parsed.dop)] = sysbench.parse_met(text, file_name=name)
+    return found
+
+
+def assert_metric_tables_hold(html: str, rows: dict[str, str], test: str, range_size: int, mets: dict) -> None:
+    """Each HW metric table of a microbenchmark page, row by row (``rows``: row label → run), equals the
+    runs' sb.met values at each client count the page shows; a metric no sb.met has shows no table."""
+    head = re.search(r'id="scaleup-qps".*?</thead>', html, re.S)
+    assert head is not None
+    shown = [int(d) for d in re.findall(r"(\d+) clients?</th>", head[0])]
+    for metric, (_name, digits) in METRIC_NAMES.items():
+        measured = [mets[(run, test, range_size, dop)].get(metric) for run in rows.values() for dop in shown]
+        if all(v is None for v in measured):
+            assert f'id="scaleup-metric-{metric}"' not in html, metric
+            continue
+        table = cells(html, f"scaleup-metric-{metric}")
+        for label, run in rows.items():
+            assert table[label] == [f"{mets[(run, test, range_size, dop)][metric]:.{digits}f}" for dop in shown], (
+                metric,
+                label,
+            )
 
 
 @pytest.fixture
@@ -141,6 +176,44 @@ def test_the_microbenchmark_page_shows_each_versions_qps_per_client_count_as_mea
     assert figure["data"][0]["x"] == DOPS
 
 
+def test_the_hw_metrics_per_client_count_are_the_runs_own_sb_met_values(series: dict[str, Run], client: Client) -> None:
+    point = Microbenchmark.objects.get(test="point-query", range_size=100)
+    html = client.get(f"/compare/scaleup?base={series[BASE].pk}&mb={point.pk}").content.decode()
+    with tarfile.open(FIXTURE) as tar:
+        mets = met_values(tar)
+
+    assert_metric_tables_hold(
+        html, {"MariaDB 10.11.19 rel (base)": BASE, "MariaDB 10.11.19 rel2": OTHER}, "point-query", 100, mets
+    )
+    # Made where iostat is not installed: vmstat's CPU and context switches only, and no KB table of zeros.
+    assert 'id="scaleup-metric-cpu_o"' in html and 'id="scaleup-metric-cs_o"' in html
+    assert 'id="scaleup-metric-rkb_o"' not in html and 'id="scaleup-metric-wkb_o"' not in html
+
+
+def test_kb_read_and_written_per_operation_are_the_runs_own_sb_met_values(
+    db: None, corpus: Path, client: Client
+) -> None:
+    # The author's Postgres runs carry iostat's rKB/o and wKB/o; they were measured at 40 clients only.
+    mets = {}
+    for version in ("1023", "174"):
+        path = next((corpus / "sysbench-pg-tarballs").glob(f"x.pg{version}_*.tar.gz"))
+        submit_and_import(path.read_bytes(), name=path.name, source=Bundle.Source.COMMAND, overrides={"server": "pg"})
+        with tarfile.open(path) as tar:
+            mets.update(met_values(tar))
+    base = Run.objects.get(name__startswith="x.pg1023")
+    other = Run.objects.get(name__startswith="x.pg174")
+    inlist = Microbenchmark.objects.get(test="update-inlist", range_size=100)
+    html = client.get(f"/compare/scaleup?base={base.pk}&mb={inlist.pk}").content.decode()
+
+    assert_metric_tables_hold(
+        html, {"Postgres 10.23 (base)": base.name, "Postgres 17.4": other.name}, "update-inlist", 100, mets
+    )
+    assert cells(html, "scaleup-metric-wkb_o")["Postgres 17.4"] == [
+        f"{mets[(other.name, 'update-inlist', 100, 40)]['wkb_o']:.3f}"
+    ]
+    assert mets[(other.name, "update-inlist", 100, 40)]["rkb_o"] > 0
+
+
 def test_versions_of_other_dbms_are_compared_at_each_concurrency_when_ticked(
     series: dict[str, Run], client: Client
 ) -> None:
@@ -221,3 +294,88 @@ def test_the_page_cache_keeps_one_page_per_group_and_microbenchmark(series: dict
             "Scale-up: every group",
         ]
     )
+
+
+def with_version(run: str, version: str) -> bytes:
+    """The fixture with a manifest naming ``run`` a build of ``version`` (as a user corrects a directory name)."""
+    buffer = io.BytesIO()
+    with tarfile.open(FIXTURE) as source, tarfile.open(fileobj=buffer, mode="w:gz") as target:
+        for member in source:
+            target.addfile(member, source.extractfile(member) if member.isfile() else None)
+        manifest = f'[runs."{run}"]\nversion = "{version}"\n'.encode()
+        info = tarfile.TarInfo("benchdash.toml")
+        info.size = len(manifest)
+        target.addfile(info, io.BytesIO(manifest))
+    return buffer.getvalue()
+
+
+def drawn(html: str, figure_id: str) -> list[str]:
+    found = re.search(rf'<script id="{figure_id}" type="application/json">(.*?)</script>', html, re.S)
+    assert found is not None, figure_id
+    return [trace["name"] for trace in json.loads(found[1])["data"]]
+
+
+def test_the_charts_follow_the_comparisons_release_view_and_the_tables_keep_every_version(
+    db: None, client: Client
+) -> None:
+    # MariaDB 11.2 is a short-term release: the comparison's charts leave it out unless asked for every release.
+    submit_and_import(
+        with_version(OTHER, "11.2.6"), name=FIXTURE.name, source=Bundle.Source.COMMAND, overrides={"server": "c2r8"}
+    )
+    base = Run.objects.get(name=BASE).pk
+    point = Microbenchmark.objects.get(test="point-query", range_size=100)
+    lts, short = "MariaDB 10.11.19", "MariaDB 11.2.6"
+
+    def page(query: str) -> str:
+        response = client.get(f"/compare/scaleup?base={base}&{query}")
+        assert response.status_code == 200, response.content
+        return response.content.decode()
+
+    default = page(f"mb={point.pk}")
+    assert drawn(default, "scale-qps") == drawn(default, "scale-rel") == drawn(default, "scale-cpu") == [lts]
+    assert list(cells(default, "scaleup-qps")) == [f"{lts} (base)", short]
+    assert list(cells(default, "scaleup-metric-cpu_o")) == [f"{lts} (base)", short]
+    assert 'id="release-note"' in default and "11.2.6" in default
+
+    every = page(f"mb={point.pk}&releases=all")
+    assert drawn(every, "scale-qps") == drawn(every, "scale-rel") == [lts, short]
+    assert list(cells(every, "scaleup-relative")) == [f"{lts} (base)", short]
+
+    long_term = page(f"mb={point.pk}&releases=long-term")
+    assert drawn(long_term, "scale-qps") == [lts]
+    assert list(cells(long_term, "scaleup-qps")) == list(cells(long_term, "scaleup-relative")) == [f"{lts} (base)"]
+
+    group = page("group=point queries")
+    assert drawn(group, "scale-rel") == drawn(group, "scale-growth") == [lts]
+    assert list(cells(group, "scaleup-group")) == list(cells(group, "scaleup-growth")) == [f"{lts} (base)", short]
+    assert drawn(page("group=point queries&releases=all"), "scale-growth") == [lts, short]
+
+    overview = page("")
+    charts = re.findall(r'<script id="(scale-\d+)"', overview)
+    assert len(charts) >= 3 and all(drawn(overview, chart) == [lts] for chart in charts)
+    assert drawn(page("releases=all"), "scale-0") == [lts, short]
+    # The note's switch keeps the page it is on.
+    switch = re.search(r'href="([^"]*)" id="releases-all"', default)
+    assert switch is not None and f"mb={point.pk}" in unescape(switch[1])
+
+
+def test_a_series_measured_at_one_concurrency_draws_no_chart_and_keeps_its_tables(db: None, client: Client) -> None:
+    buffer = io.BytesIO()
+    with tarfile.open(FIXTURE) as source, tarfile.open(fileobj=buffer, mode="w:gz") as target:
+        for member in source:
+            parsed = sysbench.parse_file_name(member.name.partition("/")[2])
+            if member.isdir() or (parsed is not None and parsed.dop == 1):
+                target.addfile(member, source.extractfile(member) if member.isfile() else None)
+    submit_and_import(buffer.getvalue(), name="dop1.tar.gz", source=Bundle.Source.COMMAND, overrides={"server": "c"})
+    base = Run.objects.get(name=BASE).pk
+    point = Microbenchmark.objects.get(test="point-query", range_size=100)
+
+    overview = client.get(f"/compare/scaleup?base={base}").content.decode()
+    html = client.get(f"/compare/scaleup?base={base}&mb={point.pk}").content.decode()
+
+    for page in (overview, html):
+        assert "measured at one concurrency only (1 client):" in page
+        assert "data-figure=" not in page
+    assert cells(html, "scaleup-qps")["MariaDB 10.11.19 rel (base)"] == [
+        f"{summary_qps()[(BASE, 'point-query_range=100')][0]:.0f}"
+    ]

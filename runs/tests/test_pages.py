@@ -164,13 +164,13 @@ def test_the_run_page_shows_a_big_qps_compactly_with_the_exact_value_on_hover(cl
     assert '<td class="num" data-value="1028663" title="1,028,663">1.03M</td>' in html
 
 
-def test_a_sysbench_run_page_labels_its_time_as_the_result_files_time(client: Client, corpus: Path) -> None:
+def test_a_sysbench_run_page_labels_its_time_as_the_start_its_ps_sampler_recorded(client: Client, corpus: Path) -> None:
     run = Run.objects.get(pk=_import_pg(corpus).runs[0].id)
     page = _page(client, f"/runs/{run.pk}/")
     facts = next(e for e in _elements(page) if e.name == "dl")
     terms = [_text(e) for e in facts.children if isinstance(e, Element) and e.name == "dt"]
-    assert "File time" in terms and "Started" not in terms
-    assert "oldest result file" in _text(facts)
+    assert "Started" in terms and "File time" not in terms
+    assert "ps sampler" in _text(facts)
 
 
 def test_a_db_bench_run_page_labels_its_time_as_the_start_its_results_record(client: Client, corpus: Path) -> None:

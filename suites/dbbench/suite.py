@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 
 import suites.groups as groups
-from suites.base import ResultFile, Suite, SuiteParse, SuiteRun
+from suites.base import STARTED_CONTENT, ResultFile, Suite, SuiteParse, SuiteRun
 from suites.dbbench import parse
 
 # A merged summary (sum.byrx.txt, sum2.byrx.clang.txt, sum.byrx.txt.sdev, summary.tsv). The author's tables next to
@@ -63,6 +63,7 @@ def _suite_run(run: parse.DbBenchRun, where: str) -> SuiteRun:
         workload_params=run.workload_params,
         results=run.result_rows(),
         started_at=run.started_at,
+        started_from=STARTED_CONTENT,  # report.tsv's date column
         server=parse.server_from_path(run.source),
         workload_warnings=(
             [f"{where}: the path names no workload (byrx, iobuf, iodir); using {run.workload_name!r}"]

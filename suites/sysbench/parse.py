@@ -18,6 +18,7 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 SUITE = "sysbench"
@@ -530,3 +531,37 @@ def parse_prepare(text: str, *, file_name: str = "sb.prepare.o") -> LoadResult |
         threads=threads,
         command=command,
     )
+
+
+# --------------------------------------------------------------------------- sb.ps / sb.prepare.ps
+
+# The run scripts' ps sampler writes `date` before its first sample, when the step it watches begins: the load
+# step's file (sb.prepare.ps.*) says when the run began, each test's (sb.ps.*) when that test did. sysbench's own
+# output, sb.met and sb.r carry no clock time.
+SAMPLE_CLOCK_RE = re.compile(r"^sb\.(prepare\.)?ps\.")
+# `date` in the C locale and in English 12-hour locales; only UTC, so no zone database is needed to place it.
+_DATE_FORMATS = ("%a %b %d %H:%M:%S %Z %Y", "%a %b %d %I:%M:%S %p %Z %Y")
+
+
+def sample_clock(first_line: str) -> datetime | None:
+    """The UTC time a ``date`` line gives, or None when it is not one (another zone, another locale, garbage)."""
+    text = " ".join(first_line.split())
+    if " UTC " not in f" {text} " and " GMT " not in f" {text} ":
+        return None
+    for form in _DATE_FORMATS:
+        try:
+            return datetime.strptime(text.replace(" GMT ", " UTC "), form).replace(tzinfo=UTC)
+        except ValueError:
+            continue
+    return None
+
+
+def started_from_samples(first_lines: Mapping[str, str]) -> datetime | None:
+    """When a run began, from the first lines of its ps sample files (name → line): the earliest clock time they
+    record, or None when none records one."""
+    times = [
+        at
+        for name, line in first_lines.items()
+        if SAMPLE_CLOCK_RE.match(name) and (at := sample_clock(line)) is not None
+    ]
+    return min(times) if times else None
