@@ -15,7 +15,7 @@ def say_where_existing_starts_came_from(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('runs', '0011_run_scan_formula'),
+        ('runs', '0012_run_from_summary'),
     ]
 
     operations = [
