@@ -44,6 +44,10 @@ DEFAULT_PATHS = [
     ("group-timeline", "/compare/timeline?group=point+queries"),
     ("ibench", "/ibench/"),
     ("regressions", "/regressions/"),
+    ("regressions-metrics", "/regressions/?tab=metrics"),
+    ("scaleup", "/compare/scaleup"),
+    ("targets", "/targets/"),
+    ("benchmarks", "/benchmarks/"),
     ("reports", "/reports/"),
     ("runs", "/runs/"),
     ("run-diff", "/diff/"),
@@ -56,6 +60,7 @@ DEFAULT_PATHS = [
 # (name, page to look on, CSS selector of the link to follow): pages reached through the first such link.
 FOLLOWED = [
     ("run-detail", "/runs/", "main table tbody a[href^='/runs/']"),
+    ("bundle-detail", "/bundles/", "main table tbody a[href^='/bundles/']"),
     ("drilldown", "/compare/", "#relative-table tbody a[href*='/microbenchmarks/']"),
     ("timeline", "/compare/", "#relative-table tbody a[href*='/microbenchmarks/']", "a.timeline-link"),
     ("regression-detail", "/regressions/", "main a[href^='/regressions/'][href$='/']"),
