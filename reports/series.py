@@ -21,6 +21,30 @@ series_refreshed = django.dispatch.Signal()
 def refresh_series(server_id: int, workload_id: int) -> list[SeriesSummary]:
     """Compute each DBMS's default comparison and the saved reports of the series, store the home-page
     summaries, and let the apps above (regression detection) bring theirs up to date (idempotent)."""
+    summaries, has_runs = summarise_series(server_id, workload_id)
+    for report in Report.objects.filter(base_run__server_id=server_id, base_run__workload_id=workload_id):
+        try:
+            get_comparison(
+                ComparisonSpec(
+                    base_run_id=report.base_run_id,
+                    run_ids=tuple(report.runs.values_list("pk", flat=True)),
+                    group_set=report.group_set,
+                    dop=report.dop,
+                    red=report.red,
+                    green=report.green,
+                    include_warmups=report.include_warmups,
+                )
+            )
+        except ComparisonError as exc:
+            log.info("report %s not computed: %s", report.slug, exc)
+    if has_runs:
+        series_refreshed.send(sender=refresh_series, server_id=server_id, workload_id=workload_id)
+    return summaries
+
+
+def summarise_series(server_id: int, workload_id: int) -> tuple[list[SeriesSummary], bool]:
+    """Compute each DBMS's default comparison of the series and store its home-page summary (and drop the
+    summaries of DBMSs no longer in it); returns the summaries and whether the series has runs at all."""
     runs = list(
         Run.objects.filter(server_id=server_id, workload_id=workload_id)
         .order_by("build__version__sort_key", "name", "pk")
@@ -57,21 +81,4 @@ def refresh_series(server_id: int, workload_id: int) -> list[SeriesSummary]:
     SeriesSummary.objects.filter(server_id=server_id, workload_id=workload_id).exclude(
         dbms_id__in=list(by_dbms)
     ).delete()
-    for report in Report.objects.filter(base_run__server_id=server_id, base_run__workload_id=workload_id):
-        try:
-            get_comparison(
-                ComparisonSpec(
-                    base_run_id=report.base_run_id,
-                    run_ids=tuple(report.runs.values_list("pk", flat=True)),
-                    group_set=report.group_set,
-                    dop=report.dop,
-                    red=report.red,
-                    green=report.green,
-                    include_warmups=report.include_warmups,
-                )
-            )
-        except ComparisonError as exc:
-            log.info("report %s not computed: %s", report.slug, exc)
-    if runs:
-        series_refreshed.send(sender=refresh_series, server_id=server_id, workload_id=workload_id)
-    return summaries
+    return summaries, bool(runs)
