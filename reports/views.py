@@ -857,6 +857,15 @@ def report_detail(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect(f"{reverse('reports:compare')}?{query.urlencode()}&report={report.slug}")
 
 
+# Saved reports per page of their list.
+REPORT_PAGE_SIZE = 50
+
+
 def report_list(request: HttpRequest) -> HttpResponse:
-    reports = Report.objects.select_related("base_run__server", "base_run__workload").annotate(n_runs=Count("runs"))
-    return render(request, "reports/report_list.html", {"reports": reports})
+    reports = (
+        Report.objects.select_related("base_run__server", "base_run__workload")
+        .annotate(n_runs=Count("runs"))
+        .order_by("name", "pk")
+    )
+    page = Paginator(reports, REPORT_PAGE_SIZE).get_page(request.GET.get("page"))
+    return render(request, "reports/report_list.html", {"reports": page.object_list, "page": page})
