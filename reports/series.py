@@ -9,7 +9,7 @@ import django.dispatch
 
 from reports.compare import ComparisonError, ComparisonSpec, get_comparison
 from reports.models import Report, SeriesSummary
-from runs.models import Run
+from runs.models import Result, Run
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +53,13 @@ def summarise_series(server_id: int, workload_id: int) -> tuple[list[SeriesSumma
     by_dbms: dict[int, list[dict[str, Any]]] = {}
     for run in runs:
         by_dbms.setdefault(int(run["build__version__dbms_id"]), []).append(dict(run))
+    # One read of the series' results per refresh, so no page has to read them to know what was measured.
+    measured = sorted(
+        Result.objects.filter(run__server_id=server_id, run__workload_id=workload_id)
+        .order_by()
+        .values_list("microbenchmark_id", flat=True)
+        .distinct()
+    )
     summaries = []
     for dbms_id, series in by_dbms.items():
         base_id = int(series[0]["pk"])
@@ -75,6 +82,7 @@ def summarise_series(server_id: int, workload_id: int) -> tuple[list[SeriesSumma
                 "latest_run_id": latest.run_ids[-1],
                 "runs": len(series),
                 "red_flags": flags,
+                "microbenchmark_ids": measured,
             },
         )
         summaries.append(summary)
