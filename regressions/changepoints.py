@@ -343,8 +343,8 @@ def pelt_l2(signal: Sequence[float], penalty: float) -> list[int]:
         for start in admissible:
             total = sum_end - sums[start]
             # Never below zero: a constant segment fits exactly, whatever the rounding of the running sums.
-            cost = max(0.0, square_end - squares[start] - total * total / (end - start))
-            totals.append(best[start] + (cost + penalty))
+            cost = square_end - squares[start] - total * total / (end - start)
+            totals.append(best[start] + ((cost if cost > 0.0 else 0.0) + penalty))
         # min() keeps the first of equal partitions, as ruptures does.
         lowest = min(totals)
         best[end] = lowest
