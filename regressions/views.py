@@ -7,23 +7,26 @@ from typing import Any
 from django import forms
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.db.models import QuerySet
+from django.db.models import Count, Max, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme, urlencode
 from django.views.decorators.http import require_POST
 
 from accounts.permissions import TRIAGE, permission_required
+from benchdash import pagecache
 from benchdash.http import HtmxHttpRequest
 from regressions import stories
 from regressions.bugs import ACCEPTED
 from regressions.detection import link_bug_to_many, triage
 from regressions.filters import ANY, OPEN, RELEASE_VIEWS, TABS, RegressionFilters
-from regressions.models import Regression, TriageEvent
+from regressions.models import Bug, Regression, TriageEvent
 from regressions.stories import METRICS, QPS
 from reports import stats
 from runs.models import Dbms, Run, Server
+from runs.signals import runs_stamp
 
 State = Regression.State
 PAGE_SIZE = 100
@@ -109,7 +112,30 @@ def _tab_links(request: HttpRequest, form: RegressionFilterForm) -> list[dict[st
     return links
 
 
+# The query parameters the list reads: the page cache keeps one entry per canonical set of them.
+LIST_PARAMS = (*RegressionFilterForm.base_fields, "page")
+
+
+def regressions_stamp() -> str:
+    """Changes whenever the list could: detection adding, changing or dropping stories, triage, bug links and
+    bugs, and new runs (the filters' servers and DBMSs). Maxima and counts of small tables, never the results."""
+    records = Regression.objects.aggregate(
+        n=Count("id"), last=Max("id"), updated=Max("updated_at"), detected=Max("detected_at")
+    )
+    events = TriageEvent.objects.aggregate(last=Max("id"))
+    links = Regression.bugs.through.objects.aggregate(n=Count("id"), last=Max("id"))
+    bugs = Bug.objects.aggregate(n=Count("id"), last=Max("id"))
+    parts = [*records.values(), events["last"], *links.values(), *bugs.values(), runs_stamp()]
+    return "|".join(str(part) for part in parts)
+
+
 def regression_list(request: HtmxHttpRequest) -> HttpResponse:
+    # Signed in or not changes the hint under the bulk form, beyond what the visitor's roles change.
+    key = f"regressions|{regressions_stamp()}|{request.user.is_authenticated}"
+    return pagecache.page(request, key, lambda shared: _regression_list_page(request, shared), params=LIST_PARAMS)
+
+
+def _regression_list_page(request: HtmxHttpRequest, shared: dict[str, Any]) -> str:
     form = RegressionFilterForm(request.GET or None)
     page = Paginator(filtered_regressions(form), PAGE_SIZE).get_page(request.GET.get("page"))
     links = _tab_links(request, form)
@@ -133,10 +159,12 @@ def regression_list(request: HtmxHttpRequest) -> HttpResponse:
         .distinct()
         .order_by("group"),
         "accepted": ACCEPTED,
-        "next": request.get_full_path(),
+        # From the canonical query the page is kept under, never the visitor's own spelling of it.
+        "next": f"{request.path}?{request.GET.urlencode()}" if request.GET else request.path,
+        **shared,
     }
     template = "regressions/list.html#results" if request.htmx else "regressions/list.html"
-    return render(request, template, context)
+    return render_to_string(template, context, request)
 
 
 def regression_detail(request: HttpRequest, pk: int) -> HttpResponse:

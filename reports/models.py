@@ -78,6 +78,9 @@ class SeriesSummary(models.Model):
     runs = models.PositiveIntegerField(default=0)
     # The newest version's red flags against the base: [[label, relative QPS], …], worst first.
     red_flags = models.JSONField(default=list, blank=True)
+    # The microbenchmarks the server + workload has results of, so the search links a microbenchmark to its
+    # series without reading the results.
+    microbenchmark_ids = models.JSONField(default=list, blank=True)
     computed_at = models.DateTimeField(auto_now=True)
 
     class Meta:

@@ -14,13 +14,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Min, Q
+from django.db.models import Q
 from django.urls import reverse
 from django.utils.text import slugify
 
 import suites
 from reports.models import GroupSetDefinition, SeriesSummary
-from runs.models import Microbenchmark, Result, Run, Server, Workload
+from runs.models import Microbenchmark, Run, Server, Workload
 
 LIMIT = 50
 RUN_LIMIT = 100
@@ -64,38 +64,26 @@ class Series:
     suite: str
     dbms: str
     base_run_id: int
+    microbenchmark_ids: frozenset[int] = frozenset()
 
 
 def _series() -> list[Series]:
-    """Every series, with its summary's base, or its first run before the summary is computed (two queries)."""
-    bases = {
-        (s.server_id, s.workload_id, s.dbms_id): s.base_run_id
-        for s in SeriesSummary.objects.only("server_id", "workload_id", "dbms_id", "base_run_id")
-    }
-    rows = (
-        Run.objects.values(
-            "server_id",
-            "server__name",
-            "workload_id",
-            "workload__name",
-            "workload__suite",
-            "build__version__dbms_id",
-            "build__version__dbms__name",
-        )
-        .annotate(first=Min("id"))
-        .order_by("server__name", "workload__name", "build__version__dbms__name")
+    """Every series the worker has summarised (one query over the summaries, none over the runs)."""
+    summaries = SeriesSummary.objects.select_related("server", "workload", "dbms").order_by(
+        "server__name", "workload__name", "dbms__name", "pk"
     )
     return [
         Series(
-            server_id=r["server_id"],
-            server=r["server__name"],
-            workload_id=r["workload_id"],
-            workload=r["workload__name"],
-            suite=r["workload__suite"],
-            dbms=r["build__version__dbms__name"],
-            base_run_id=bases.get((r["server_id"], r["workload_id"], r["build__version__dbms_id"]), r["first"]),
+            server_id=s.server_id,
+            server=s.server.name,
+            workload_id=s.workload_id,
+            workload=s.workload.name,
+            suite=s.workload.suite,
+            dbms=s.dbms.name,
+            base_run_id=s.base_run_id,
+            microbenchmark_ids=frozenset(s.microbenchmark_ids),
         )
-        for r in rows
+        for s in summaries
     ]
 
 
@@ -171,18 +159,12 @@ def find_groups(q: str, summaries: list[Series]) -> list[Hit]:
 
 def find_microbenchmarks(q: str, summaries: list[Series]) -> list[Hit]:
     found = list(Microbenchmark.objects.filter(test__icontains=q).order_by("suite", "test", "range_size")[:LIMIT])
-    ran = set(
-        Result.objects.filter(microbenchmark__in=found)
-        .values_list("microbenchmark_id", "run__server_id", "run__workload_id")
-        .distinct()
-    )
     hits = []
     for mb in found:
-        places = {(server, workload) for m, server, workload in ran if m == mb.pk}
         links = [
             (_series_label(s), f"{reverse('reports:drilldown', args=[mb.pk])}?base={s.base_run_id}")
             for s in summaries
-            if (s.server_id, s.workload_id) in places
+            if mb.pk in s.microbenchmark_ids
         ]
         hits.append(Hit(title=mb.label, detail=mb.get_suite_display(), links=links))
     return hits

@@ -9,7 +9,7 @@ import django.dispatch
 
 from reports.compare import ComparisonError, ComparisonSpec, get_comparison
 from reports.models import Report, SeriesSummary
-from runs.models import Run
+from runs.models import Result, Run
 
 log = logging.getLogger(__name__)
 
@@ -21,6 +21,30 @@ series_refreshed = django.dispatch.Signal()
 def refresh_series(server_id: int, workload_id: int) -> list[SeriesSummary]:
     """Compute each DBMS's default comparison and the saved reports of the series, store the home-page
     summaries, and let the apps above (regression detection) bring theirs up to date (idempotent)."""
+    summaries, has_runs = summarise_series(server_id, workload_id)
+    for report in Report.objects.filter(base_run__server_id=server_id, base_run__workload_id=workload_id):
+        try:
+            get_comparison(
+                ComparisonSpec(
+                    base_run_id=report.base_run_id,
+                    run_ids=tuple(report.runs.values_list("pk", flat=True)),
+                    group_set=report.group_set,
+                    dop=report.dop,
+                    red=report.red,
+                    green=report.green,
+                    include_warmups=report.include_warmups,
+                )
+            )
+        except ComparisonError as exc:
+            log.info("report %s not computed: %s", report.slug, exc)
+    if has_runs:
+        series_refreshed.send(sender=refresh_series, server_id=server_id, workload_id=workload_id)
+    return summaries
+
+
+def summarise_series(server_id: int, workload_id: int) -> tuple[list[SeriesSummary], bool]:
+    """Compute each DBMS's default comparison of the series and store its home-page summary (and drop the
+    summaries of DBMSs no longer in it); returns the summaries and whether the series has runs at all."""
     runs = list(
         Run.objects.filter(server_id=server_id, workload_id=workload_id)
         .order_by("build__version__sort_key", "name", "pk")
@@ -29,6 +53,13 @@ def refresh_series(server_id: int, workload_id: int) -> list[SeriesSummary]:
     by_dbms: dict[int, list[dict[str, Any]]] = {}
     for run in runs:
         by_dbms.setdefault(int(run["build__version__dbms_id"]), []).append(dict(run))
+    # One read of the series' results per refresh, so no page has to read them to know what was measured.
+    measured = sorted(
+        Result.objects.filter(run__server_id=server_id, run__workload_id=workload_id)
+        .order_by()
+        .values_list("microbenchmark_id", flat=True)
+        .distinct()
+    )
     summaries = []
     for dbms_id, series in by_dbms.items():
         base_id = int(series[0]["pk"])
@@ -51,27 +82,11 @@ def refresh_series(server_id: int, workload_id: int) -> list[SeriesSummary]:
                 "latest_run_id": latest.run_ids[-1],
                 "runs": len(series),
                 "red_flags": flags,
+                "microbenchmark_ids": measured,
             },
         )
         summaries.append(summary)
     SeriesSummary.objects.filter(server_id=server_id, workload_id=workload_id).exclude(
         dbms_id__in=list(by_dbms)
     ).delete()
-    for report in Report.objects.filter(base_run__server_id=server_id, base_run__workload_id=workload_id):
-        try:
-            get_comparison(
-                ComparisonSpec(
-                    base_run_id=report.base_run_id,
-                    run_ids=tuple(report.runs.values_list("pk", flat=True)),
-                    group_set=report.group_set,
-                    dop=report.dop,
-                    red=report.red,
-                    green=report.green,
-                    include_warmups=report.include_warmups,
-                )
-            )
-        except ComparisonError as exc:
-            log.info("report %s not computed: %s", report.slug, exc)
-    if runs:
-        series_refreshed.send(sender=refresh_series, server_id=server_id, workload_id=workload_id)
-    return summaries
+    return summaries, bool(runs)

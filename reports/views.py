@@ -11,8 +11,9 @@ from typing import Any, cast
 
 from django import forms
 from django.conf import settings
+from django.core.paginator import Paginator
 from django.db import IntegrityError
-from django.db.models import Count, Max, Min
+from django.db.models import Count, Max
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
@@ -51,40 +52,33 @@ from runs.models import Microbenchmark, Result, Run
 from runs.signals import runs_stamp
 from suites import groups as groupsets
 
+# Series per home page: the page's size and time stay the same however many series the archive holds.
+HOME_PAGE_SIZE = 50
+
 
 def home(request: HttpRequest) -> HttpResponse:
-    """Servers and workloads, each DBMS series with its newest run and that run's red flags; a search box."""
-    summaries = SeriesSummary.objects.aggregate(n=Count("id"), updated=Max("computed_at"))
+    """Servers and workloads, each DBMS series with its newest run and that run's red flags; a search box.
+
+    Read from the series summaries the worker writes when runs arrive, a page at a time, never from the runs.
+    """
+    summaries = SeriesSummary.objects.aggregate(n=Count("id"), updated=Max("computed_at"), last=Max("id"))
     reports = Report.objects.aggregate(n=Count("id"), last=Max("id"))
-    key = f"home|{runs_stamp()}|{summaries['n']}|{summaries['updated']}|{reports['n']}|{reports['last']}"
-    return pagecache.page(request, key, lambda shared: _home_page(request, shared))
+    listed = f"{summaries['n']}|{summaries['last']}|{summaries['updated']}"
+    key = f"home|{runs_stamp()}|{listed}|{reports['n']}|{reports['last']}"
+    return pagecache.page(request, key, lambda shared: _home_page(request, shared), params=("page",))
 
 
 def _home_page(request: HttpRequest, shared: dict[str, Any]) -> str:
-    series: list[dict[str, Any]] = [
-        dict(row)
-        for row in Run.objects.values(
-            "server__id",
-            "server__name",
-            "workload__id",
-            "workload__name",
-            "workload__suite",
-            "build__version__dbms__id",
-            "build__version__dbms__name",
-        )
-        .annotate(runs=Count("id"), latest=Max("created_at"), first_run=Min("id"))
-        .order_by("server__name", "workload__name", "build__version__dbms__name")
-    ]
-    summaries = {
-        (s.server_id, s.workload_id, s.dbms_id): s
-        for s in SeriesSummary.objects.select_related("latest_run__build__version", "base_run__build__version")
-    }
-    for s in series:
-        summary = summaries.get((s["server__id"], s["workload__id"], s["build__version__dbms__id"]))
-        s["summary"] = summary
-        s["base"] = summary.base_run_id if summary else s["first_run"]
+    summaries = SeriesSummary.objects.select_related(
+        "server", "workload", "dbms", "latest_run__build__version", "base_run__build__version"
+    ).order_by("server__name", "workload__name", "dbms__name", "pk")
+    page = Paginator(summaries, HOME_PAGE_SIZE).get_page(request.GET.get("page"))
+    # Imports whose series the worker has not summarised yet: said, so an empty page is not mistaken for none.
+    pending = not page.paginator.count and Run.objects.exists()
     reports = Report.objects.select_related("base_run")[:20]
-    return render_to_string("reports/home.html", {"series": series, "reports": reports, **shared}, request)
+    return render_to_string(
+        "reports/home.html", {"page": page, "pending": pending, "reports": reports, **shared}, request
+    )
 
 
 def search(request: HttpRequest) -> HttpResponse:
@@ -863,6 +857,15 @@ def report_detail(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect(f"{reverse('reports:compare')}?{query.urlencode()}&report={report.slug}")
 
 
+# Saved reports per page of their list.
+REPORT_PAGE_SIZE = 50
+
+
 def report_list(request: HttpRequest) -> HttpResponse:
-    reports = Report.objects.select_related("base_run__server", "base_run__workload").annotate(n_runs=Count("runs"))
-    return render(request, "reports/report_list.html", {"reports": reports})
+    reports = (
+        Report.objects.select_related("base_run__server", "base_run__workload")
+        .annotate(n_runs=Count("runs"))
+        .order_by("name", "pk")
+    )
+    page = Paginator(reports, REPORT_PAGE_SIZE).get_page(request.GET.get("page"))
+    return render(request, "reports/report_list.html", {"reports": page.object_list, "page": page})

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib import messages
+from django.core.paginator import Paginator
 from django.db import transaction
 from django.db.models import Count, Max
 from django.http import Http404, HttpRequest, HttpResponse
@@ -105,9 +106,14 @@ def benchmark_start(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "runner/benchmark_start.html", context)
 
 
+# Benchmark runs per page: scheduled runs pile up forever, the page must not.
+BENCHMARK_PAGE_SIZE = 50
+
+
 def benchmark_list(request: HttpRequest) -> HttpResponse:
-    runs = BenchmarkRun.objects.select_related("target", "requested_by", "schedule")[:200]
-    return render(request, "runner/benchmark_list.html", {"runs": runs})
+    runs = BenchmarkRun.objects.select_related("target", "requested_by", "schedule").order_by("-created_at", "-id")
+    page = Paginator(runs, BENCHMARK_PAGE_SIZE).get_page(request.GET.get("page"))
+    return render(request, "runner/benchmark_list.html", {"runs": page.object_list, "page": page})
 
 
 def benchmark_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:

@@ -69,3 +69,13 @@ def test_home_and_search_query_counts_do_not_grow_with_runs(
         with django_capture_on_commit_callbacks(execute=True):
             call_command("import_bundle", str(small), "--server", "b")
     assert counts[0] == counts[1]
+
+
+def test_search_links_series_from_their_summaries_without_reading_the_results(imported: None, client: Client) -> None:
+    with CaptureQueriesContext(connection) as search:
+        html = client.get("/search/", {"q": "update-index"}).content.decode()
+    update_index = Microbenchmark.objects.get(test="update-index")
+    assert f"/microbenchmarks/{update_index.pk}/?base=" in html
+    # Reading the results (a million rows in a large archive) to find where a microbenchmark ran grew with it.
+    assert not [q["sql"] for q in search.captured_queries if '"runs_result"' in q["sql"]]
+    assert update_index.pk in SeriesSummary.objects.get().microbenchmark_ids

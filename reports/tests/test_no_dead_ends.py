@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.test import Client
@@ -14,6 +15,7 @@ from django.urls import reverse
 from conftest import SMALL_BASE_RUN
 from runs.importer import archive_directory, submit_and_import
 from runs.models import Bundle, Microbenchmark, Run
+from runs.signals import announce_import
 
 pytestmark = pytest.mark.django_db
 
@@ -65,7 +67,7 @@ def test_it_opens_a_drilldown_without_a_base_on_a_series_that_ran_that_microbenc
 
 
 def test_it_opens_the_insert_benchmark_view_without_a_base_and_it_is_in_the_navigation(
-    ibench2021: None, client: Client
+    ibench2021: None, client: Client, django_capture_on_commit_callbacks: Any
 ) -> None:
     response = client.get(reverse("reports:ibench"))
     assert response.status_code == 200
@@ -74,6 +76,9 @@ def test_it_opens_the_insert_benchmark_view_without_a_base_and_it_is_in_the_navi
     oldest = Run.objects.filter(workload__suite="ibench").order_by("build__version__sort_key").first()
     assert oldest is not None and oldest.name in note
     assert f'<a href="{reverse("reports:ibench")}">Insert Benchmark</a>' in html
+    # Home lists the series the refresh after the import's commit summarised.
+    with django_capture_on_commit_callbacks(execute=True):
+        announce_import(Bundle.objects.get().pk)
     home = client.get(reverse("reports:home")).content.decode()
     assert f"{reverse('reports:ibench')}?base=" in home
 

@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from runs.importer import ImportReport, archive_directory, submit_and_import
 from runs.models import Bundle, Result, Run
+from runs.signals import announce_import
 
 pytestmark = pytest.mark.django_db
 
@@ -214,9 +215,14 @@ def test_an_unknown_run_is_404(client: Client) -> None:
 # --------------------------------------------------------------------------- home, bundles, health
 
 
-def test_the_home_page_lists_each_server_and_workload_with_a_link_to_its_runs(client: Client, corpus: Path) -> None:
-    _import_pg(corpus)
-    _import_dir(corpus / "sysbench-mysql-small", server="c8r32")
+def test_the_home_page_lists_each_server_and_workload_with_a_link_to_its_runs(
+    client: Client, corpus: Path, django_capture_on_commit_callbacks: Any
+) -> None:
+    reports = [_import_pg(corpus), _import_dir(corpus / "sysbench-mysql-small", server="c8r32")]
+    # Home lists the series the refresh after each import's commit summarised.
+    with django_capture_on_commit_callbacks(execute=True):
+        for report in reports:
+            announce_import(report.bundle_id)
     header, rows = _table_rows(_page(client, "/"))
     shown = {
         (r[header.index("Server")], r[header.index("Workload")], r[header.index("DBMS")], r[header.index("Runs")])

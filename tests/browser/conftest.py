@@ -117,6 +117,17 @@ def demo_data(transactional_db: None, corpus: Path) -> DemoData:
 
 
 @pytest.fixture
+def demo_refreshed(demo_data: DemoData) -> DemoData:
+    """The demo data after the refresh each import sets off (load_demo's path): the series summaries home and
+    search read, and the regression stories detection finds."""
+    from runs.signals import announce_import
+
+    for report in (demo_data.mysql, demo_data.postgres):
+        announce_import(report.bundle_id)
+    return demo_data
+
+
+@pytest.fixture
 def log_in(page: Page, user_with_role: Callable[..., Any], transactional_db: None) -> Callable[[str], None]:
     """Log the page in through the real login form as a new user with ``role``."""
 

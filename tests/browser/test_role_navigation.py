@@ -32,7 +32,7 @@ SEES = {
 
 @pytest.mark.parametrize("role", list(SEES))
 def test_each_role_sees_only_the_actions_it_may_take(
-    page: Page, log_in: Callable[[str], None], demo_data: DemoData, role: str, tmp_path: Path
+    page: Page, log_in: Callable[[str], None], demo_refreshed: DemoData, role: str, tmp_path: Path
 ) -> None:
     from django.contrib.auth.models import User
 

@@ -26,7 +26,9 @@ def _assert_body_fits_the_window(page: Page) -> None:
 
 
 @both_widths
-def test_the_home_page_lists_servers_and_workloads(page: Page, demo_data: DemoData, console_errors: list[str]) -> None:
+def test_the_home_page_lists_servers_and_workloads(
+    page: Page, demo_refreshed: DemoData, console_errors: list[str]
+) -> None:
     page.goto("/")
     assert page.get_by_role("heading", level=1, name="Servers and workloads").is_visible()
     table = page.locator("main table")

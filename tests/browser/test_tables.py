@@ -129,7 +129,7 @@ def test_the_hw_section_loads_when_scrolled_to_with_ratios_flagged_and_absolutes
     assert console_errors == []
 
 
-def test_the_search_box_in_the_header_finds_a_group(page: Page, demo_data: DemoData) -> None:
+def test_the_search_box_in_the_header_finds_a_group(page: Page, demo_refreshed: DemoData) -> None:
     page.goto("/runs/")
     box = page.locator("header .header-search input[name=q]")
     box.fill("point queries")
@@ -143,7 +143,7 @@ def test_the_search_box_in_the_header_finds_a_group(page: Page, demo_data: DemoD
 
 @pytest.mark.parametrize("viewport", [PHONE], indirect=True)
 def test_on_a_phone_the_home_page_shows_each_series_red_flags_within_the_screen(
-    page: Page, demo_data: DemoData
+    page: Page, demo_refreshed: DemoData
 ) -> None:
     page.goto("/")
     cell = page.locator("td[data-label='Red flags']").first
