@@ -30,7 +30,7 @@ The rule (shown in the UI next to every regression record):
      steps themselves) ``DEFAULT_NOISE``, 2 %: the run-to-run spread of a
      sysbench or Insert Benchmark run on a dedicated, warmed-up server.
    Every record shows the σ it used and where it came from.
-3. **Segmentation.** PELT (least squares, segments of one point
+3. **Segmentation.** PELT (``ruptures``, least squares, segments of one point
    allowed so the newest release can be the one that regressed) with a
    permissive penalty, σ_abs² · ln n, proposes candidate levels.
 4. **Gate.** Between two adjacent levels A (before) and B (after) the change is
@@ -310,52 +310,23 @@ def _candidate_breaks(signal: list[float], noise: float | None, min_change: floa
     # Never let a tiny σ make every point a level: floor it at the smallest step the gate could keep.
     sigma = max(noise or 0.0, min_change / k) * scale
     penalty = sigma**2 * math.log(len(signal))
-    return [b for b in pelt_l2(signal, penalty) if b < len(signal)]
+    return [b for b in least_squares_breaks(signal, penalty) if b < len(signal)]
 
 
-def pelt_l2(signal: Sequence[float], penalty: float) -> list[int]:
-    """PELT with the least-squares cost and segments of one point allowed: the ends of the optimal segments.
+def least_squares_breaks(signal: Sequence[float], penalty: float) -> list[int]:
+    """The ends of the optimal least-squares segmentation of ``signal`` with ``penalty`` per segment, segments
+    of one point allowed: PELT's answer (``ruptures.Pelt(model="l2", min_size=1, jump=1)``).
 
-    The same search as ``ruptures.Pelt(model="l2", min_size=1, jump=1)`` (same candidates, same pruning,
-    the first of equal partitions kept), but a segment's cost comes from running sums in constant time
-    instead of a variance over a slice per candidate: detection runs it for every microbenchmark and
-    metric of a series after each import, and the slice-per-candidate version took seconds per series.
+    ruptures' kernel search with the linear kernel solves this same problem in compiled code; its ``Pelt``
+    recomputes a slice's variance for every candidate in Python, which took seconds per series, and detection
+    segments every microbenchmark and metric of a series after each import.
     """
-    n = len(signal)
-    if n == 0:
-        return []
-    # Shifted by the first value so the sums of squares of levels far from zero keep their precision.
-    shift = float(signal[0])
-    sums = [0.0] * (n + 1)
-    squares = [0.0] * (n + 1)
-    for i, value in enumerate(signal):
-        centred = float(value) - shift
-        sums[i + 1] = sums[i] + centred
-        squares[i + 1] = squares[i] + centred * centred
-    # best[t]: the cost of the optimal partition of signal[:t]; last[t]: where its last segment starts.
-    best = [0.0] * (n + 1)
-    last = [0] * (n + 1)
-    admissible: list[int] = []
-    for end in range(1, n + 1):
-        admissible.append(end - 1)
-        sum_end, square_end = sums[end], squares[end]
-        totals = []
-        for start in admissible:
-            total = sum_end - sums[start]
-            # Never below zero: a constant segment fits exactly, whatever the rounding of the running sums.
-            cost = square_end - squares[start] - total * total / (end - start)
-            totals.append(best[start] + ((cost if cost > 0.0 else 0.0) + penalty))
-        # min() keeps the first of equal partitions, as ruptures does.
-        lowest = min(totals)
-        best[end] = lowest
-        last[end] = admissible[totals.index(lowest)]
-        admissible = [start for start, total in zip(admissible, totals, strict=True) if total <= lowest + penalty]
-    ends = []
-    end = n
-    while end > 0:
-        ends.append(end)
-        end = last[end]
-    return sorted(ends)
+    if len(signal) < 2:
+        return [len(signal)] if signal else []
+    import ruptures  # on first use: it loads scipy (about a second), which a command's start should not pay
+
+    algo = ruptures.KernelCPD(kernel="linear", min_size=1, jump=1)
+    return [int(b) for b in algo.fit(np.asarray(signal, dtype=float).reshape(-1, 1)).predict(pen=penalty)]
 
 
 def _segments(signal: list[float], breaks: list[int]) -> list[tuple[int, int]]:
