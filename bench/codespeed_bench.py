@@ -420,6 +420,7 @@ def main() -> int:
         purge_queues(bd_env)
 
     print(f"\nCodespeed 0.13.0 (SQLite) against benchdash (PostgreSQL), gunicorn 2 workers each; {shape}")
+    print(f"{args.requests} requests per figure and server; load average at the end: {os.getloadavg()[0]:.1f}")
     print(f"{'figure':<38} {'Codespeed p50/p95':>18} {'benchdash p50/p95':>18} {'ratio':>7}  verdict")
     for row in table:
         print(f"{row[0]:<38} {row[1]:>18} {row[2]:>18} {row[3]:>7}  {row[4]}")
@@ -534,7 +535,7 @@ def measure(
         bd_rates.append(ingest_benchdash(bd_url, token, args.ingest_runs, attempt))
     table.append(
         (
-            "ingest results/s (3 × runs of 42)",
+            "ingest results/s (median of 3)",
             f"{statistics.median(cs_rates):,.0f}",
             f"{statistics.median(bd_rates):,.0f}",
             f"{statistics.median(bd_rates) / statistics.median(cs_rates):.2f}",
