@@ -1,13 +1,14 @@
 """Side by side with Codespeed: the same data, the same client, interleaved requests.
 
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/bd_codespeed REDIS_URL=redis://127.0.0.1:6379/8 \\
-        .venv/bin/python bench/codespeed_bench.py [--requests 30] [--ingest-runs 20] [--clients 20]
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres REDIS_URL=redis://127.0.0.1:6379/8 \\
+        .venv/bin/python bench/codespeed_bench.py [--database bd_codespeed] [--requests 30] [--ingest-runs 20]
 
 Codespeed (the Django dashboard behind PyPy's speed centre) is installed by name
 with exact pins (``bench/codespeed-requirements.txt``) into its own virtualenv
 ``bench/out/codespeed-venv`` and given a small site of its own in
 ``bench/out/codespeed-site`` (settings, URLs, an SQLite database). benchdash uses
-the database DATABASE_URL names (dropped and created again) and the Redis database
+the database ``--database`` names (default ``bd_codespeed``; dropped and created
+again) on the server of DATABASE_URL, never the database the URL names, and the Redis database
 of REDIS_URL (its cache is cleared to measure pages from scratch).
 
 Data: the M archive of ``bench/generate.py`` (34 series, 2,000 runs, 42 sysbench
@@ -45,6 +46,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
 import statistics
 import subprocess
@@ -275,6 +277,9 @@ def throughput(fetch: Callable[[], object], clients: int, pages: int) -> tuple[f
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--database", default="bd_codespeed", help="benchdash's database on DATABASE_URL's server (it is dropped)"
+    )
     parser.add_argument("--requests", type=int, default=30, help="timed requests per figure and server")
     parser.add_argument("--ingest-runs", type=int, default=20, help="runs (42 results each) ingested per server")
     parser.add_argument("--clients", type=int, default=20)
@@ -282,7 +287,11 @@ def main() -> int:
     args = parser.parse_args()
     url = os.environ.get("DATABASE_URL", "")
     if not url.startswith("postgres"):
-        sys.exit("benchdash is measured on PostgreSQL: set DATABASE_URL=postgres://…/bd_codespeed")
+        sys.exit("benchdash is measured on PostgreSQL: set DATABASE_URL=postgres://… (its server is used)")
+    if not re.fullmatch(r"[a-z0-9_]*codespeed[a-z0-9_]*", args.database):
+        sys.exit(f"--database {args.database!r}: it is dropped and created again, so its name must contain codespeed")
+    # The database the URL names is never touched: only the one of --database, on the same server.
+    os.environ["DATABASE_URL"] = re.sub(r"/[^/]*$", f"/{args.database}", url)
     if not os.environ.get("REDIS_URL"):
         sys.exit("set REDIS_URL (e.g. redis://127.0.0.1:6379/8): gunicorn, the worker and this script share it")
 
@@ -304,6 +313,7 @@ def main() -> int:
     from django.db import connection
 
     db_name = connection.settings_dict["NAME"]
+    assert db_name == args.database, db_name
     with connection._nodb_cursor() as cursor:
         cursor.execute(f'DROP DATABASE IF EXISTS "{db_name}"')
         cursor.execute(f'CREATE DATABASE "{db_name}"')
