@@ -17,11 +17,12 @@ from reports.compare import ComparisonError, ComparisonSpec, get_comparison, res
 from reports.exports import CONTENT_TYPES, export, spec_for_format
 from reports.writeup_views import writeup_response
 from runs.api_errors import ErrorOut, responses
+from runs.models import Run
 
 router = Router(tags=["comparisons"])
 
 
-class CompareParams(Schema):
+class ComparisonParams(Schema):
     base: str
     runs: str = ""  # comma-separated run names or ids; empty: the base's whole series
     server: str | None = None
@@ -31,6 +32,9 @@ class CompareParams(Schema):
     red: float = 0.95
     green: float = 1.05
     include_warmups: bool = False
+
+
+class CompareParams(ComparisonParams):
     format: Literal["json", "tsv", "csv", "markdown"] = "json"
     absolute: bool = False
     metrics: bool = False
@@ -74,19 +78,7 @@ def compare(request: HttpRequest, params: Query[CompareParams]) -> Any:
     series arrives or goes, or the release lines change.
     """
     try:
-        base = resolve_run(params.base, server=params.server, workload=params.workload)
-        names = [n.strip() for n in params.runs.split(",") if n.strip()]
-        run_ids = tuple(resolve_run(n, server=base.server.name, workload=base.workload.name).pk for n in names)
-        spec = ComparisonSpec(
-            base_run_id=base.pk,
-            run_ids=run_ids,
-            group_set=params.group_set,
-            dop=params.dop,
-            red=params.red,
-            green=params.green,
-            include_warmups=params.include_warmups,
-            scan_formula=params.scan_formula,
-        )
+        base, spec = _requested(params, scan_formula=params.scan_formula)
         spec = spec_for_format(spec, params.format, metrics=params.metrics)
         # Everything the document holds: the series' runs (its stamp changes when one arrives or goes), the release
         # lines in force and the request in canonical form (names resolved to ids). Regression records are not in
@@ -105,6 +97,24 @@ def compare(request: HttpRequest, params: Query[CompareParams]) -> Any:
         return Status(400, ErrorOut(detail=str(exc)))
 
 
+def _requested(params: ComparisonParams, scan_formula: str = "spec") -> tuple[Run, ComparisonSpec]:
+    """The base run and the comparison the parameters name (runs by name or id, in the base's series)."""
+    base = resolve_run(params.base, server=params.server, workload=params.workload)
+    names = [n.strip() for n in params.runs.split(",") if n.strip()]
+    run_ids = tuple(resolve_run(n, server=base.server.name, workload=base.workload.name).pk for n in names)
+    spec = ComparisonSpec(
+        base_run_id=base.pk,
+        run_ids=run_ids,
+        group_set=params.group_set,
+        dop=params.dop,
+        red=params.red,
+        green=params.green,
+        include_warmups=params.include_warmups,
+        scan_formula=scan_formula,
+    )
+    return base, spec
+
+
 def _serialised(spec: ComparisonSpec, params: CompareParams) -> tuple[bytes, str]:
     """The comparison as the bytes of the requested format; a 200-version series' JSON is megabytes, made once
     per change of the series instead of on every request."""
@@ -117,16 +127,7 @@ def _serialised(spec: ComparisonSpec, params: CompareParams) -> tuple[bytes, str
     return text.encode(), CONTENT_TYPES[params.format]
 
 
-class WriteupParams(Schema):
-    base: str
-    runs: str = ""  # comma-separated run names or ids; empty: the base's whole series
-    server: str | None = None
-    workload: str | None = None
-    group_set: str = "auto"
-    dop: int | None = None
-    red: float = 0.95
-    green: float = 1.05
-    include_warmups: bool = False
+class WriteupParams(ComparisonParams):
     format: Literal["markdown", "zip"] = "markdown"
 
 
@@ -146,24 +147,13 @@ def compare_writeup(request: HttpRequest, params: Query[WriteupParams]) -> Any:
     .zip of ``writeup.md`` and every group chart as ``charts/<group>.svg``. Links back to benchdash are
     absolute when the server has ``BENCHDASH_BASE_URL`` set."""
     try:
-        base = resolve_run(params.base, server=params.server, workload=params.workload)
-        names = [n.strip() for n in params.runs.split(",") if n.strip()]
-        run_ids = tuple(resolve_run(n, server=base.server.name, workload=base.workload.name).pk for n in names)
-        spec = ComparisonSpec(
-            base_run_id=base.pk,
-            run_ids=run_ids,
-            group_set=params.group_set,
-            dop=params.dop,
-            red=params.red,
-            green=params.green,
-            include_warmups=params.include_warmups,
-        )
+        base, spec = _requested(params)
         comparison = get_comparison(spec)
     except ComparisonError as exc:
         return Status(400, ErrorOut(detail=str(exc)))
     query = QueryDict(mutable=True)
     query["base"] = str(base.pk)
-    query.setlist("runs", [str(pk) for pk in run_ids])
+    query.setlist("runs", [str(pk) for pk in spec.run_ids])
     # The post links back to the comparison it shows: the parameters that change it, as the page spells them.
     if params.group_set != "auto":
         query["group_set"] = params.group_set

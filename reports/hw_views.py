@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import Http404, HttpResponse
+from django.http import HttpResponse
 from django.template.loader import render_to_string
 
 from benchdash.http import HtmxHttpRequest
 from reports.compare import ComparisonError, get_comparison
 from reports.hw import hw_context
-from reports.views import _comparison_based_page, _form, _spec, _with_default_base, effective_query, release_views
+from reports.views import _comparison_based_page, effective_query, release_views, requested_comparison
 
 
 def compare_hw(request: HtmxHttpRequest) -> HttpResponse:
@@ -20,12 +20,10 @@ def compare_hw(request: HtmxHttpRequest) -> HttpResponse:
 
 
 def _hw_page(request: HtmxHttpRequest, shared: dict[str, Any]) -> str | HttpResponse:
-    data, defaulted = _with_default_base(request)
-    form, base, _series = _form(data)
-    if base is None or not form.is_valid():
-        raise Http404("no such comparison")
+    asked = requested_comparison(request)
+    data, defaulted, base = asked.data, asked.defaulted, asked.base
     try:
-        comparison = get_comparison(_spec(form, base))
+        comparison = get_comparison(asked.spec)
         # Tables: every version unless the reader chose the long-term release lines only.
         comparison = release_views(comparison, data)[1]
     except (ComparisonError, ValueError) as exc:

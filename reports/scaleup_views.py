@@ -24,7 +24,7 @@ from reports import charts, scaleup_charts
 from reports.compare import Comparison, ComparisonError, get_comparison
 from reports.scaleup import AtConcurrency, Curve, ScaleUp, scaleup
 from reports.stats import flag
-from reports.views import _comparison_based_page, _form, _spec, _with_default_base, effective_query, release_views
+from reports.views import _comparison_based_page, effective_query, release_views, requested_comparison
 from runs.models import Microbenchmark
 
 # The page's own parameters, besides the comparison's (declared to the page cache).
@@ -102,12 +102,10 @@ def _figure(
 
 
 def _render(request: HttpRequest, shared: dict[str, Any]) -> str | HttpResponse:
-    data, defaulted = _with_default_base(request, suite=request.GET.get("suite") or None)
-    form, base, _series = _form(data)
-    if base is None or not form.is_valid():
-        raise Http404("no such comparison")
+    asked = requested_comparison(request, suite=request.GET.get("suite") or None)
+    data, defaulted, base = asked.data, asked.defaulted, asked.base
     try:
-        comparison = get_comparison(_spec(form, base))
+        comparison = get_comparison(asked.spec)
     except ComparisonError as exc:
         return HttpResponse(f"{exc}\n", status=400, content_type="text/plain")
     try:

@@ -11,7 +11,7 @@ from django.template.loader import render_to_string
 
 from reports import charts, timeline
 from reports.compare import ComparisonError, get_comparison
-from reports.views import _comparison_based_page, _form, _spec, _with_default_base
+from reports.views import _comparison_based_page, _with_default_base, requested_comparison
 from runs.models import Microbenchmark, Run
 
 
@@ -62,12 +62,10 @@ def group_timeline(request: HttpRequest) -> HttpResponse:
 
 
 def _group_timeline_page(request: HttpRequest, shared: dict[str, Any]) -> str:
-    data, defaulted = _with_default_base(request)
-    form, base, _series = _form(data)
-    if base is None or not form.is_valid():
-        raise Http404("no such comparison")
+    asked = requested_comparison(request)
+    data, defaulted, base = asked.data, asked.defaulted, asked.base
     try:
-        comparison = get_comparison(_spec(form, base))
+        comparison = get_comparison(asked.spec)
     except ComparisonError as exc:
         raise Http404(str(exc)) from exc
     groups = [g for g in comparison.groups if any(comparison.group_of.get(label) == g for label in comparison.labels)]

@@ -6,6 +6,7 @@ import hashlib
 import json
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from html import escape
 from typing import Any, cast
 
@@ -214,6 +215,27 @@ def _spec(form: CompareForm, base: Run) -> ComparisonSpec:
         # The page shows scan as each run reported it unless asked otherwise, and warns when eras are mixed.
         scan_formula=data.get("scan_formula") or "era",
     )
+
+
+@dataclass(frozen=True)
+class RequestedComparison:
+    """What a comparison-based page's query asks for: the query (with the default base put in), that default
+    base when it was used, the base run and the comparison's spec."""
+
+    data: QueryDict
+    defaulted: Run | None
+    base: Run
+    spec: ComparisonSpec
+
+
+def requested_comparison(request: HttpRequest, *, suite: str | None = None) -> RequestedComparison:
+    """The comparison a page's query names (the series' default base when it names none); 404 when it names
+    none that can be compared."""
+    data, defaulted = _with_default_base(request, suite=suite)
+    form, base, _series = _form(data)
+    if base is None or not form.is_valid():
+        raise Http404("no such comparison")
+    return RequestedComparison(data, defaulted, base, _spec(form, base))
 
 
 def _shared_key(request: HttpRequest) -> str | None:
@@ -613,12 +635,10 @@ def compare_heatmap(request: HtmxHttpRequest) -> HttpResponse:
 
 
 def _heatmap_page(request: HtmxHttpRequest, shared: dict[str, Any]) -> str | HttpResponse:
-    data, defaulted = _with_default_base(request)
-    form, base, _series = _form(data)
-    if base is None or not form.is_valid():
-        raise Http404("no such comparison")
+    asked = requested_comparison(request)
+    data, defaulted, base = asked.data, asked.defaulted, asked.base
     try:
-        comparison = get_comparison(_spec(form, base))
+        comparison = get_comparison(asked.spec)
     except ComparisonError as exc:
         return HttpResponse(f"{exc}\n", status=400, content_type="text/plain")
     try:
