@@ -63,7 +63,7 @@ def test_an_upload_returns_at_once_and_a_worker_imports_it(
     bundle_id = response.json()["bundle_id"]
     _wait(lambda: Bundle.objects.get(pk=bundle_id).status == Bundle.Status.IMPORTED, 90, "the worker's import")
     assert Run.objects.filter(bundle_id=bundle_id).count() == 1
-    assert Result.objects.filter(run__bundle_id=bundle_id).count() == 39
+    assert Result.objects.filter(run__bundle_id=bundle_id).count() == 40  # 39 tests and the load step
 
 
 def test_a_worker_killed_mid_import_is_redelivered_and_nothing_is_duplicated(
@@ -208,7 +208,7 @@ def test_the_worker_waits_out_broker_outages_finishes_its_import_and_resumes_bun
             180,
             "the worker to resume the bundle queued during the outage",
         )
-        assert Result.objects.filter(run__bundle=second).count() == 39
+        assert Result.objects.filter(run__bundle=second).count() == 40  # 39 tests and the load step
         assert worker.poll() is None
 
         # It leaves when told to, and only then.

@@ -21,6 +21,7 @@ from django.test import Client
 
 from accounts.permissions import create_token
 from reports.compare import ComparisonSpec, get_comparison
+from reports.series import refresh_series
 from runs.importer import ImportFailed, submit_and_import
 from runs.models import Bundle, Microbenchmark, Result, Run, Workload
 from runs.parse import parse_bundle
@@ -299,6 +300,8 @@ def test_a_documents_configuration_text_and_cpus_are_stored_with_its_run() -> No
 def test_a_custom_suites_runs_are_on_every_page_that_lists_or_explains_them(client: Client) -> None:
     submit_and_import(engine_bundle(), name="engine.tgz", source=Bundle.Source.COMMAND)
     base = Run.objects.get(build__version__text="10.11.19")
+    # What the worker does after every import: the series is summarised for the home page.
+    refresh_series(base.server_id, base.workload_id)
     other = Run.objects.exclude(pk=base.pk).get()
     point = Microbenchmark.objects.get(test="READ_PK_POINT")
     pages = [
