@@ -1,4 +1,11 @@
 # One image for web, worker and beat; docker-compose.yml picks the command.
+
+# plotly.js's cartesian bundle, pinned by package-lock.json; only its one file goes into the image.
+FROM node:20-bookworm-slim AS plotly
+WORKDIR /js
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund --loglevel=error
+
 FROM python:3.11-slim-bookworm
 
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_DISABLE_PIP_VERSION_CHECK=1
@@ -10,6 +17,8 @@ RUN apt-get update \
 WORKDIR /app
 COPY requirements.txt .
 RUN pip install --no-cache-dir -r requirements.txt
+# Where reports.staticfiles looks for it: <Python prefix>/js/node_modules/, as `make install` puts it in .venv/js.
+COPY --from=plotly /js/node_modules/plotly.js-cartesian-dist-min /usr/local/js/node_modules/plotly.js-cartesian-dist-min
 COPY . .
 # In production mode, so the manifest that production's static storage serves from is written; the key
 # and host are placeholders only this build step sees (the running container gets the real ones).

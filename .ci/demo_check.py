@@ -225,6 +225,16 @@ def check_pages(demo: Demo, user: str, password: str, corpus: Path | None) -> li
         expect(not wrong, f"relative QPS differs from the corpus' qps.rel.all.tsv: {wrong}")
     checked.append(compare_path)
 
+    # The charts' script, from the page's own static files: plotly.js's cartesian bundle that make install put in
+    # the clone's .venv (npm is on every machine CI runs on), not the plotly package's 4.8 MB full build.
+    script = re.search(r'href="([^"]+)" id="plotly-js"', compare)
+    expect(script is not None, f"{compare_path} names no plotly.js")
+    assert script is not None
+    status, bundle = get(opener, demo, script[1])
+    cartesian = "plotly.js (cartesian - minified)" in bundle[:200]
+    expect(status == 200 and cartesian, f"{script[1]} is not plotly.js's cartesian bundle")
+    checked.append(script[1])
+
     name, row = re.search(r'<tr data-label="([^"]+)">(.*?)</tr>', compare, re.S).groups()  # type: ignore[union-attr]
     # The link carries the comparison's parameters (its concurrency at least), HTML-escaped in the attribute.
     link = re.search(r'href="(/microbenchmarks/\d+/\?base=\d+[^"]*)"', row)

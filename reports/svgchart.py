@@ -1,11 +1,10 @@
-"""Static SVG drawings of the line charts of ``reports.charts``, shown before (and unless) plotly.js runs.
+"""Static SVG drawings of the line charts of ``reports.charts``, for files that leave benchdash.
 
-plotly.js is a 4.8 MB script whose execution alone takes the main thread for
-about a second, so a page that draws its charts with it cannot be interactive
-quickly (issue 4). This module draws the same figure dict
-(``{"data": [...], "layout": {...}}``) as a plain SVG string on the server:
-the page shows it at once, and plotly.js replaces it only when the user wants
-to interact with a chart (``static/js/benchdash.js``).
+The pages draw every chart with plotly.js in the browser (one chart path;
+``static/js/benchdash.js``). A write-up's .zip (``reports.writeup_views``) is a
+set of files for a blog post, read where no plotly.js runs: this module draws
+the same figure dict (``{"data": [...], "layout": {...}}``) as a plain SVG
+string on the server for it.
 
 Pure: standard library only, no Django, no plotly. It draws what the line
 charts use, the way plotly lays them out (automatic margins, 5 % axis padding,
@@ -19,7 +18,7 @@ charts use, the way plotly lays them out (automatic margins, 5 % axis padding,
 
 Anything else (heatmaps, bars, histograms, second axes, log or date axes,
 arrows, reversed axes) returns ``None``: such a figure is left to plotly.js,
-which draws it at once as before. No font metrics exist on the server, so text
+and the write-up leaves that chart out. No font metrics exist on the server, so text
 widths are estimated with DejaVu Sans's advance widths (Debian's ``system-ui``,
 one of the widest common sans-serif faces): labels get at least the room they
 need in any browser.
@@ -36,18 +35,12 @@ import html
 import logging
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import pairwise
 from typing import Any, TypeGuard
 
-# Variant widths (viewBox units) of ``render_responsive``: the page shows the one nearest its container's width
-# (CSS container queries in static/css/benchdash.css, which name these widths), so text is drawn at about its
-# size on a phone (380), a drill-down card or a tablet (600) and a full-width desktop chart (1180) instead of
-# shrinking with the viewBox; at worst, between two of them, at 0.7 or 1.4 × its size. Each variant costs page
-# weight (a 60-version group chart is about 18 KB): three is the compromise.
-VARIANT_WIDTHS = (380, 600, 1180)
 DEFAULT_WIDTH = 700  # plotly's default figure size
 DEFAULT_HEIGHT = 450
 DEFAULT_FONT = {"family": "'Open Sans', verdana, arial, sans-serif", "size": 12.0, "color": "#444"}
@@ -122,27 +115,9 @@ def render(figure: dict[str, Any], *, width: int = DEFAULT_WIDTH, id_prefix: str
     except Unsupported:
         return None
     except (TypeError, ValueError, KeyError, AttributeError, ZeroDivisionError):
-        # A figure this module misreads is left to plotly.js rather than breaking the page it is on.
-        logger.warning("cannot draw a figure as SVG; plotly.js will draw it", exc_info=True)
+        # A figure this module misreads is left out of the write-up rather than breaking its export.
+        logger.warning("cannot draw a figure as SVG; the write-up links its page instead", exc_info=True)
         return None
-
-
-def render_responsive(
-    figure: dict[str, Any], *, id_prefix: str, widths: Sequence[int] = VARIANT_WIDTHS, css_class: str = "svgchart"
-) -> str | None:
-    """One ``render`` per width in ``widths``, each with classes ``css_class`` and ``css_class-<width>``.
-
-    A viewBox scales text with the drawing: a chart laid out for 1,180 units
-    shown 370 px wide has 4 px labels. The page shows the variant laid out
-    nearest its width (CSS container queries) and hides the others.
-    """
-    out = []
-    for width in widths:
-        svg = render(figure, width=width, id_prefix=f"{id_prefix}-{width}")
-        if svg is None:
-            return None
-        out.append(svg.replace("<svg ", f'<svg class="{css_class} {css_class}-{width}" ', 1))
-    return "".join(out)
 
 
 def text_width(text: str, size: float, *, bold: bool = False) -> float:

@@ -1,13 +1,10 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from django import template
 from django.utils.html import format_html
-from django.utils.safestring import SafeString, mark_safe
-
-from reports import svgchart
+from django.utils.safestring import SafeString
 
 register = template.Library()
 
@@ -42,18 +39,6 @@ def index(sequence: list[object] | None, i: int) -> object:
     if not sequence or i >= len(sequence):
         return None
     return sequence[i]
-
-
-@register.filter
-def static_chart(figure: dict[str, Any] | None, chart_id: str) -> SafeString:
-    """``figure|static_chart:id``: the figure drawn as SVG on the server, or "" when only plotly.js can draw it.
-
-    The page shows the drawing at once and runs plotly.js only when the user
-    reaches for the chart (static/js/benchdash.js). ``chart_id`` (the figure's
-    json_script id) keeps the SVG's own ids unique in the page.
-    """
-    svg = svgchart.render_responsive(figure, id_prefix=f"{chart_id}-svg") if figure else None
-    return mark_safe(svg or "")  # reports.svgchart escapes every text it writes
 
 
 # From here on an absolute number is shown compactly: a base QPS of 1112938 reads as 1.11M at a glance.

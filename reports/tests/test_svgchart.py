@@ -18,7 +18,6 @@ from django.test import Client
 from conftest import SMALL_BASE_RUN
 from reports import charts, svgchart
 from reports.compare import Comparison
-from reports.templatetags.benchdash import static_chart
 from reports.tests.conftest import members
 from runs.models import Run
 
@@ -315,29 +314,6 @@ def test_names_and_texts_from_user_data_are_escaped(comparison: Comparison) -> N
 def test_a_figure_it_cannot_draw_faithfully_is_left_to_plotly(comparison: Comparison, figure: Any) -> None:
     built = figure(comparison)
     assert svgchart.render(built) is None
-    assert svgchart.render_responsive(built, id_prefix="x") is None
-    assert static_chart(built, "x") == ""
-
-
-def test_the_page_variants_have_their_widths_and_ids_unique_in_the_page(comparison: Comparison) -> None:
-    figures = [charts.group_line_chart(comparison, g) for g in comparison.groups]
-    page = "".join(svgchart.render_responsive(f, id_prefix=f"chart-{i}") or "missing" for i, f in enumerate(figures))
-    root = ET.fromstring(f"<div>{page}</div>")
-    drawings = list(root)
-    assert len(drawings) == len(figures) * len(svgchart.VARIANT_WIDTHS)
-    widths = [d.get("viewBox", "").split()[2] for d in drawings[: len(svgchart.VARIANT_WIDTHS)]]
-    assert widths == [str(w) for w in svgchart.VARIANT_WIDTHS]
-    assert drawings[0].get("class") == f"svgchart svgchart-{svgchart.VARIANT_WIDTHS[0]}"
-    ids = [e.get("id") for e in root.iter() if e.get("id")]
-    assert len(ids) == len(set(ids))
-    # Every reference points into its own drawing.
-    for drawing in drawings:
-        own = {e.get("id") for e in drawing.iter()}
-        used = set(re.findall(r"url\(#([\w-]+)\)", ET.tostring(drawing, encoding="unicode")))
-        assert used and used <= own
-
-
-# --------------------------------------------------------------------------- other line charts
 
 
 def _drilldown(comparison: Comparison) -> dict[str, dict[str, Any]]:
@@ -404,14 +380,14 @@ def test_a_long_per_second_series_is_drawn_thinned_with_its_extremes() -> None:
 # --------------------------------------------------------------------------- the pages
 
 
-def test_the_comparison_page_carries_each_group_chart_as_svg_beside_its_figure(
+def test_the_comparison_page_leaves_every_chart_to_plotly_with_its_figure_beside_it(
     comparison: Comparison, client: Client
 ) -> None:
     html = client.get("/compare/", {"base": Run.objects.get(name=SMALL_BASE_RUN).pk}).content.decode()
-    charts_html = re.findall(r'<div class="chart static-chart" data-figure="(chart-\d+)"[^>]*tabindex="0"', html)
+    charts_html = re.findall(r'<div class="chart" data-figure="(chart-\d+)"', html)
     assert charts_html == [f"chart-{i}" for i in range(len(comparison.groups))]
-    assert html.count('<svg class="svgchart ') == len(comparison.groups) * len(svgchart.VARIANT_WIDTHS)
-    for chart_id in charts_html:  # plotly.js still gets the figure when the user wants it
+    assert "<svg" not in html  # one chart path: no server drawing on a page
+    for chart_id in charts_html:
         assert f'<script id="{chart_id}" type="application/json">' in html
 
 

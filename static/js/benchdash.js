@@ -3,10 +3,8 @@
 // <script type="application/json" id="ID"> (Django's json_script). htmx.onLoad runs for the
 // first page and for every fragment htmx swaps in, so charts in swapped content are handled too.
 //
-// A line chart also comes drawn as SVG by the server (reports/svgchart.py; the div is .static-chart). It is
-// shown as it is, and plotly.js -- 4.8 MB whose execution alone blocks the page for about a second -- runs
-// only when the user first reaches for a chart (hover, tap or keyboard focus). That chart and the others in
-// view then become plotly charts. Charts without an SVG (heatmap, bars) are drawn by plotly.js at once.
+// plotly.js is the cartesian bundle (scatter, bar, heatmap: reports/staticfiles.py), fetched early through
+// <link rel="preload" id="plotly-js"> and run once the page is parsed, so the controls answer first.
 (function () {
   "use strict";
 
@@ -51,7 +49,7 @@
     });
   });
 
-  // plotly.js is fetched early (<link rel="preload" id="plotly-js">) but executed only when a chart needs it.
+  // The preloaded plotly.js runs from a script element added here, after the page's own scripts.
   var plotlyLoading = null;
 
   function whenPlotly(fn) {
@@ -69,25 +67,8 @@
     plotlyLoading.addEventListener("load", fn, { once: true });
   }
 
-  // Set by the user's first intent on a static chart: from then on every chart is drawn by plotly.js.
-  var interactive = false;
-  // A press, a tap or keyboard focus is intent at once; a mouse resting on a chart for HOVER_MS is too, so a
-  // pointer merely crossing a chart while the page scrolls does not freeze it for plotly.js's second.
-  var INTENT = ["pointerdown", "touchstart", "focusin"];
-  var HOVER_MS = 150;
-
-  function isStatic(el) {
-    return el.classList.contains("static-chart");
-  }
-
   function draw(root) {
-    root.querySelectorAll("[data-figure]").forEach(function (el) {
-      if (isStatic(el) && !interactive) {
-        armIntent(el);
-      } else {
-        schedule(el);
-      }
-    });
+    root.querySelectorAll("[data-figure]").forEach(schedule);
   }
 
   // Draw with plotly.js when it is in view, loading plotly.js first if need be.
@@ -105,58 +86,15 @@
     });
   }
 
-  function armIntent(el) {
-    if (el.dataset.armed) return;
-    el.dataset.armed = "1";
-    var timer = null;
-    INTENT.forEach(function (type) {
-      el.addEventListener(type, function () { onIntent(el); }, { passive: true });
-    });
-    el.addEventListener("pointerenter", function () {
-      clearTimeout(timer);
-      timer = setTimeout(function () { onIntent(el); }, HOVER_MS);
-    }, { passive: true });
-    el.addEventListener("pointerleave", function () { clearTimeout(timer); }, { passive: true });
-  }
-
-  function onIntent(el) {
-    if (el.dataset.drawn || el.dataset.waiting) return;
-    interactive = true;
-    el.dataset.waiting = "1";
-    el.classList.add("chart-loading");
-    var hint = el.querySelector(".chart-hint");
-    if (hint) hint.textContent = "loading the interactive chart…";
-    whenPlotly(function () {
-      drawOne(el);
-      document.querySelectorAll(".static-chart[data-figure]").forEach(schedule);
-    });
-  }
-
   function drawOne(el) {
     if (el.dataset.drawn) return;
     var source = document.getElementById(el.dataset.figure);
     if (!source) return;
     var figure = JSON.parse(source.textContent);
     var config = el.dataset.config ? JSON.parse(document.getElementById(el.dataset.config).textContent) : {};
-    if (isStatic(el)) {
-      // The plotly chart takes the drawing's place at the drawing's height, so nothing below it moves.
-      // The hint line below the drawing goes too: the chart takes its height as well.
-      var height = 0;
-      el.querySelectorAll(".svgchart").forEach(function (svg) {
-        height = Math.max(height, svg.getBoundingClientRect().height);
-      });
-      el.querySelectorAll(".chart-hint").forEach(function (hint) {
-        height += hint.getBoundingClientRect().height;
-      });
-      if (height > 0) figure.layout.height = Math.round(height);
-      el.querySelectorAll(".svgchart, .chart-hint").forEach(function (node) {
-        node.remove();
-      });
-      el.classList.remove("static-chart", "chart-loading");
-      el.removeAttribute("aria-describedby");
-    }
     Plotly.newPlot(el, figure.data, figure.layout, config);
     el.dataset.drawn = "1";
+    el.style.minHeight = "";
     if (el.dataset.cellUrl) {
       // Heatmap: a click on a cell opens that microbenchmark's drill-down at that column.
       el.on("plotly_click", function (event) {

@@ -44,7 +44,9 @@ def test_a_y_axis_range_set_in_the_form_goes_into_the_url_and_values_beyond_it_s
     )
     figure = _figure(page, "chart-2")  # range queries with aggregation: read-only-distinct reaches 1.44
     assert figure["layout"]["yaxis"]["range"] == [0.85, 1.2]
-    drawn = page.locator("section.group .chart").nth(2).locator("svg.svgchart text.point-text")
+    chart = page.locator("section.group .chart").nth(2)
+    chart.locator(".main-svg").first.wait_for()
+    drawn = chart.locator(".scatterlayer .textpoint text")
     texts = [t for t in drawn.all_text_contents() if t]
     assert any(t.startswith("▲") and "1.4" in t for t in texts) and any(t.startswith("▼") for t in texts)
     # The same URL opened afresh shows the same axis: the setting is remembered in the URL, nowhere else.

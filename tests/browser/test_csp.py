@@ -51,10 +51,7 @@ def test_the_comparison_page_draws_its_charts_under_the_policy(
     figures = watched.locator("[data-figure]")
     assert figures.count() >= 4
     for n in range(figures.count()):
-        # A chart is a server-drawn SVG until the user reaches for it; then plotly.js draws it (as it comes into
-        # view). Hover each one and wait for plotly's SVG.
-        figures.nth(n).hover()
-        figures.nth(n).locator(".main-svg").first.wait_for()
+        figures.nth(n).locator(".main-svg").first.wait_for()  # plotly.js draws each, those off screen when idle
     assert watched.locator("[data-figure][data-drawn='1']").count() == figures.count()
     assert _violations(watched) == [] and console_errors == []
 
@@ -77,15 +74,13 @@ def test_an_htmx_swap_of_the_comparison_keeps_working_under_the_policy(
     watched: Page, demo_data: DemoData, console_errors: list[str]
 ) -> None:
     watched.goto(f"/compare/?base={_base(demo_data)}")
-    watched.locator("[data-figure] svg.svgchart:visible").first.wait_for()
+    watched.locator("[data-figure] .main-svg").first.wait_for()
     watched.evaluate("document.querySelectorAll('[data-figure]').forEach((el) => { el.dataset.before = 'swap'; })")
     with watched.expect_response(lambda r: "/compare/" in r.url and r.request.headers.get("hx-request") == "true"):
         # Any control of the form re-renders the comparison fragment through htmx.
         watched.locator("form.controls select").first.select_option(index=1)
     swapped = watched.locator("[data-figure]:not([data-before])").first
-    swapped.locator("svg.svgchart:visible").wait_for()  # the swapped-in charts come drawn by the server too
-    swapped.hover()  # and still turn into plotly charts when reached for
-    swapped.locator(".main-svg").first.wait_for()
+    swapped.locator(".main-svg").first.wait_for()  # the swapped-in charts are drawn by plotly.js too
     assert _violations(watched) == [] and console_errors == []
 
 

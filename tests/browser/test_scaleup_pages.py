@@ -22,14 +22,13 @@ pytestmark = pytest.mark.browser
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "sysbench-scaleup.tar.gz"
 BASE, PG = "x.ma101119_rel.c2r8.pk1", "x.pg1520_rel.c2r8.pk1"
 VERSIONS = ["MariaDB 10.11.19 rel", "MariaDB 10.11.19 rel2", "Postgres 15.20"]
-# Per chart on screen: its size and the names of the lines it draws, whichever way it is drawn (the server's SVG,
-# or plotly.js once the chart is reached for).
+# Per chart on screen: its size and the names of the lines plotly.js draws.
 CHARTS = """() => Array.from(document.querySelectorAll('.chart')).map((chart) => {
   const box = chart.getBoundingClientRect();
   const figure = JSON.parse(document.getElementById(chart.dataset.figure).textContent);
   const svg = chart.querySelector('svg');
   const drawn = svg ? svg.getBoundingClientRect() : {width: 0, height: 0};
-  const lines = chart.querySelectorAll('svg.svgchart path.trace, .main-svg .scatterlayer .trace').length;
+  const lines = chart.querySelectorAll('.main-svg .scatterlayer .trace').length;
   return {id: chart.dataset.figure, left: box.left, right: box.right, width: drawn.width, height: drawn.height,
           lines: lines, names: figure.data.map((trace) => trace.name),
           axis: figure.layout.yaxis.title.text, title: figure.layout.title.text};
