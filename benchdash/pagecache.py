@@ -143,17 +143,27 @@ def cacheable(request: HttpRequest) -> bool:
     return request.method == "GET" and len(get_messages(request)) == 0  # type: ignore[arg-type]
 
 
+# Bounds on the parameters a prefix admits: a longer name, or more of them, are no page's parameters.
+_PREFIXED_NAME_MAX = 80
+_PREFIXED_MAX = 32
+
+
 def canonical_query(
     query: QueryDict, params: Iterable[str], multi: Iterable[str] = (), blank: Iterable[str] = ()
 ) -> QueryDict:
-    """Only ``params`` of ``query``, one way of writing each: empty values dropped, a repeated single-valued
+    """Only ``params`` of ``query`` (a name ending in ``*``: every parameter beginning with the rest), one way of
+    writing each: empty values dropped, a repeated single-valued
     parameter reduced to the value the page would read (the last), a multi-valued one's values de-duplicated
     and sorted; the parameters in sorted order. A parameter of ``blank`` given with no value keeps one empty
     value (it means something there: ``base=`` asks for the run picker), so it adds one variant at most."""
-    many = set(multi)
-    keep_blank = set(blank)
+    params, many, keep_blank = tuple(params), set(multi), set(blank)
+    # A name ending in "*" stands for every parameter it begins (``y_max_*``: one per chart), each single-valued.
+    prefixes = tuple(p[:-1] for p in params if p.endswith("*"))
+    named = {p for p in params if not p.endswith("*")}
+    prefixed = sorted(n for n in query if prefixes and n.startswith(prefixes) and len(n) <= _PREFIXED_NAME_MAX)
+    named |= set(prefixed[:_PREFIXED_MAX])
     out = QueryDict(mutable=True)
-    for name in sorted(set(params) | many):
+    for name in sorted(named | many):
         given = query.getlist(name)
         values = [v for v in given if v.strip()]
         if not values:

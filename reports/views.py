@@ -274,6 +274,7 @@ COMPARE_PARAMS = (
     "scan_formula",
     "y_min",
     "y_max",
+    "y_max_*",  # one chart's own top: y_max_<group slug> (group_y_max)
     "log",
     "view",
     "suite",
@@ -372,7 +373,8 @@ def _comparison_entries(
     entries = comparison_context(tabled, query, markers)
     scale = charts.Scale(y_min=options.get("y_min"), y_max=options.get("y_max"), log=bool(options.get("log")))
     view = options.get("view") or "lines"
-    found = group_charts(charted, scale, view)
+    tops = group_y_max(query, charted.groups)
+    found = group_charts(charted, scale, view, tops)
     if view == "lines":
         shown = {c.key for c in charted.columns}
         found = [
@@ -603,11 +605,33 @@ def _cached(key: str, build: Callable[[], Any]) -> Any:
     return found
 
 
+def group_y_max_param(group: str) -> str:
+    """The query parameter of one group chart's own y-axis top."""
+    return f"y_max_{slugify(group)}"
+
+
+def group_y_max(query: QueryDict, groups: list[str]) -> dict[str, float]:
+    """Each group chart's own y-axis top from the query (``y_max_<group slug>``): an outlier in one group need not
+    squash another's lines. A value that is not a positive finite number is ignored, as the form's would be."""
+    tops = {}
+    for group in groups:
+        try:
+            value = float(query.get(group_y_max_param(group), ""))
+        except ValueError:
+            continue
+        if math.isfinite(value) and value > 0:
+            tops[group] = value
+    return tops
+
+
 def group_charts(
-    comparison: Comparison, scale: charts.Scale | None = None, view: str = "lines"
+    comparison: Comparison,
+    scale: charts.Scale | None = None,
+    view: str = "lines",
+    tops: dict[str, float] | None = None,
 ) -> list[dict[str, Any]]:
     """One chart per group that has microbenchmarks (lines across versions, or bars), with the ids the
-    template needs for json_script."""
+    template needs for json_script; ``tops``: a group chart's own y-axis top, over the page's."""
     scale = scale or charts.Scale(y_min=None, y_max=None, log=False)
     draw = charts.group_bar_chart if view == "bars" else charts.group_line_chart
     present = {g for g in comparison.group_of.values() if g}
@@ -617,7 +641,11 @@ def group_charts(
             {
                 "group": group,
                 "id": f"chart-{i}",
-                "figure": draw(comparison, group, y_min=scale["y_min"], y_max=scale["y_max"], log=scale["log"]),
+                "figure": draw(
+                    comparison, group, y_min=scale["y_min"], y_max=tops.get(group, scale["y_max"]), log=scale["log"]
+                ),
+                "y_max_param": group_y_max_param(group),
+                "y_max": tops.get(group),
                 "config": charts.plot_config(f"{comparison.server}-{group}"),
                 "config_id": f"chart-{i}-config",
             }
@@ -625,7 +653,8 @@ def group_charts(
             if group in present
         ]
 
-    key = f"{comparison.cache_key}:groups:{view}:{scale['y_min']}:{scale['y_max']}:{scale['log']}"
+    tops = tops or {}
+    key = f"{comparison.cache_key}:groups:{view}:{scale['y_min']}:{scale['y_max']}:{scale['log']}:{','.join(f'{slugify(g)}={v}' for g, v in sorted(tops.items()))}"
     return _cached(key if comparison.cache_key else "", build)
 
 

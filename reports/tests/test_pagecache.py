@@ -260,3 +260,24 @@ def _bundle(spec: Any) -> bytes:
     from runs import synthetic
 
     return synthetic.bundle_bytes(spec)
+
+
+def test_one_chart_s_own_y_axis_top_is_part_of_the_key_and_a_flood_of_such_names_is_bounded(small_base: Run) -> None:
+    from benchdash.pagecache import canonical_query
+    from django.http import QueryDict
+
+    url = f"/compare/?base={small_base.pk}"
+    auto = Client().get(url).content.decode()
+    topped = Client().get(f"{url}&y_max_writes=1.25")
+    assert topped.status_code == 200 and topped.templates  # not the cached page without it
+    assert 'name="y_max_writes" id="id_y_max_writes" form="compare-controls" value="1.25"' in topped.content.decode()
+    assert 'value="1.25"' not in auto
+    again = Client().get(f"{url}&y_max_writes=1.25&utm=1")
+    assert not again.templates  # the same canonical query: served from the cache
+
+    flood = QueryDict(mutable=True)
+    for i in range(100):
+        flood[f"y_max_g{i:03d}"] = "2"
+    flood["y_max_" + "x" * 200] = "2"
+    kept = canonical_query(flood, ("base", "y_max_*"))
+    assert len(kept) == 32 and all(len(name) <= 80 for name in kept)

@@ -120,6 +120,14 @@
     });
   }
 
+  // A control that belongs to a form from outside it (form="…", as each group chart's own y-axis top does) is
+  // part of the form's request but not of its element tree, so its change would not reach the form's
+  // hx-trigger: pass it on.
+  document.addEventListener("change", function (event) {
+    var form = event.target.form;
+    if (form && !form.contains(event.target) && form.hasAttribute("hx-get")) htmx.trigger(form, "change");
+  });
+
   htmx.onLoad(function (root) {
     draw(root);
     uploadProgress(root);

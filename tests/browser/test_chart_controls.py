@@ -56,6 +56,27 @@ def test_a_y_axis_range_set_in_the_form_goes_into_the_url_and_values_beyond_it_s
     assert console_errors == []
 
 
+def test_one_chart_s_own_y_axis_top_goes_into_the_url_and_leaves_the_other_charts_alone(
+    page: Page, demo_data: DemoData, console_errors: list[str]
+) -> None:
+    _compare(page)
+    before = [_figure(page, f"chart-{i}")["layout"]["yaxis"]["range"] for i in range(GROUPS)]
+    page.get_by_label("This chart's y-axis to").nth(3).fill("1.25")  # the writes chart
+    page.get_by_label("This chart's y-axis to").nth(3).dispatch_event("change")
+    page.wait_for_url("**y_max_writes=1.25**")
+    page.wait_for_function(
+        "() => JSON.parse(document.getElementById('chart-3').textContent).layout.yaxis.range[1] === 1.25"
+    )
+    page.locator("section.group .chart").nth(3).locator(".main-svg").first.wait_for()
+    after = [_figure(page, f"chart-{i}")["layout"]["yaxis"]["range"] for i in range(GROUPS)]
+    assert after[:3] == before[:3] and after[3][1] == 1.25
+    # Remembered in the URL: the page opened afresh has the same axis and shows the value in its field.
+    page.goto(page.url, wait_until="load")
+    assert page.get_by_label("This chart's y-axis to").nth(3).input_value() == "1.25"
+    assert _figure(page, "chart-3")["layout"]["yaxis"]["range"][1] == 1.25
+    assert console_errors == []
+
+
 def test_the_log_scale_and_the_bar_view_are_plotly_charts_remembered_in_the_url(
     page: Page, demo_data: DemoData, console_errors: list[str]
 ) -> None:
