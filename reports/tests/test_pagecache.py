@@ -263,8 +263,9 @@ def _bundle(spec: Any) -> bytes:
 
 
 def test_one_chart_s_own_y_axis_top_is_part_of_the_key_and_a_flood_of_such_names_is_bounded(small_base: Run) -> None:
-    from benchdash.pagecache import canonical_query
     from django.http import QueryDict
+
+    from benchdash.pagecache import canonical_query
 
     url = f"/compare/?base={small_base.pk}"
     auto = Client().get(url).content.decode()
