@@ -654,7 +654,8 @@ def group_charts(
         ]
 
     tops = tops or {}
-    key = f"{comparison.cache_key}:groups:{view}:{scale['y_min']}:{scale['y_max']}:{scale['log']}:{','.join(f'{slugify(g)}={v}' for g, v in sorted(tops.items()))}"
+    own_tops = ",".join(f"{slugify(g)}={v}" for g, v in sorted(tops.items()))
+    key = f"{comparison.cache_key}:groups:{view}:{scale['y_min']}:{scale['y_max']}:{scale['log']}:{own_tops}"
     return _cached(key if comparison.cache_key else "", build)
 
 
