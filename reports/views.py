@@ -633,6 +633,7 @@ def group_charts(
     """One chart per group that has microbenchmarks (lines across versions, or bars), with the ids the
     template needs for json_script; ``tops``: a group chart's own y-axis top, over the page's."""
     scale = scale or charts.Scale(y_min=None, y_max=None, log=False)
+    tops = tops or {}
     draw = charts.group_bar_chart if view == "bars" else charts.group_line_chart
     present = {g for g in comparison.group_of.values() if g}
 
@@ -653,7 +654,6 @@ def group_charts(
             if group in present
         ]
 
-    tops = tops or {}
     own_tops = ",".join(f"{slugify(g)}={v}" for g, v in sorted(tops.items()))
     key = f"{comparison.cache_key}:groups:{view}:{scale['y_min']}:{scale['y_max']}:{scale['log']}:{own_tops}"
     return _cached(key if comparison.cache_key else "", build)
