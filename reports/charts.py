@@ -287,6 +287,7 @@ def group_line_chart(
         qps: list[float | None] = []
         marks: list[str | None] = []
         places: list[str] = []
+        at_value: list[bool] = []
         clipped = False
         for key in keys:
             rel = comparison.relative[key].get(label)
@@ -303,6 +304,7 @@ def group_line_chart(
             if log and y is not None and y <= 0:
                 y, mark = start, f"▼{rel:.2f}" if rel is not None and math.isfinite(rel) else INFINITY_TEXT
             ys.append(y)
+            at_value.append(rel is not None and math.isfinite(rel) and start <= rel <= end and (rel > 0 or not log))
             marks.append(mark)
             places.append(place)
             texts.append(text)
@@ -330,6 +332,7 @@ def group_line_chart(
                 line={"color": style["color"], "dash": style["dash"], "width": GUIDE_WIDTH},
                 marker={"symbol": style["symbol"], "size": 8, "color": style["color"]},
                 connectgaps=False,
+                error_y=_error_bars([relative_spread(comparison, k, label) for k in keys], at_value, style["color"]),
                 hovertemplate=(
                     f"<b>%{{fullData.name}}</b><br>%{{x}}<br>relative QPS: {relative_part}"
                     f"<br>QPS: {qps_part}<br>base QPS: {base_text}<extra></extra>"
@@ -381,11 +384,13 @@ def group_bar_chart(
         ys: list[float | None] = []
         marks: list[str] = []
         texts: list[str] = []
+        at_value: list[bool] = []
         for label in members:
             rel = comparison.relative[column.key].get(label)
             y, text, mark = _plotted(rel, top, comparison.noisy.get(column.key, {}).get(label, False))
             if mark is None and y is not None and rel is not None and rel > top:
                 y, mark = top, f"▲{rel:.2f}"
+            at_value.append(rel is not None and math.isfinite(rel) and rel <= top)
             ys.append(y)
             marks.append(mark or "")
             texts.append(text)
@@ -396,6 +401,7 @@ def group_bar_chart(
                 y=ys,
                 name=labels[column.key],
                 marker={"color": PALETTE[i % len(PALETTE)]},
+                error_y=_error_bars([relative_spread(comparison, column.key, m) for m in members], at_value, "#333333"),
                 text=marks if any(marks) else None,
                 textposition="inside" if any(marks) else None,
                 customdata=texts,
@@ -412,6 +418,26 @@ def group_bar_chart(
         meta={"omitted": len(columns) - len(shown)},
     )
     return _figure(traces, layout)
+
+
+def relative_spread(comparison: Comparison, key: str, label: str) -> float | None:
+    """± one standard deviation of a relative QPS from repeated runs: rel × √(cv² + cv_base²), the noise of the
+    column's runs and of the base's, None when neither column was run more than once."""
+    rel = comparison.relative.get(key, {}).get(label)
+    cvs = [comparison.cv.get(k, {}).get(label) for k in (key, comparison.base)]
+    known = [cv for cv in cvs if cv is not None and math.isfinite(cv)]
+    if rel is None or not math.isfinite(rel) or not known:
+        return None
+    return round(abs(rel) * math.sqrt(sum(cv * cv for cv in known)), 4)
+
+
+def _error_bars(spreads: list[float | None], drawn: list[bool], color: str) -> dict[str, Any] | None:
+    """plotly's error_y for a trace: the spreads of points drawn at their value (a point at an axis edge gets
+    none); None when no point has one, so a series without repeats carries no error bars at all."""
+    array = [s if s is not None and ok else 0 for s, ok in zip(spreads, drawn, strict=True)]
+    if not any(array):
+        return None
+    return {"type": "data", "array": array, "visible": True, "thickness": 1.2, "width": 3, "color": color}
 
 
 def _group_title(comparison: Comparison, group: str) -> str:

@@ -69,6 +69,8 @@ def build(comparison: Comparison, query: QueryDict, *, with_charts: bool) -> tup
     if with_charts:
         for chart in group_charts(comparison):
             figure = charts.with_markers(chart["figure"], _group_markers(comparison, chart["group"], markers))
+            # The post's SVG shows the values; the spread of repeats is in its tables' notes, not drawn.
+            figure = {**figure, "data": [{k: v for k, v in t.items() if k != "error_y"} for t in figure["data"]]}
             svg = svgchart.render(figure, width=CHART_WIDTH, id_prefix=f"writeup-{chart['id']}")
             if svg is None:
                 continue  # a figure the SVG renderer cannot draw faithfully: the post links the page instead

@@ -194,3 +194,48 @@ def test_a_group_timeline_has_each_runs_median_relative_qps_and_is_linked_from_e
     assert client.get("/compare/timeline", {"base": imported.pk, "group": "no such group"}).status_code == 404
     compare = client.get("/compare/", {"base": imported.pk}).content.decode()
     assert "/compare/timeline?" in compare and "group=point%20queries" in compare
+
+
+def test_group_charts_carry_error_bars_of_repeated_runs_and_none_without_repeats() -> None:
+    from reports.charts import group_bar_chart, group_line_chart, relative_spread
+    from reports.compare import ComparisonSpec, compute_comparison
+    from runs import synthetic
+    from runs.importer import submit_and_import
+    from runs.models import Bundle, Run
+
+    spec = synthetic.SeriesSpec(versions=("8.0.28", "8.0.30", "8.0.32"), repeats=3, noise=0.04, steps=(), seed=7)
+    submit_and_import(synthetic.bundle_bytes(spec), name="rep.tgz", source=Bundle.Source.COMMAND)
+    base = Run.objects.filter(build__version__text="8.0.28").order_by("pk").first()
+    assert base is not None
+    comparison = compute_comparison(ComparisonSpec(base_run_id=base.pk))
+    group = comparison.groups[0]
+    line = group_line_chart(comparison, group, y_min=0.0, y_max=3.0)
+    keys = [c.key for c in comparison.others]
+    for trace in line["data"]:
+        label = trace["name"]
+        expected = []
+        for key in keys:
+            rel = comparison.relative[key][label]
+            cv, cv_base = comparison.cv[key][label], comparison.cv[comparison.base][label]
+            assert cv is not None and cv_base is not None
+            expected.append(pytest.approx(rel * math.sqrt(cv * cv + cv_base * cv_base), abs=1e-4))
+            assert relative_spread(comparison, key, label) == expected[-1]
+        assert trace["error_y"]["array"] == expected and trace["error_y"]["visible"] is True
+    bars = group_bar_chart(comparison, group, y_min=0.0, y_max=3.0)
+    assert all(any(trace["error_y"]["array"]) for trace in bars["data"])
+    from reports.tests.test_chart_dicts import _assert_plotly_keeps
+
+    for figure in (line, bars, group_line_chart(comparison, group, log=True)):
+        _assert_plotly_keeps(figure)  # error bars as plotly itself writes them
+
+    # A point drawn at the axis edge has no error bar: its bar would claim a spread around the wrong value.
+    clipped = group_line_chart(comparison, group, y_min=0.0, y_max=0.5)
+    assert all("error_y" not in trace for trace in clipped["data"])
+
+    # One run per version: no error bars at all, not bars of zero.
+    single = synthetic.SeriesSpec(versions=("9.0.1", "9.0.2"), cpus=16, seed=8)  # another server: its own series
+    submit_and_import(synthetic.bundle_bytes(single), name="one.tgz", source=Bundle.Source.COMMAND)
+    base = Run.objects.filter(build__version__text="9.0.1").first()
+    assert base is not None
+    once = compute_comparison(ComparisonSpec(base_run_id=base.pk))
+    assert all("error_y" not in trace for trace in group_line_chart(once, once.groups[0])["data"])
