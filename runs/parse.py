@@ -60,7 +60,6 @@ RAW_SAMPLES = "raw vmstat/iostat/ps samples: kept in the archive, not parsed"
 HELPER_LOG = "a vacuum/analyze log of the run scripts, not a result"
 NOT_A_RESULT = "not a result file of any suite"
 SCRIPT_OUTPUT = "other output of the run scripts (ls, sizes, DBMS statistics): kept in the archive, not parsed"
-NOT_READ_BY_SUITE = "recognised by its suite but not read (a copy of another file, or notes)"
 SECOND_COPY = "settings already kept from another file of the same kind"
 # What someone reading the list should see first: files that look like results but could not be used, then
 # the routine ones (raw samples, copies, other output) that every bundle has by the hundred.
@@ -541,11 +540,11 @@ def parse_bundle(
             continue
         found = suite.parse_files(files, bundle=name, required=not runs)
         warnings.extend(found.warnings)
-        ignored += found.not_read
-        if found.not_read:
-            # The suites count these without naming them.
-            listed.append((f"{found.not_read} {suite.label} file(s)", NOT_READ_BY_SUITE))
         origins = {f.path: f.origin for f in files}
+        # Listed like the files of run directories that were not read: each with its path (in the nested archive
+        # it came from, if any) and why.
+        ignored += len(found.not_read)
+        listed.extend((f"{origins[path]}/{path}" if origins.get(path) else path, why) for path, why in found.not_read)
         for run in found.runs:
             folder = manifest_path(run.source, origins.get(run.source, "")).rpartition("/")[0]
             parsed = _suite_parsed_run(suite, run, run_meta(manifests, folder, run.name, given), bundle_name=name)

@@ -72,7 +72,9 @@ class SuiteRun:
 class SuiteParse:
     runs: list[SuiteRun]
     warnings: list[str]
-    not_read: int  # files recognised but not read (copies, someone's notes): counted as ignored
+    # (path in the bundle, why) of each file recognised but not read (a copy of another file, someone's notes):
+    # listed with the files of run directories that were not read, on the bundle page and in the import output.
+    not_read: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

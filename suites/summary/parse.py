@@ -45,6 +45,9 @@ MET_RE = re.compile(r"^o\.met\.(?P<name>.+)$")
 _COLUMN_RE = re.compile(r"^col-(?P<n>\d+) : (?P<run>\S+)\s*$")
 _LABEL_RE = re.compile(r"^(?P<test>\S+)_range=(?P<range>\d+)$")
 
+# Why an o.met table was not read, as the bundle page and the import output say it.
+MET_WITHOUT_QPS = "HW metrics without a qps.abs table beside them (the runs' QPS)"
+
 # What a workload is called when nothing says its parameters (as for a run directory without command lines), so
 # a manifest's ``workload`` puts summary runs and raw runs in one series.
 UNKNOWN_WORKLOAD = "sysbench (parameters unknown)"
@@ -250,7 +253,7 @@ def parse_files(files: Sequence[ResultFile], *, bundle: str, required: bool) -> 
             by_folder.setdefault(folder, {}).setdefault(kind, {})[name] = file
     runs: list[SuiteRun] = []
     warnings: list[str] = []
-    not_read = 0
+    not_read: list[tuple[str, str]] = []
     for folder in sorted(by_folder):
         kinds = by_folder[folder]
         tsvs, csvs, mets = kinds.get("tsv", {}), kinds.get("csv", {}), kinds.get("met", {})
@@ -275,7 +278,7 @@ def parse_files(files: Sequence[ResultFile], *, bundle: str, required: bool) -> 
             tables.append(parse_qps_csv(file, list(blocks[0].metrics), bundle=bundle))
         for name in sorted(set(mets) - set(tsvs) - set(csvs)):
             if not tables:
-                not_read += 1
+                not_read.append((mets[name].path, MET_WITHOUT_QPS))
                 warnings.append(f"{bundle}:{mets[name].path}: HW metrics without a qps.abs table beside them; not read")
         for table in tables:
             table_name = _stem(table.path)
