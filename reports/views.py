@@ -319,6 +319,7 @@ def _compare_page(request: HtmxHttpRequest, shared: dict[str, Any]) -> str:
         "run_choices": [(r.pk, _run_choice(r), str(r.pk) in chosen) for r in series],
         "base_options": _base_options(series, base) if base else "",
         "defaulted": defaulted,
+        "scan_choice": base is not None and _reads_scan_eras(base),
         **shared,
     }
     if base is None:
@@ -351,6 +352,15 @@ def _compare_page(request: HtmxHttpRequest, shared: dict[str, Any]) -> str:
 
 
 _FRAGMENT = "reports/compare.html#comparison"
+
+
+def _reads_scan_eras(base: Run) -> bool:
+    """Whether the base's suite computed scan's QPS by two formulas over the years, so the page offers a choice
+    (sysbench's); a custom suite's or db_bench's page has no such choice to make."""
+    try:
+        return suites.get(base.workload.suite).scan_eras
+    except LookupError:  # a suite no longer registered: nothing says it has scan eras
+        return False
 
 
 def pick_choices() -> list[dict[str, Any]]:

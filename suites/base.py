@@ -111,6 +111,9 @@ class Suite:
     # Its files are summary tables of another suite's results (named here): its runs are stored as that suite's,
     # marked as coming from a summary, so they compare with the runs imported from their own files.
     summary_of: str | None = None
+    # Its scan microbenchmark's QPS was computed by two formulas over the years (the author's sysbench scripts):
+    # comparisons offer reading it by either. Meaningless for any other suite, whose pages do not offer it.
+    scan_eras: bool = False
 
     def excluded(self, test: str) -> bool:
         return (self.is_excluded or self.is_warmup)(test)
