@@ -863,6 +863,7 @@ def save_report(request: HttpRequest) -> HttpResponse:
             green=spec.green,
             include_warmups=spec.include_warmups,
             releases=form.cleaned_data.get("releases") or "",
+            scan_formula=spec.scan_formula,
             created_by=request.user if request.user.is_authenticated else None,
         )
     except IntegrityError:
@@ -884,6 +885,7 @@ def report_detail(request: HttpRequest, slug: str) -> HttpResponse:
         query["include_warmups"] = "on"
     if report.releases:
         query["releases"] = report.releases
+    query["scan_formula"] = report.scan_formula
     return redirect(f"{reverse('reports:compare')}?{query.urlencode()}&report={report.slug}")
 
 
