@@ -251,6 +251,9 @@ class Run(models.Model):
     # Imported from the summary tables the scripts print (qps.abs, o.met), not from its result directory: QPS as
     # the tables rounded it, HW metrics if an o.met was beside them, and no latencies, command lines or settings.
     from_summary = models.BooleanField(default=False)
+    # Of a run from a summary: where its concurrency, server and workload came from ("concurrency" → "the table's
+    # file name (dop40)", …), since the tables themselves carry none of them.
+    summary_sources = models.JSONField(default=dict, blank=True)
     warnings = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

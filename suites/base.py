@@ -62,6 +62,12 @@ class SuiteRun:
     name_warnings: list[str] = field(default_factory=list)
     # Said only when the manifest does not name the workload: the files did not say it.
     workload_warnings: list[str] = field(default_factory=list)
+    # Said only when the manifest does not name the concurrency: the files did not say it, and the results' dop
+    # of 1 stands in for it (the manifest's ``concurrency`` replaces it).
+    dop_warnings: list[str] = field(default_factory=list)
+    # Where the run's concurrency, server and workload came from, when the files are not the run's own (summary
+    # tables): what → where, in words for the run's page. The import puts the manifest's part over it.
+    sources: dict[str, str] = field(default_factory=dict)
     # Another registered suite whose run this is (a document saying it ran sysbench); None: the parsing suite's.
     suite: str | None = None
     config_text: str = ""  # the DBMS configuration's text, when the files carry it
