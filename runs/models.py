@@ -15,6 +15,7 @@ from django.urls import reverse
 import suites
 from runs.versions import sort_key
 from suites.base import STARTED_CONTENT, STARTED_FILE_TIME
+from suites.sysbench.parse import SCAN_SPEC, SCAN_TPS_ROWS, SCAN_UNKNOWN
 
 
 class Suite(models.TextChoices):
@@ -266,6 +267,20 @@ class Run(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("runs:run", args=[self.pk])
+
+    @property
+    def scan_formula_text(self) -> str:
+        """What the run's page says of the formula its own scan values used (sysbench run directories)."""
+        if self.scan_formula == SCAN_UNKNOWN:
+            return (
+                "unknown: imported before benchdash recorded it; manage.py fill_scan_formula decides it from the "
+                "stored archive. Read as the spec's meanwhile"
+            )
+        if self.scan_formula == SCAN_TPS_ROWS:
+            return "transactions/s × table size / 1000 (the scripts' formula of mid-March to mid-April 2025)"
+        if self.scan_formula == SCAN_SPEC:
+            return "the spec's, (table size / 1000) / average latency"
+        return "none: the run directory reported no scan value of its own (its sb.o files give the spec's)"
 
     @property
     def start_recorded(self) -> bool:
