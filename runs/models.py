@@ -269,6 +269,12 @@ class Run(models.Model):
         return reverse("runs:run", args=[self.pk])
 
     @property
+    def summary_source_items(self) -> list[tuple[str, str, str]]:
+        """(what, its value, where it came from) of a run from a summary, in the page's order."""
+        values = {"concurrency": "", "server": self.server.name, "workload": self.workload.name}
+        return [(what, values[what], self.summary_sources[what]) for what in values if what in self.summary_sources]
+
+    @property
     def scan_formula_text(self) -> str:
         """What the run's page says of the formula its own scan values used (sysbench run directories)."""
         if self.scan_formula == SCAN_UNKNOWN:

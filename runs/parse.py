@@ -591,7 +591,7 @@ def run_meta(manifests: Mapping[str, Manifest], folder: str, run_name: str, give
 
 
 # Where a summary run's server, workload or concurrency came from, when not from the files (``SuiteRun.sources``).
-MANIFEST_SAYS = "benchdash.toml or the upload form"
+MANIFEST_SAYS = "from benchdash.toml or the upload form"
 NOTHING_SAYS = "not said by the tables, benchdash.toml or the upload form"
 
 
@@ -620,7 +620,7 @@ def _suite_parsed_run(suite: Suite, run: SuiteRun, meta: RunMeta, *, bundle_name
     elif meta.concurrency and sources.get("concurrency"):
         warnings.append(
             f"{bundle_name}:{run.source}: concurrency {meta.concurrency} of the manifest or upload not used for "
-            f"{run.name}: {sources['concurrency']} says it"
+            f"{run.name}, whose concurrency comes {sources['concurrency']}"
         )
     if sources:
         if meta.server or not sources.get("server"):

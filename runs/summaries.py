@@ -49,7 +49,7 @@ R = TypeVar("R", bound=RunCopy)
 
 
 # Where a summary run's server or workload came from when it took the run directories' of its bundle.
-BESIDE = "the run directories beside the tables in the bundle"
+BESIDE = "from the run directories beside the tables in the bundle"
 
 # What a run is on when neither its files nor the bundle's manifest name a server (``runs.parse``).
 UNKNOWN_SERVER = "unknown server"

@@ -51,7 +51,7 @@ def test_the_concurrency_in_the_tables_name_is_the_results_and_the_page_says_whe
     base = Run.objects.get(name=BASE)
     assert _dops(base) == {8} and base.results.count() == 33
     assert base.summary_sources == {
-        "concurrency": "the table's file name (dop8)",
+        "concurrency": "from the table's file name (dop8)",
         "server": MANIFEST_SAYS,
         "workload": MANIFEST_SAYS,
     }
@@ -61,8 +61,8 @@ def test_the_concurrency_in_the_tables_name_is_the_results_and_the_page_says_whe
     sources = page[page.index('id="summary-sources"') :]
     sources = sources[: sources.index("</ul>")]
     assert "Concurrency 8: from the table&#x27;s file name (dop8)" in sources
-    assert f"Server c8r32: from {MANIFEST_SAYS}" in sources
-    assert f"Workload {WORKLOAD}: from {MANIFEST_SAYS}" in sources
+    assert f"Server c8r32: {MANIFEST_SAYS}" in sources
+    assert f"Workload {WORKLOAD}: {MANIFEST_SAYS}" in sources
 
 
 def test_the_scripts_server_and_dop_folders_give_the_server_and_the_concurrency(corpus: Path, tmp_path: Path) -> None:
@@ -72,8 +72,8 @@ def test_the_scripts_server_and_dop_folders_give_the_server_and_the_concurrency(
     assert {run.server for run in parsed.runs} == {"pn53"}
     assert {row["dop"] for run in parsed.runs for row in run.results} == {4}
     first = parsed.runs[0]
-    assert first.summary_sources["concurrency"] == "the folder it sits in (dop4)"
-    assert first.summary_sources["server"] == "the folder above its dop4 folder (pn53)"
+    assert first.summary_sources["concurrency"] == "from the folder it sits in (dop4)"
+    assert first.summary_sources["server"] == "from the folder above its dop4 folder (pn53)"
     assert first.summary_sources["workload"] == summary.NO_WORKLOAD
     # Nothing says the server is unknown: the folder said it.
     assert not any("no server named" in w for w in parsed.warnings)
@@ -125,7 +125,7 @@ def test_the_o_met_blocks_win_over_a_name_that_disagrees_and_the_manifest_does_n
     assert Result.objects.get(run=base, microbenchmark__test="point-query", microbenchmark__range_size=100).cpu_o
     assert base.summary_sources["concurrency"] == summary.FROM_MET_NAMES
     text = " ".join(report.warnings)
-    assert "the table's file name (dop8) says concurrency 8, its o.met blocks' sb.met files 1" in text
+    assert "concurrency 8 from the table's file name (dop8), but 1 from the o.met blocks' sb.met" in text
     assert "concurrency 2 of the manifest or upload not used" in text
 
 

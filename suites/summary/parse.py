@@ -301,10 +301,10 @@ def parse_files(files: Sequence[ResultFile], *, bundle: str, required: bool) -> 
 
 
 # Where a summary run's concurrency, server and workload came from, as its page says it.
-FROM_MET_NAMES = "the o.met blocks' sb.met file names"
-FROM_TABLE_NAME = "the table's file name ({word})"
-FROM_DOP_FOLDER = "the folder it sits in ({word})"
-FROM_SERVER_FOLDER = "the folder above its {word} folder ({server})"
+FROM_MET_NAMES = "from the o.met blocks' sb.met file names"
+FROM_TABLE_NAME = "from the table's file name ({word})"
+FROM_DOP_FOLDER = "from the folder it sits in ({word})"
+FROM_SERVER_FOLDER = "from the folder above its {word} folder ({server})"
 NOT_SAID = "not said by the tables: taken as 1"
 NO_WORKLOAD = "not said: a summary table never says its workload"
 
@@ -350,8 +350,8 @@ def _runs_of(table: QpsTable, blocks: list[MetBlock], *, bundle: str, warnings: 
         dop, dop_source = dops.most_common(1)[0][0], FROM_MET_NAMES
         if named is not None and named[0] != dop:
             warnings.append(
-                f"{where}: {named[1]} says concurrency {named[0]}, its o.met blocks' sb.met files {dop}; "
-                f"imported at {dop}, as the sb.met files say"
+                f"{where}: concurrency {named[0]} {named[1]}, but {dop} {FROM_MET_NAMES}; imported at {dop}, "
+                "as the sb.met files say"
             )
     elif named is not None:
         dop, dop_source = named
