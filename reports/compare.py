@@ -541,11 +541,13 @@ def scan_eras(runs: Sequence[SeriesRun], labels: Sequence[str]) -> dict[str, lis
         return {}
     eras: dict[str, list[str]] = defaultdict(list)
     for run in runs:
-        # A run that reported no scan value of its own is stored and read by the spec's formula.
-        eras[sysbench.SCAN_TPS_ROWS if run.scan_formula == sysbench.SCAN_TPS_ROWS else sysbench.SCAN_SPEC].append(
-            run.name
-        )
-    return dict(eras) if len(eras) > 1 else {}
+        # A run that reported no scan value of its own is stored and read by the spec's formula; one imported
+        # before the formula was recorded is read so too, and named apart: it may be of either era.
+        if run.scan_formula in (sysbench.SCAN_TPS_ROWS, sysbench.SCAN_UNKNOWN):
+            eras[run.scan_formula].append(run.name)
+        else:
+            eras[sysbench.SCAN_SPEC].append(run.name)
+    return dict(eras) if sysbench.SCAN_TPS_ROWS in eras and len(eras) > 1 else {}
 
 
 # Said on the comparison page beside the concurrency it chose.

@@ -3,6 +3,7 @@ from __future__ import annotations
 from django import forms
 
 from reports.exports import FORMATS
+from reports.models import SCAN_FORMULAS
 
 
 class CompareForm(forms.Form):
@@ -21,7 +22,7 @@ class CompareForm(forms.Form):
     scan_formula = forms.ChoiceField(
         label="Scan QPS",
         required=False,
-        choices=[("era", "as each run's scripts computed it"), ("spec", "the spec's formula for every run")],
+        choices=SCAN_FORMULAS,
         initial="era",
     )
     y_min = forms.FloatField(label="Chart y-axis from", required=False, min_value=0)

@@ -33,6 +33,10 @@ class GroupSetDefinition(models.Model):
         return dict(self.rules)
 
 
+# How a comparison reads scan's QPS (sysbench), as the comparison page offers it and a saved report keeps it.
+SCAN_FORMULAS = [("era", "as each run's scripts computed it"), ("spec", "the spec's formula for every run")]
+
+
 class Report(models.Model):
     """A saved comparison with a permalink; recomputed (through the cache key) when new runs arrive."""
 
@@ -48,6 +52,13 @@ class Report(models.Model):
     # The release view it was saved with: "" (charts long-term, tables every release), "long-term" or "all".
     releases = models.CharField(
         max_length=16, blank=True, default="", choices=[("", "default"), ("long-term", "long-term"), ("all", "all")]
+    )
+    # How scan's QPS is read (sysbench): "era", as each run's scripts computed it, or "spec", the spec's formula
+    # for every run. Reports saved before it was kept opened with the page's default, "era".
+    scan_formula = models.CharField(
+        max_length=8,
+        default="era",
+        choices=SCAN_FORMULAS,
     )
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)

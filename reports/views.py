@@ -320,6 +320,7 @@ def _compare_page(request: HtmxHttpRequest, shared: dict[str, Any]) -> str:
         "run_choices": [(r.pk, _run_choice(r), str(r.pk) in chosen) for r in series],
         "base_options": _base_options(series, base) if base else "",
         "defaulted": defaulted,
+        "scan_choice": base is not None and _reads_scan_eras(base),
         **shared,
     }
     if base is None:
@@ -352,6 +353,15 @@ def _compare_page(request: HtmxHttpRequest, shared: dict[str, Any]) -> str:
 
 
 _FRAGMENT = "reports/compare.html#comparison"
+
+
+def _reads_scan_eras(base: Run) -> bool:
+    """Whether the base's suite computed scan's QPS by two formulas over the years, so the page offers a choice
+    (sysbench's); a custom suite's or db_bench's page has no such choice to make."""
+    try:
+        return suites.get(base.workload.suite).scan_eras
+    except LookupError:  # a suite no longer registered: nothing says it has scan eras
+        return False
 
 
 def pick_choices() -> list[dict[str, Any]]:
@@ -883,6 +893,7 @@ def save_report(request: HttpRequest) -> HttpResponse:
             green=spec.green,
             include_warmups=spec.include_warmups,
             releases=form.cleaned_data.get("releases") or "",
+            scan_formula=spec.scan_formula,
             created_by=request.user if request.user.is_authenticated else None,
         )
     except IntegrityError:
@@ -904,6 +915,7 @@ def report_detail(request: HttpRequest, slug: str) -> HttpResponse:
         query["include_warmups"] = "on"
     if report.releases:
         query["releases"] = report.releases
+    query["scan_formula"] = report.scan_formula
     return redirect(f"{reverse('reports:compare')}?{query.urlencode()}&report={report.slug}")
 
 

@@ -19,7 +19,9 @@ It may sit at the bundle's root (applies to every run) or inside a run directory
     config = "z12a_c8r32"
     notes = "built with -O2 -fno-omit-frame-pointer"
 
-Keys of a run table: dbms, version, build, flavour, config, server, workload, notes, attach_existing.
+Keys of a run table: dbms, version, build, flavour, config, server, workload, concurrency, notes,
+attach_existing. ``concurrency`` is for summary tables (qps.abs.*) that do not say theirs (neither an o.met
+beside them nor a dop<N> in their name or folder does): their runs' results are stored at it.
 
 Run directories published under plain folder names (``fbmy56/``) are named in a ``[run_dirs]`` table:
 folder name → the run directory name it stands for, which then says DBMS, version, build and config::
@@ -62,6 +64,9 @@ class RunMeta(BaseModel):
     config: str | None = Field(default=None, max_length=200)
     server: str | None = Field(default=None, max_length=200)
     workload: str | None = Field(default=None, max_length=200)
+    # The concurrency (client threads) of runs read from summary tables that do not say it themselves; every
+    # other result file names its own, and that is what is stored.
+    concurrency: int | None = Field(default=None, ge=1, le=_INT_MAX)
     notes: str | None = None
     # Results already imported for another server or workload are added to this series too, instead of
     # being skipped (a base run shared by two series, a run first uploaded under the wrong server name).

@@ -15,6 +15,7 @@ from django.urls import reverse
 import suites
 from runs.versions import sort_key
 from suites.base import STARTED_CONTENT, STARTED_FILE_TIME
+from suites.sysbench.parse import SCAN_SPEC, SCAN_TPS_ROWS, SCAN_UNKNOWN
 
 
 class Suite(models.TextChoices):
@@ -251,6 +252,9 @@ class Run(models.Model):
     # Imported from the summary tables the scripts print (qps.abs, o.met), not from its result directory: QPS as
     # the tables rounded it, HW metrics if an o.met was beside them, and no latencies, command lines or settings.
     from_summary = models.BooleanField(default=False)
+    # Of a run from a summary: where its concurrency, server and workload came from ("concurrency" → "the table's
+    # file name (dop40)", …), since the tables themselves carry none of them.
+    summary_sources = models.JSONField(default=dict, blank=True)
     warnings = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -263,6 +267,26 @@ class Run(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("runs:run", args=[self.pk])
+
+    @property
+    def summary_source_items(self) -> list[tuple[str, str, str]]:
+        """(what, its value, where it came from) of a run from a summary, in the page's order."""
+        values = {"concurrency": "", "server": self.server.name, "workload": self.workload.name}
+        return [(what, values[what], self.summary_sources[what]) for what in values if what in self.summary_sources]
+
+    @property
+    def scan_formula_text(self) -> str:
+        """What the run's page says of the formula its own scan values used (sysbench run directories)."""
+        if self.scan_formula == SCAN_UNKNOWN:
+            return (
+                "unknown: imported before benchdash recorded it; manage.py fill_scan_formula decides it from the "
+                "stored archive. Read as the spec's meanwhile"
+            )
+        if self.scan_formula == SCAN_TPS_ROWS:
+            return "transactions/s × table size / 1000 (the scripts' formula of mid-March to mid-April 2025)"
+        if self.scan_formula == SCAN_SPEC:
+            return "the spec's, (table size / 1000) / average latency"
+        return "none: the run directory reported no scan value of its own (its sb.o files give the spec's)"
 
     @property
     def start_recorded(self) -> bool:

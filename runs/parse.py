@@ -60,7 +60,6 @@ RAW_SAMPLES = "raw vmstat/iostat/ps samples: kept in the archive, not parsed"
 HELPER_LOG = "a vacuum/analyze log of the run scripts, not a result"
 NOT_A_RESULT = "not a result file of any suite"
 SCRIPT_OUTPUT = "other output of the run scripts (ls, sizes, DBMS statistics): kept in the archive, not parsed"
-NOT_READ_BY_SUITE = "recognised by its suite but not read (a copy of another file, or notes)"
 SECOND_COPY = "settings already kept from another file of the same kind"
 # What someone reading the list should see first: files that look like results but could not be used, then
 # the routine ones (raw samples, copies, other output) that every bundle has by the hundred.
@@ -154,6 +153,17 @@ class ParsedRun:
     suite_config_text: str = ""
     suite_cpus: int | None = None
     from_summary: bool = False  # read from the scripts' summary tables, not from a result directory
+    # Of a run read from a summary: where its concurrency, server and workload came from (what → where).
+    summary_sources: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def dops(self) -> frozenset[int]:
+        return frozenset(row["dop"] for row in self.results)
+
+    @property
+    def server_named(self) -> bool:
+        """The manifest or the upload named the server (rather than the files, or nothing)."""
+        return bool(self.meta.server)
 
     @property
     def tests(self) -> int:
@@ -182,7 +192,7 @@ class ParsedRun:
         """The Run model's fields only a sysbench run directory gives values to (the others keep their defaults)."""
         detail = self.sysbench
         if detail is None:
-            return {"from_summary": True} if self.from_summary else {}
+            return {"from_summary": True, "summary_sources": self.summary_sources} if self.from_summary else {}
         return {
             "pk_mode": detail.pk,
             "load_seconds": detail.load_seconds,
@@ -541,18 +551,19 @@ def parse_bundle(
             continue
         found = suite.parse_files(files, bundle=name, required=not runs)
         warnings.extend(found.warnings)
-        ignored += found.not_read
-        if found.not_read:
-            # The suites count these without naming them.
-            listed.append((f"{found.not_read} {suite.label} file(s)", NOT_READ_BY_SUITE))
         origins = {f.path: f.origin for f in files}
+        # Listed like the files of run directories that were not read: each with its path (in the nested archive
+        # it came from, if any) and why.
+        ignored += len(found.not_read)
+        listed.extend((f"{origins[path]}/{path}" if origins.get(path) else path, why) for path, why in found.not_read)
         for run in found.runs:
             folder = manifest_path(run.source, origins.get(run.source, "")).rpartition("/")[0]
             parsed = _suite_parsed_run(suite, run, run_meta(manifests, folder, run.name, given), bundle_name=name)
             runs.append(parsed)
             warnings.extend(parsed.warnings)
     runs, duplicates, stale = summaries.keep_raw_over_summary(runs)
-    warnings = [w for w in warnings if w not in stale] + duplicates
+    # Once each: the runs of one summary table share what it does not say.
+    warnings = list(dict.fromkeys([w for w in warnings if w not in stale] + duplicates))
     root = manifests.get("")
     info = root.server_info.model_dump(exclude_none=True) if root is not None and root.server_info else {}
     return ParsedBundle(
@@ -579,6 +590,11 @@ def run_meta(manifests: Mapping[str, Manifest], folder: str, run_name: str, give
     return RunMeta(**merged)
 
 
+# Where a summary run's server, workload or concurrency came from, when not from the files (``SuiteRun.sources``).
+MANIFEST_SAYS = "from benchdash.toml or the upload form"
+NOTHING_SAYS = "not said by the tables, benchdash.toml or the upload form"
+
+
 def _suite_parsed_run(suite: Suite, run: SuiteRun, meta: RunMeta, *, bundle_name: str) -> ParsedRun:
     """A run another suite found, with what the manifests and the upload say put over what its files say."""
     warnings = list(run.warnings)
@@ -592,14 +608,34 @@ def _suite_parsed_run(suite: Suite, run: SuiteRun, meta: RunMeta, *, bundle_name
         warnings.extend(run.name_warnings)
     if not meta.workload:
         warnings.extend(run.workload_warnings)
+    results, content_sha256, sources = run.results, run.content_sha256, dict(run.sources)
+    if run.dop_warnings and meta.concurrency:
+        # The files did not say the concurrency; the manifest does: the results are stored at it, and are not
+        # the same results as the tables imported at another concurrency.
+        results = [{**row, "dop": meta.concurrency} for row in run.results]
+        content_sha256 = hashlib.sha256(f"{run.content_sha256} dop{meta.concurrency}".encode()).hexdigest()
+        sources["concurrency"] = MANIFEST_SAYS
+    elif run.dop_warnings:
+        warnings.extend(run.dop_warnings)
+    elif meta.concurrency and sources.get("concurrency"):
+        warnings.append(
+            f"{bundle_name}:{run.source}: concurrency {meta.concurrency} of the manifest or upload not used for "
+            f"{run.name}, whose concurrency comes {sources['concurrency']}"
+        )
+    if sources:
+        if meta.server or not sources.get("server"):
+            sources["server"] = MANIFEST_SAYS if meta.server else NOTHING_SAYS
+        if meta.workload:
+            sources["workload"] = MANIFEST_SAYS
     return ParsedRun(
         # A document names its own suite; summary tables' runs are their suite's runs (sysbench's), only
         # marked as read from a summary.
         suite=suites.get(run.suite).name if run.suite else (suite.summary_of or suite.name),
         from_summary=suite.summary_of is not None,
+        summary_sources=sources if suite.summary_of is not None else {},
         name=run.name,
         path=run.source,
-        content_sha256=run.content_sha256,
+        content_sha256=content_sha256,
         meta=meta,
         dbms=meta.dbms or run.dbms,
         version=meta.version or run.version,
@@ -611,7 +647,7 @@ def _suite_parsed_run(suite: Suite, run: SuiteRun, meta: RunMeta, *, bundle_name
         workload_params=run.workload_params,
         started_at=run.started_at,
         started_from=run.started_from if run.started_at else "",
-        results=run.results,
+        results=results,
         warnings=warnings,
         suite_config_text=run.config_text,
         suite_cpus=run.cpus,

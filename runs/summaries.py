@@ -3,8 +3,9 @@
 The summary is printed from the directory, rounded, and without latencies,
 command lines or settings, so the directory's copy is always the one to keep.
 Two copies are the same run when they have the run directory's name (which
-spells build, config and pk mode) on the same server, and their workloads agree
-or one of them is not known (a summary table never says its workload). This
+spells build, config and pk mode) on the same server, their workloads agree
+or one of them is not known (a summary table never says its workload), and
+they share a concurrency. This
 module decides that for the runs of one bundle, with no database behind it;
 ``runs.summary_store`` decides it against the runs already stored.
 """
@@ -32,11 +33,23 @@ class RunCopy(Protocol):
     def from_summary(self) -> bool: ...
 
     @property
+    def server_named(self) -> bool: ...
+
+    @property
+    def summary_sources(self) -> dict[str, str]: ...
+
+    @property
+    def dops(self) -> frozenset[int]: ...
+
+    @property
     def warnings(self) -> list[str]: ...
 
 
 R = TypeVar("R", bound=RunCopy)
 
+
+# Where a summary run's server or workload came from when it took the run directories' of its bundle.
+BESIDE = "from the run directories beside the tables in the bundle"
 
 # What a run is on when neither its files nor the bundle's manifest name a server (``runs.parse``).
 UNKNOWN_SERVER = "unknown server"
@@ -47,7 +60,11 @@ def workloads_agree(a: str, b: str) -> bool:
 
 
 def same_run(a: RunCopy, b: RunCopy) -> bool:
-    return a.name == b.name and a.server == b.server and workloads_agree(a.workload, b.workload)
+    """The same run directory on the same server and workload, measured at a concurrency both have (the author's
+    archives hold the same directory name once per concurrency, ``dop1/x.…``, ``dop16/x.…``)."""
+    return (
+        a.name == b.name and a.server == b.server and workloads_agree(a.workload, b.workload) and bool(a.dops & b.dops)
+    )
 
 
 def keep_raw_over_summary(runs: Sequence[R]) -> tuple[list[R], list[str], set[str]]:
@@ -67,15 +84,22 @@ def keep_raw_over_summary(runs: Sequence[R]) -> tuple[list[R], list[str], set[st
         if not run.from_summary:
             kept.append(run)
             continue
-        if run.server == UNKNOWN_SERVER and len(servers) == 1:
+        # Unless the manifest or the upload named it, a summary run's server (none, or its folder's name) is the
+        # directories', whatever they are called, so the copies of them are recognised.
+        if not run.server_named and len(servers) == 1 and run.server not in servers:
             said = [w for w in run.warnings if "no server named" in w]
             stale.update(said)
             run = dataclasses.replace(  # type: ignore[type-var]
-                run, server=next(iter(servers)), warnings=[w for w in run.warnings if w not in said]
+                run,
+                server=next(iter(servers)),
+                warnings=[w for w in run.warnings if w not in said],
+                summary_sources={**run.summary_sources, "server": BESIDE},
             )
         workloads = {other.workload for other in raw if other.server == run.server}
         if run.workload == UNKNOWN_WORKLOAD and len(workloads) == 1:
-            run = dataclasses.replace(run, workload=next(iter(workloads)))  # type: ignore[type-var]
+            run = dataclasses.replace(  # type: ignore[type-var]
+                run, workload=next(iter(workloads)), summary_sources={**run.summary_sources, "workload": BESIDE}
+            )
         if any(same_run(run, other) for other in raw):
             warnings.append(
                 f"{run.name}: in the summary tables and as a run directory of this bundle; the run directory's "

@@ -35,7 +35,7 @@ class Plan:
 def plan(parsed: Sequence[ParsedRun]) -> Plan:
     """Which parsed runs are summary copies of stored runs, and which stored summary copies they replace.
 
-    One query, whatever the number of runs."""
+    Two queries, whatever the number of runs."""
     result = Plan()
     names = {p.name for p in parsed if p.suite == suites.SYSBENCH.name}
     stored: dict[str, list[Run]] = {}
@@ -47,6 +47,12 @@ def plan(parsed: Sequence[ParsedRun]) -> Plan:
         )
         for run in rows:
             stored.setdefault(run.name, []).append(run)
+    # The concurrencies each of them was measured at: a run at another is not the same run.
+    dops: dict[int, set[int]] = {}
+    candidates = [run.pk for runs in stored.values() for run in runs]
+    if candidates:
+        for run_id, dop in Result.objects.filter(run_id__in=candidates).values_list("run_id", "dop").distinct():
+            dops.setdefault(run_id, set()).add(dop)
     taken: set[int] = set()
     for p in parsed:
         matches = [
@@ -55,6 +61,7 @@ def plan(parsed: Sequence[ParsedRun]) -> Plan:
             if p.suite == suites.SYSBENCH.name
             and run.server.name == p.server
             and workloads_agree(run.workload.name, p.workload)
+            and p.dops & dops.get(run.pk, set())
             and run.pk not in taken
         ]
         if p.from_summary and matches:

@@ -92,6 +92,8 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "results": [r for r in rows if not sysbench.is_load(r.microbenchmark.test)],
         "loads": loads,
         "files": files,
+        # A run from a summary says where its concurrency came from: these are the values it gave.
+        "dops": sorted({r.dop for r in rows}),
     }
     return render(request, "runs/run_detail.html", context)
 

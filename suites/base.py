@@ -62,6 +62,12 @@ class SuiteRun:
     name_warnings: list[str] = field(default_factory=list)
     # Said only when the manifest does not name the workload: the files did not say it.
     workload_warnings: list[str] = field(default_factory=list)
+    # Said only when the manifest does not name the concurrency: the files did not say it, and the results' dop
+    # of 1 stands in for it (the manifest's ``concurrency`` replaces it).
+    dop_warnings: list[str] = field(default_factory=list)
+    # Where the run's concurrency, server and workload came from, when the files are not the run's own (summary
+    # tables): what → where, in words for the run's page. The import puts the manifest's part over it.
+    sources: dict[str, str] = field(default_factory=dict)
     # Another registered suite whose run this is (a document saying it ran sysbench); None: the parsing suite's.
     suite: str | None = None
     config_text: str = ""  # the DBMS configuration's text, when the files carry it
@@ -72,7 +78,9 @@ class SuiteRun:
 class SuiteParse:
     runs: list[SuiteRun]
     warnings: list[str]
-    not_read: int  # files recognised but not read (copies, someone's notes): counted as ignored
+    # (path in the bundle, why) of each file recognised but not read (a copy of another file, someone's notes):
+    # listed with the files of run directories that were not read, on the bundle page and in the import output.
+    not_read: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -109,6 +117,9 @@ class Suite:
     # Its files are summary tables of another suite's results (named here): its runs are stored as that suite's,
     # marked as coming from a summary, so they compare with the runs imported from their own files.
     summary_of: str | None = None
+    # Its scan microbenchmark's QPS was computed by two formulas over the years (the author's sysbench scripts):
+    # comparisons offer reading it by either. Meaningless for any other suite, whose pages do not offer it.
+    scan_eras: bool = False
 
     def excluded(self, test: str) -> bool:
         return (self.is_excluded or self.is_warmup)(test)

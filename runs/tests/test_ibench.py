@@ -248,7 +248,9 @@ def test_the_corpus_is_four_runs_and_a_run_in_a_summary_and_merged_tables_is_one
     runs, warnings, not_read = ibench.parse_bundle_files(_files(corpus / IBENCH, "ibench-2021"))
 
     assert [r.name for r in runs] == ["100m.my5649.cx6d", "100m.my5731.cx6d", "100m.my8022.cx6d", "100m.pg131.cx5"]
-    assert not_read == 2  # rel.l.i1 and rel.q100.2: the author's outputs
+    # rel.l.i1 and rel.q100.2: the author's outputs, each listed with why.
+    assert [path for path, _ in not_read] == ["ibench-2021/100m/res.in/rel.l.i1", "ibench-2021/100m/res.in/rel.q100.2"]
+    assert {why for _, why in not_read} == {ibench.NOT_A_STEP_RESULT}
     by_name = {r.name: r for r in runs}
     my8022 = by_name["100m.my8022.cx6d"]
     assert list(my8022.steps) == STEPS_2021 and len(my8022.sources) == 6

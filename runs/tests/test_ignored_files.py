@@ -48,7 +48,7 @@ def test_an_sb_met_without_its_sb_o_is_listed_and_counted(corpus: Path) -> None:
     assert _reasons(bundle) == {
         f"{RUN}/sb.met.insert.range100.pk1.dop1": NO_SB_O,
         # HW metrics summary tables without the QPS tables they go with.
-        "1 sysbench summary tables file(s)": "recognised by its suite but not read (a copy of another file, or notes)",
+        "o.met.all": "HW metrics without a qps.abs table beside them (the runs' QPS)",
         "sb.o.insert.range100.pk1.dop1": "outside a run directory (x.<build>.<config>.pk<N>)",
     }
     assert bundle.stats["ignored_files"] == 3

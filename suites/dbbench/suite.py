@@ -13,6 +13,10 @@ from suites.dbbench import parse
 # them (sum.abs0.byrx.tsv, *.csv) are outputs, not results.
 SUMMARY_RE = re.compile(r"sum[^/]*\.txt(?:\.sdev)?|summary\.tsv")
 
+# Why a db_bench file of a bundle was not read, as the bundle page and the import output say it.
+SDEV_COPY = "the same rows as its .sdev copy, which was read instead (it adds the repeats' mean and stddev)"
+NO_HEADER = "named like a db_bench summary, but no db_bench header (a line starting ops_sec)"
+
 
 def recognise(parts: Sequence[str]) -> bool:
     """A db_bench result: ``report.tsv`` in a ``bm.*/<build>/`` folder, or a merged summary anywhere."""
@@ -29,16 +33,15 @@ def parse_files(files: Sequence[ResultFile], *, bundle: str, required: bool) -> 
     paths = {file.path for file in files}
     runs: list[SuiteRun] = []
     warnings: list[str] = []
-    not_read = 0
+    not_read: list[tuple[str, str]] = []
     for file in files:
         if file.path + ".sdev" in paths:
-            # The .sdev copy holds the same rows plus the mean/stddev of the repeats: read only that one.
-            not_read += 1
+            not_read.append((file.path, SDEV_COPY))
             continue
         try:
             found, file_warnings = parse.parse_result_file(file.read(), path=file.path, name=f"{bundle}:{file.path}")
         except parse.NotDbBench as exc:
-            not_read += 1
+            not_read.append((file.path, NO_HEADER))
             warnings.append(f"{exc}; not read")
             continue
         warnings.extend(file_warnings)

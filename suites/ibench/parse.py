@@ -811,14 +811,22 @@ def summary_steps(table: Table) -> list[str]:
     return list(layout)
 
 
-def parse_bundle_files(files: Iterable[tuple[str, bytes, float]]) -> tuple[list[IbenchRun], list[str], int]:
-    """(path, bytes, mtime) of every Insert Benchmark file of a bundle → (runs, warnings, files not read).
+# Why an Insert Benchmark file of a bundle was not read, as the bundle page and the import output say it.
+COMMA_TWIN = "the comma-separated twin of the o.sum.t summary beside it, which was read instead (the same rows)"
+NOT_A_STEP_RESULT = "not an Insert Benchmark result (an output of the author's scripts, such as a rel.<step> table)"
+
+
+def parse_bundle_files(
+    files: Iterable[tuple[str, bytes, float]],
+) -> tuple[list[IbenchRun], list[str], list[tuple[str, str]]]:
+    """(path, bytes, mtime) of every Insert Benchmark file of a bundle → (runs, warnings, (path, why) of each file
+    not read).
 
     Raises ParseError naming the file when one cannot be read.
     """
     files = list(files)
     warnings: list[str] = []
-    not_read = 0
+    not_read: list[tuple[str, str]] = []
     runs: dict[tuple[str | None, str, str], IbenchRun] = {}
     # (run directory path, step) → o.res and the clients' outputs
     raw: dict[tuple[str, str], dict[str, Any]] = defaultdict(lambda: {"res": None, "clients": [], "mtime": []})
@@ -839,7 +847,7 @@ def parse_bundle_files(files: Iterable[tuple[str, bytes, float]]) -> tuple[list[
             match = _SUMMARY_NAME_RE.match(parts[-1])
             assert match is not None
             if match["sep"] == "c" and _has_sibling(files, path, "o.sum.t."):
-                not_read += 1  # the comma twin of an o.sum.t file: the same rows
+                not_read.append((path, COMMA_TWIN))
                 continue
             table = parse_table(text, name=path)
             warnings.extend(table.warnings)
@@ -865,7 +873,7 @@ def parse_bundle_files(files: Iterable[tuple[str, bytes, float]]) -> tuple[list[
                 slot["clients"].append(parse_client_output(text, name=path))
                 slot.setdefault("client_paths", []).append(path)
         else:
-            not_read += 1
+            not_read.append((path, NOT_A_STEP_RESULT))
 
     for (run_dir, step_dir), slot in sorted(raw.items()):
         step = _raw_step_name(step_dir, old_query_dirs.get(run_dir, set()))

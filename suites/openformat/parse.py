@@ -64,6 +64,8 @@ def is_warmup(test: str) -> bool:
 
 
 CSV_SUFFIX = ".result.csv"
+# Why a .json file of a bundle was not read, as the bundle page and the import output say it.
+NOT_A_DOCUMENT = 'JSON without a "format" key: some other tool\'s file, not a result document'
 
 
 def is_document(name: str) -> bool:
@@ -82,7 +84,7 @@ def recognise(parts: Sequence[str]) -> bool:
 
 def parse_files(files: Sequence[ResultFile], *, bundle: str, required: bool) -> SuiteParse:
     runs: list[SuiteRun] = []
-    not_read = 0
+    not_read: list[tuple[str, str]] = []
     hooks: dict[str, list[ResultFile]] = {}
     for file in files:
         name = file.path.rpartition("/")[2]
@@ -93,7 +95,7 @@ def parse_files(files: Sequence[ResultFile], *, bundle: str, required: bool) -> 
         where = file.path if file.path == bundle else f"{bundle}:{file.path}"
         document = _document(file, where=where)
         if document is None:
-            not_read += 1
+            not_read.append((file.path, NOT_A_DOCUMENT))
         else:
             runs.append(document_run(document, source=file.path, where=where))
     for folder, outputs in hooks.items():

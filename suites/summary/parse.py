@@ -15,8 +15,16 @@ of) the run directories they were made from:
   ratios, which are derived and not read.
 
 Every column of a QPS table becomes one sysbench run with a result per row. The
-tables carry neither the concurrency (taken from the ``o.met`` blocks' file
-names, else 1) nor the server or workload (the bundle's manifest says them).
+tables themselves carry no concurrency, server or workload; what says them:
+
+- the concurrency: the ``o.met`` blocks' file names (``sb.met.<test>…dop<N>``),
+  else a ``dop<N>`` word of the table's name (``qps.abs.pgo.dop40.prep0.tsv``),
+  else a ``dop<N>`` folder it sits in (the scripts' ``<server>/dop<N>/``); else
+  the bundle's manifest (``concurrency``), else 1, said;
+- the server: the folder above such a ``dop<N>`` folder, else the manifest;
+- the workload: only the manifest (or the run directories beside the tables).
+
+Each run keeps where they came from (``SuiteRun.sources``), for its page.
 """
 
 from __future__ import annotations
@@ -44,6 +52,10 @@ QPS_CSV_RE = re.compile(r"^qps\.abs\.(?P<name>.+)\.csv$")
 MET_RE = re.compile(r"^o\.met\.(?P<name>.+)$")
 _COLUMN_RE = re.compile(r"^col-(?P<n>\d+) : (?P<run>\S+)\s*$")
 _LABEL_RE = re.compile(r"^(?P<test>\S+)_range=(?P<range>\d+)$")
+_DOP_RE = re.compile(r"^dop(?P<dop>[1-9]\d{0,5})$")
+
+# Why an o.met table was not read, as the bundle page and the import output say it.
+MET_WITHOUT_QPS = "HW metrics without a qps.abs table beside them (the runs' QPS)"
 
 # What a workload is called when nothing says its parameters (as for a run directory without command lines), so
 # a manifest's ``workload`` puts summary runs and raw runs in one series.
@@ -250,7 +262,7 @@ def parse_files(files: Sequence[ResultFile], *, bundle: str, required: bool) -> 
             by_folder.setdefault(folder, {}).setdefault(kind, {})[name] = file
     runs: list[SuiteRun] = []
     warnings: list[str] = []
-    not_read = 0
+    not_read: list[tuple[str, str]] = []
     for folder in sorted(by_folder):
         kinds = by_folder[folder]
         tsvs, csvs, mets = kinds.get("tsv", {}), kinds.get("csv", {}), kinds.get("met", {})
@@ -275,7 +287,7 @@ def parse_files(files: Sequence[ResultFile], *, bundle: str, required: bool) -> 
             tables.append(parse_qps_csv(file, list(blocks[0].metrics), bundle=bundle))
         for name in sorted(set(mets) - set(tsvs) - set(csvs)):
             if not tables:
-                not_read += 1
+                not_read.append((mets[name].path, MET_WITHOUT_QPS))
                 warnings.append(f"{bundle}:{mets[name].path}: HW metrics without a qps.abs table beside them; not read")
         for table in tables:
             table_name = _stem(table.path)
@@ -286,6 +298,38 @@ def parse_files(files: Sequence[ResultFile], *, bundle: str, required: bool) -> 
     if required and not runs:
         raise ParseError(f"{bundle}: no summary tables (qps.abs.<name>.tsv or .csv)")
     return SuiteParse(runs=runs, warnings=warnings, not_read=not_read)
+
+
+# Where a summary run's concurrency, server and workload came from, as its page says it.
+FROM_MET_NAMES = "from the o.met blocks' sb.met file names"
+FROM_TABLE_NAME = "from the table's file name ({word})"
+FROM_DOP_FOLDER = "from the folder it sits in ({word})"
+FROM_SERVER_FOLDER = "from the folder above its {word} folder ({server})"
+NOT_SAID = "not said by the tables: taken as 1"
+NO_WORKLOAD = "not said: a summary table never says its workload"
+
+
+def dop_from_path(path: str) -> tuple[int, str] | None:
+    """The concurrency a table's path says, and where: a ``dop<N>`` word of its name (``qps.abs.pgo.dop40.prep0
+    .tsv``), else a ``dop<N>`` folder it sits in (``dell32/dop1/qps.abs.fbin.tsv``)."""
+    *folders, base = [part for part in path.split("/") if part]
+    for word in base.split("."):
+        if match := _DOP_RE.match(word):
+            return int(match["dop"]), FROM_TABLE_NAME.format(word=word)
+    for folder in reversed(folders):
+        if match := _DOP_RE.match(folder):
+            return int(match["dop"]), FROM_DOP_FOLDER.format(word=folder)
+    return None
+
+
+def server_from_path(path: str) -> tuple[str, str] | None:
+    """The server the scripts' ``<server>/dop<N>/`` layout names, and where it was read; None for any other
+    layout, whose folders (an archive's own name, say) are not a server's."""
+    folders = [part for part in path.split("/") if part][:-1]
+    for at in range(len(folders) - 1, 0, -1):
+        if _DOP_RE.match(folders[at]):
+            return folders[at - 1], FROM_SERVER_FOLDER.format(word=folders[at], server=folders[at - 1])
+    return None
 
 
 def _runs_of(table: QpsTable, blocks: list[MetBlock], *, bundle: str, warnings: list[str]) -> list[SuiteRun]:
@@ -299,10 +343,30 @@ def _runs_of(table: QpsTable, blocks: list[MetBlock], *, bundle: str, warnings: 
             continue
         metrics[(name.test, name.range_size, name.dop or 1)] = block.metrics
     dops = Counter(dop for (_, _, dop) in metrics)
-    dop = dops.most_common(1)[0][0] if dops else 1
     where = f"{bundle}:{table.path}"
-    if not dops:
-        warnings.append(f"{where}: the table does not say its concurrency and no o.met beside it does; taken as 1")
+    named = dop_from_path(table.path)
+    dop_warnings: list[str] = []
+    if dops:
+        dop, dop_source = dops.most_common(1)[0][0], FROM_MET_NAMES
+        if named is not None and named[0] != dop:
+            warnings.append(
+                f"{where}: concurrency {named[0]} {named[1]}, but {dop} {FROM_MET_NAMES}; imported at {dop}, "
+                "as the sb.met files say"
+            )
+    elif named is not None:
+        dop, dop_source = named
+    else:
+        dop, dop_source = 1, NOT_SAID
+        dop_warnings.append(
+            f"{where}: the table does not say its concurrency (no o.met beside it, no dop<N> in its name or "
+            "folder); taken as 1 (set concurrency in benchdash.toml)"
+        )
+    server = server_from_path(table.path)
+    sources = {
+        "concurrency": dop_source,
+        "server": server[1] if server else "",
+        "workload": NO_WORKLOAD,
+    }
     if unmatched:
         shown = ", ".join(unmatched[:5]) + (f" and {len(unmatched) - 5} more" if len(unmatched) > 5 else "")
         warnings.append(f"{where}: HW metrics of tests the QPS table does not have, not imported: {shown}")
@@ -331,7 +395,10 @@ def _runs_of(table: QpsTable, blocks: list[MetBlock], *, bundle: str, warnings: 
                 workload=UNKNOWN_WORKLOAD,
                 workload_params={},
                 results=results,
+                server=server[0] if server else None,
                 name_warnings=[f"{run}: {w}" for w in parts.warnings],
+                dop_warnings=list(dop_warnings),
+                sources=dict(sources),
             )
         )
     return runs

@@ -340,6 +340,9 @@ def scan_qps(out: SysbenchOutput, file_name: str = "sb.o") -> float:
 SCAN_SPEC = "spec"
 SCAN_TPS_ROWS = "tps×rows/1000"
 SCAN_FORMULAS = (SCAN_SPEC, SCAN_TPS_ROWS)
+# Stored for a run imported before benchdash recorded the formula, until its archive is read again to decide it
+# (``manage.py fill_scan_formula``). Read as the spec's, like a run that reported no scan value of its own.
+SCAN_UNKNOWN = "unknown"
 # sb.r.qps holds what the scripts printed from sysbench's rounded "(X per sec.)": agreement within 2% is a match.
 SCAN_MATCH_TOLERANCE = 0.02
 

@@ -35,4 +35,5 @@ SUITE = Suite(
     is_excluded=not_compared,
     group_sets=groups.STANDARD_GROUP_SETS,
     group_set_for=group_set_for,
+    scan_eras=True,
 )

@@ -55,4 +55,4 @@ def parse_files(files: Sequence[ResultFile], *, bundle: str, required: bool) -> 
         )
     if required and not runs:
         raise ParseError(f"{bundle}: no fake results")
-    return SuiteParse(runs=runs, warnings=[], not_read=0)
+    return SuiteParse(runs=runs, warnings=[], not_read=[])
