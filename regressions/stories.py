@@ -43,7 +43,15 @@ The rule
    story of its own, not as the excursion's "fix"). It is set aside before
    segmentation, so it never splits a story into "fixed" plus "arrived again";
    it is listed on the story whose span holds it, or becomes a story of kind
-   "outlier" of its own when no story spans it.
+   "outlier" of its own when no story spans it. Two excursions in a row, a
+   dip and a spike (or a spike and a dip), are outliers too: when
+   segmentation (rule 4) tells them as two one-version levels, one each side
+   of the level before them, and the level after them is back within the
+   one-point gate of that level, both are set aside and the rest segmented
+   again. Read as levels they would make one held step into "given back",
+   "better again", "given back" (db_bench's overwriteandwait with buffered IO,
+   1.40 → 1.23 → 1.68 → 1.42); two versions on the same side of the level
+   before are a level of their own, a loss and its fix, and stay one.
 4. **Levels.** ``changepoints.detect`` segments the remaining points with the
    σ of rule 2 (PELT proposes, the gate keeps a step only when it exceeds
    ``min_change`` (5 %) and k·σ·√(1/n_A + 1/n_B) (k = 3) and is a step, not a
@@ -101,6 +109,7 @@ The rule
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
@@ -368,6 +377,41 @@ def outlier_indexes(
     return found
 
 
+def zigzag_excursions(segments: Sequence[changepoints.Segment], gate: float) -> list[int]:
+    """Indexes of two one-version levels in a row, one each side of the level before them, after which the
+    series is back within ``gate`` of that level (rule 3's second part): a dip and a spike around one level."""
+    found: list[int] = []
+    for before, first, second, after in zip(segments, segments[1:], segments[2:], segments[3:], strict=False):
+        if first.n != 1 or second.n != 1 or before.level <= 0 or first.first in found:
+            continue
+        opposite = (first.level - before.level) * (second.level - before.level) < 0
+        if opposite and abs(_change(before.level, after.level)) <= gate:
+            found.extend((first.first, second.first))
+    return found
+
+
+def levels(
+    values: Sequence[float | None],
+    versions: Sequence[str],
+    sigma: float,
+    *,
+    min_change: float = changepoints.DEFAULT_MIN_CHANGE,
+    k: float = changepoints.DEFAULT_K,
+) -> tuple[list[int], list[changepoints.Segment]]:
+    """The outliers of a series (rule 3) and the levels of the rest (rule 4): one-version excursions are set
+    aside before segmentation; a dip and a spike in a row that segmentation tells as two one-version levels
+    are set aside after it, and the rest segmented again."""
+    outliers = outlier_indexes(values, sigma, min_change=min_change, k=k)
+    kept = [None if i in outliers else v for i, v in enumerate(values)]
+    segments = changepoints.detect(kept, versions, noise=sigma, min_change=min_change, k=k).segments
+    paired = zigzag_excursions(segments, _one_point_gate(sigma, min_change, k))
+    if paired:
+        outliers = sorted({*outliers, *paired})
+        kept = [None if i in outliers else v for i, v in enumerate(values)]
+        segments = changepoints.detect(kept, versions, noise=sigma, min_change=min_change, k=k).segments
+    return outliers, list(segments)
+
+
 # --------------------------------------------------------------------------- stories
 
 
@@ -415,10 +459,8 @@ def build_stories(
     versions = series.versions
     values = [p.value if p.usable else None for p in series.points]
     measured = series_noise(series, noise=noise, default_noise=default_noise)
-    outliers = outlier_indexes(values, measured.sigma, min_change=min_change, k=k)
+    outliers, segments = levels(values, versions, measured.sigma, min_change=min_change, k=k)
     kept = [None if i in outliers else v for i, v in enumerate(values)]
-    detection = changepoints.detect(kept, versions, noise=measured.sigma, min_change=min_change, k=k)
-    segments = detection.segments
     if not segments:
         return []
 
@@ -708,11 +750,9 @@ def metric_steps(
     spec = spec or metric_spec(series.metric)
     values = [p.value if p.usable else None for p in series.points]
     measured = series_noise(series)
-    outliers = set(outlier_indexes(values, measured.sigma, min_change=min_change, k=k))
-    kept = [None if i in outliers else v for i, v in enumerate(values)]
-    detection = changepoints.detect(kept, series.versions, noise=measured.sigma, min_change=min_change, k=k)
+    _, segments = levels(values, series.versions, measured.sigma, min_change=min_change, k=k)
     found = []
-    for before, after in zip(detection.segments, detection.segments[1:], strict=False):
+    for before, after in itertools.pairwise(segments):
         if not spec.is_step(before.level, after.level):
             continue
         ratio = math.inf if before.level == 0 else after.level / before.level
