@@ -104,7 +104,15 @@ The rule
    0.3 → 0) is noise, for these stories as for the steps of rule 7, unless
    the other level matters on its own (``MetricSpec.meaningful``: 1 KB read
    per operation does, wherever it came from). A cs/o jump with flat QPS is
-   how a contention bug shows on a server with cores to spare.
+   how a contention bug shows on a server with cores to spare. A group tells
+   metric stories the same way, from the median of its members' metric
+   series (rule 6), beside the group's QPS stories; a member's metric story
+   of the same metric and kind arriving where the group's arrives, moves
+   further or returns is folded into it. Each metric story carries what its
+   subject's QPS did over the same version pair (``qps_change``): a cost per
+   operation that rose while QPS held (MySQL 9.5.0's insert, cs/o +45 % at
+   QPS −7 %, inside that test's noise) is a HW-metric story, listed on its own
+   tab, never an open QPS regression nor an alert.
 """
 
 from __future__ import annotations
@@ -232,6 +240,8 @@ class Story:
     folded_into: str | None = None  # a member story its group's story stands for
     reference_version: str = ""  # the last version of the level_before (a story after a gain lost: the gain's)
     metric_steps: tuple[MetricStep, ...] = ()
+    # A metric story: what the subject's QPS did over the arrival's version pair (None for a QPS story).
+    qps_change: float | None = None
 
     @property
     def is_open(self) -> bool:
@@ -276,6 +286,7 @@ class Story:
                 "builds": list(self.builds),
                 "releases": self.releases,
                 "metric_steps": [{**asdict(m), "text": m.text} for m in self.metric_steps],
+                "qps_change": self.qps_change,
                 "summary": self.summary,
             }
         )
@@ -296,7 +307,10 @@ class Story:
             head = f"{self.metric} {head}"
         if self.outliers:
             parts.append("outlier " + ", ".join(self.outliers))
-        return f"{head}: " + ", ".join(parts)
+        tail = ""
+        if self.metric != QPS and self.qps_change is not None and math.isfinite(self.qps_change):
+            tail = f"; QPS {_pct(self.qps_change)} over the same versions"
+        return f"{head}: " + ", ".join(parts) + tail
 
 
 _VERBS: Mapping[tuple[str, str], str] = {
@@ -657,16 +671,17 @@ def group_series(group: str, members: Sequence[Series]) -> Series:
 
 
 def fold_into_groups(member_stories: Iterable[Story], group_stories: Iterable[Story]) -> list[Story]:
-    """Member stories, each marked ``folded_into`` its group when the group has a story of the same kind that
-    arrives, moves further or returns at the member's arrival version (the group's story stands for it in a list)."""
+    """Member stories, each marked ``folded_into`` its group when the group has a story of the same metric and
+    kind that arrives, moves further or returns at the member's arrival version (the group's story stands for it
+    in a list)."""
     arrivals = {
-        (s.subject, s.kind, e.version)
+        (s.subject, s.metric, s.kind, e.version)
         for s in group_stories
         for e in s.events
         if e.kind in ("arrival", "further", "returned")
     }
     return [
-        replace(s, folded_into=s.group) if s.group and (s.group, s.kind, s.arrived_in) in arrivals else s
+        replace(s, folded_into=s.group) if s.group and (s.group, s.metric, s.kind, s.arrived_in) in arrivals else s
         for s in member_stories
     ]
 
@@ -864,3 +879,15 @@ def metric_stories(
             continue
         found.append(story)
     return found
+
+
+def with_qps_change(story: Story, qps: Series | None) -> Story:
+    """A metric story with what its subject's QPS did from ``previous_version`` to ``arrived_in`` (rule 8): a
+    cost per operation that rose while QPS held is no QPS regression, and the record says so."""
+    if qps is None or story.metric == QPS:
+        return story
+    value = {p.version: p.value for p in qps.points if p.usable}
+    before, after = value.get(story.previous_version), value.get(story.arrived_in)
+    if before is None or after is None or before <= 0:
+        return story
+    return replace(story, qps_change=_change(before, after))
