@@ -111,8 +111,10 @@ The rule
    further or returns is folded into it. Each metric story carries what its
    subject's QPS did over the same version pair (``qps_change``): a cost per
    operation that rose while QPS held (MySQL 9.5.0's insert, cs/o +45 % at
-   QPS −7 %, inside that test's noise) is a HW-metric story, listed on its own
-   tab, never an open QPS regression nor an alert.
+   QPS −5 % against the level before, inside that test's noise) is a
+   HW-metric story, listed on its own tab, never an open QPS regression nor
+   an alert. QPS is read against the mean of its level up to the version
+   before (outliers set aside), so a QPS outlier there is no change.
 """
 
 from __future__ import annotations
@@ -883,11 +885,21 @@ def metric_stories(
 
 def with_qps_change(story: Story, qps: Series | None) -> Story:
     """A metric story with what its subject's QPS did from ``previous_version`` to ``arrived_in`` (rule 8): a
-    cost per operation that rose while QPS held is no QPS regression, and the record says so."""
+    cost per operation that rose while QPS held is no QPS regression, and the record says so. The QPS before is
+    the mean of its level's points up to ``previous_version`` (outliers set aside, rules 3-4: a QPS outlier
+    there does not pass for a change), the QPS after the arrival's own point."""
     if qps is None or story.metric == QPS:
         return story
-    value = {p.version: p.value for p in qps.points if p.usable}
-    before, after = value.get(story.previous_version), value.get(story.arrived_in)
-    if before is None or after is None or before <= 0:
+    versions = qps.versions
+    if story.previous_version not in versions or story.arrived_in not in versions:
         return story
-    return replace(story, qps_change=_change(before, after))
+    values = [p.value if p.usable else None for p in qps.points]
+    _, segments = levels(values, versions, series_noise(qps).sigma)
+    previous, arrived = versions.index(story.previous_version), versions.index(story.arrived_in)
+    holding = [seg for seg in segments if seg.first <= previous]
+    before = [values[i] for i in holding[-1].indexes if i <= previous] if holding else []
+    after = values[arrived]
+    if not before or after is None:
+        return story
+    level = statistics.fmean(v for v in before if v is not None)
+    return story if level <= 0 else replace(story, qps_change=_change(level, after))
