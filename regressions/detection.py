@@ -79,6 +79,7 @@ STORY_FIELDS = (
     "builds",
     "metric_steps",
     "summary",
+    "qps_change",
     "folded_into_id",
     "no_longer_detected",
     "same_over_every_release",
@@ -462,39 +463,48 @@ def find_stories(
 ) -> list[stories.Story]:
     """Every story of a series (group stories first, member stories marked when folded), with the metric steps
     that coincide with each attached (a group's metrics are its members' medians), then the metric stories of
-    each microbenchmark that no QPS story of it accounts for. Pure."""
+    each microbenchmark and each group that no QPS story of it accounts for, member metric stories folded into
+    their group's like QPS ones (``stories.fold_into_groups``). Pure."""
     told = stories.stories_for(built.qps, min_change=min_change, k=k)
-    members: dict[str, list[str]] = defaultdict(list)
+    # The metric series of every subject: a microbenchmark's own, a group's the median of its members'.
+    metric_series: dict[tuple[bool, str], list[stories.Series]] = {}
+    by_group: dict[str, dict[str, list[stories.Series]]] = defaultdict(lambda: defaultdict(list))
     for s in built.qps:
-        if s.group:
-            members[s.group].append(s.subject)
-    result = []
+        metric_series[(False, s.subject)] = built.metrics.get(s.subject, [])
+        for m in metric_series[(False, s.subject)] if s.group else ():
+            by_group[s.group][m.metric].append(m)  # type: ignore[index]
+    for group, by_metric in by_group.items():
+        metric_series[(True, group)] = [
+            replace(stories.group_series(group, found), metric=name) for name, found in by_metric.items()
+        ]
+    result = [
+        stories.with_metric_steps(
+            story, metric_series.get((story.is_group, story.subject), []), built.versions, min_change=min_change, k=k
+        )
+        for story in told
+    ]
+    # Metric stories of their own, per microbenchmark and per group: the steps no QPS story of it accounts for.
+    qps_of: dict[tuple[bool, str], list[stories.Story]] = defaultdict(list)
     for story in told:
-        if story.is_group:
-            by_metric: dict[str, list[stories.Series]] = defaultdict(list)
-            for label in members.get(story.subject, []):
-                for m in built.metrics.get(label, []):
-                    by_metric[m.metric].append(m)
-            metric_series = [
-                replace(stories.group_series(story.subject, found), metric=name) for name, found in by_metric.items()
-            ]
-        else:
-            metric_series = built.metrics.get(story.subject, [])
-        result.append(stories.with_metric_steps(story, metric_series, built.versions, min_change=min_change, k=k))
-    # Metric stories of their own, per microbenchmark: the steps no QPS story of it accounts for.
-    by_subject: dict[str, list[stories.Story]] = defaultdict(list)
-    for story in told:
-        if not story.is_group:
-            by_subject[story.subject].append(story)
-    for s in built.qps:
-        for m in built.metrics.get(s.subject, []):
-            result.extend(
-                replace(story, group=s.group)
+        qps_of[(story.is_group, story.subject)].append(story)
+    qps_series = {(False, s.subject): s for s in built.qps}
+    for group in by_group:
+        qps_series[(True, group)] = stories.group_series(group, [s for s in built.qps if s.group == group])
+    group_of = {s.subject: s.group for s in built.qps}
+    own: list[stories.Story] = []
+    for (is_group, subject), found in metric_series.items():
+        for m in found:
+            own.extend(
+                stories.with_qps_change(
+                    replace(story, group=subject if is_group else group_of.get(subject)),
+                    qps_series.get((is_group, subject)),
+                )
                 for story in stories.metric_stories(
-                    m, by_subject.get(s.subject, []), built.versions, min_change=max(min_change, metric_min_change), k=k
+                    m, qps_of[(is_group, subject)], built.versions, min_change=max(min_change, metric_min_change), k=k
                 )
             )
-    return result
+    groups = [s for s in own if s.is_group]
+    return result + groups + stories.fold_into_groups([s for s in own if not s.is_group], groups)
 
 
 def _standing_for(story: stories.Story, told: Sequence[stories.Story]) -> stories.Story | None:
@@ -508,6 +518,7 @@ def _standing_for(story: stories.Story, told: Sequence[stories.Story]) -> storie
             if g.is_group
             and g.subject == story.folded_into
             and g.kind == story.kind
+            and g.metric == story.metric
             and any(e.version == story.arrived_in for e in g.events if e.kind in ("arrival", "further", "returned"))
         ),
         None,
@@ -583,8 +594,17 @@ def find_candidates(
                 "subject": story.subject,
                 "members": folded,
                 "members_total": len(members.get(story.subject, [])),
-                "values": {label: series.relative[label] for label in members.get(story.subject, [])},
+                # A group's metric story rests on its members' measured values per operation, a QPS one on their
+                # relative QPS.
+                "values": {
+                    label: series.relative[label]
+                    if story.metric == stories.QPS
+                    else series.metrics.get(label, {}).get(story.metric, [None] * len(points))
+                    for label in members.get(story.subject, [])
+                },
             }
+            if story.metric != stories.QPS:
+                subject |= {"metric": story.metric, "levels": levels(story)}
             microbenchmark_id, group = None, story.subject
         elif story.metric != stories.QPS:
             # A metric's own story: its evidence is the metric's values (absolute, per operation), no QPS.
@@ -633,7 +653,9 @@ def find_candidates(
                 releases=view,
                 folded_into_key=None
                 if folded_into is None
-                else natural_key(None, folded_into.subject, folded_into.kind, index_of[folded_into.arrived_in]),
+                else natural_key(
+                    None, folded_into.subject, folded_into.kind, index_of[folded_into.arrived_in], folded_into.metric
+                ),
                 # Alerts announce QPS stories; a metric's story waits on the list's own tab.
                 opened=story.is_open and folded_into is None and story.metric == stories.QPS,
                 metric=story.metric,
@@ -664,6 +686,7 @@ def find_candidates(
                     "builds": as_dict["builds"],
                     "metric_steps": as_dict["metric_steps"],
                     "summary": story.summary,
+                    "qps_change": story.qps_change,
                     # The long-term records of a series that does not mix release kinds stand for both views:
                     # detect_regressions decides, as it knows the series.
                     "same_over_every_release": False,
@@ -715,6 +738,7 @@ def record_as_dict(r: Regression) -> dict[str, Any]:
         "builds": r.builds,
         "releases": r.releases,
         "metric_steps": r.metric_steps,
+        "qps_change": r.qps_change,
         "summary": r.summary,
         "no_longer_detected": r.no_longer_detected,
         "state": r.state,

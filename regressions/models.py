@@ -141,6 +141,12 @@ class Regression(models.Model):
     # [{metric, version, previous_version, level_before, level_after, ratio, worse, explains, at, text}]
     metric_steps = models.JSONField(default=list, blank=True)
     summary = models.TextField(blank=True, help_text="The story in one line")
+    qps_change = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="A metric story: its subject's QPS change over the same versions (a cost per operation that "
+        "rose while QPS held is no QPS regression)",
+    )
     folded_into = models.ForeignKey(
         "self",
         null=True,
@@ -219,6 +225,10 @@ class Regression(models.Model):
     @property
     def worst_change_text(self) -> str:
         return _pct(self.worst_change)
+
+    @property
+    def qps_change_text(self) -> str:
+        return _pct(self.qps_change)
 
     @property
     def change_text(self) -> str:

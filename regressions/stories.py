@@ -43,7 +43,15 @@ The rule
    story of its own, not as the excursion's "fix"). It is set aside before
    segmentation, so it never splits a story into "fixed" plus "arrived again";
    it is listed on the story whose span holds it, or becomes a story of kind
-   "outlier" of its own when no story spans it.
+   "outlier" of its own when no story spans it. Two excursions in a row, a
+   dip and a spike (or a spike and a dip), are outliers too: when
+   segmentation (rule 4) tells them as two one-version levels, one each side
+   of the level before them, and the level after them is back within the
+   one-point gate of that level, both are set aside and the rest segmented
+   again. Read as levels they would make one held step into "given back",
+   "better again", "given back" (db_bench's overwriteandwait with buffered IO,
+   1.40 → 1.23 → 1.68 → 1.42); two versions on the same side of the level
+   before are a level of their own, a loss and its fix, and stay one.
 4. **Levels.** ``changepoints.detect`` segments the remaining points with the
    σ of rule 2 (PELT proposes, the gate keeps a step only when it exceeds
    ``min_change`` (5 %) and k·σ·√(1/n_A + 1/n_B) (k = 3) and is a step, not a
@@ -96,11 +104,22 @@ The rule
    0.3 → 0) is noise, for these stories as for the steps of rule 7, unless
    the other level matters on its own (``MetricSpec.meaningful``: 1 KB read
    per operation does, wherever it came from). A cs/o jump with flat QPS is
-   how a contention bug shows on a server with cores to spare.
+   how a contention bug shows on a server with cores to spare. A group tells
+   metric stories the same way, from the median of its members' metric
+   series (rule 6), beside the group's QPS stories; a member's metric story
+   of the same metric and kind arriving where the group's arrives, moves
+   further or returns is folded into it. Each metric story carries what its
+   subject's QPS did over the same version pair (``qps_change``): a cost per
+   operation that rose while QPS held (MySQL 9.5.0's insert, cs/o +45 % at
+   QPS −5 % against the level before, inside that test's noise) is a
+   HW-metric story, listed on its own tab, never an open QPS regression nor
+   an alert. QPS is read against the mean of its level up to the version
+   before (outliers set aside), so a QPS outlier there is no change.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
@@ -223,6 +242,8 @@ class Story:
     folded_into: str | None = None  # a member story its group's story stands for
     reference_version: str = ""  # the last version of the level_before (a story after a gain lost: the gain's)
     metric_steps: tuple[MetricStep, ...] = ()
+    # A metric story: what the subject's QPS did over the arrival's version pair (None for a QPS story).
+    qps_change: float | None = None
 
     @property
     def is_open(self) -> bool:
@@ -267,6 +288,7 @@ class Story:
                 "builds": list(self.builds),
                 "releases": self.releases,
                 "metric_steps": [{**asdict(m), "text": m.text} for m in self.metric_steps],
+                "qps_change": self.qps_change,
                 "summary": self.summary,
             }
         )
@@ -287,7 +309,10 @@ class Story:
             head = f"{self.metric} {head}"
         if self.outliers:
             parts.append("outlier " + ", ".join(self.outliers))
-        return f"{head}: " + ", ".join(parts)
+        tail = ""
+        if self.metric != QPS and self.qps_change is not None and math.isfinite(self.qps_change):
+            tail = f"; QPS {_pct(self.qps_change)} over the same versions"
+        return f"{head}: " + ", ".join(parts) + tail
 
 
 _VERBS: Mapping[tuple[str, str], str] = {
@@ -368,6 +393,41 @@ def outlier_indexes(
     return found
 
 
+def zigzag_excursions(segments: Sequence[changepoints.Segment], gate: float) -> list[int]:
+    """Indexes of two one-version levels in a row, one each side of the level before them, after which the
+    series is back within ``gate`` of that level (rule 3's second part): a dip and a spike around one level."""
+    found: list[int] = []
+    for before, first, second, after in zip(segments, segments[1:], segments[2:], segments[3:], strict=False):
+        if first.n != 1 or second.n != 1 or before.level <= 0 or first.first in found:
+            continue
+        opposite = (first.level - before.level) * (second.level - before.level) < 0
+        if opposite and abs(_change(before.level, after.level)) <= gate:
+            found.extend((first.first, second.first))
+    return found
+
+
+def levels(
+    values: Sequence[float | None],
+    versions: Sequence[str],
+    sigma: float,
+    *,
+    min_change: float = changepoints.DEFAULT_MIN_CHANGE,
+    k: float = changepoints.DEFAULT_K,
+) -> tuple[list[int], list[changepoints.Segment]]:
+    """The outliers of a series (rule 3) and the levels of the rest (rule 4): one-version excursions are set
+    aside before segmentation; a dip and a spike in a row that segmentation tells as two one-version levels
+    are set aside after it, and the rest segmented again."""
+    outliers = outlier_indexes(values, sigma, min_change=min_change, k=k)
+    kept = [None if i in outliers else v for i, v in enumerate(values)]
+    segments = changepoints.detect(kept, versions, noise=sigma, min_change=min_change, k=k).segments
+    paired = zigzag_excursions(segments, _one_point_gate(sigma, min_change, k))
+    if paired:
+        outliers = sorted({*outliers, *paired})
+        kept = [None if i in outliers else v for i, v in enumerate(values)]
+        segments = changepoints.detect(kept, versions, noise=sigma, min_change=min_change, k=k).segments
+    return outliers, list(segments)
+
+
 # --------------------------------------------------------------------------- stories
 
 
@@ -415,10 +475,8 @@ def build_stories(
     versions = series.versions
     values = [p.value if p.usable else None for p in series.points]
     measured = series_noise(series, noise=noise, default_noise=default_noise)
-    outliers = outlier_indexes(values, measured.sigma, min_change=min_change, k=k)
+    outliers, segments = levels(values, versions, measured.sigma, min_change=min_change, k=k)
     kept = [None if i in outliers else v for i, v in enumerate(values)]
-    detection = changepoints.detect(kept, versions, noise=measured.sigma, min_change=min_change, k=k)
-    segments = detection.segments
     if not segments:
         return []
 
@@ -615,16 +673,17 @@ def group_series(group: str, members: Sequence[Series]) -> Series:
 
 
 def fold_into_groups(member_stories: Iterable[Story], group_stories: Iterable[Story]) -> list[Story]:
-    """Member stories, each marked ``folded_into`` its group when the group has a story of the same kind that
-    arrives, moves further or returns at the member's arrival version (the group's story stands for it in a list)."""
+    """Member stories, each marked ``folded_into`` its group when the group has a story of the same metric and
+    kind that arrives, moves further or returns at the member's arrival version (the group's story stands for it
+    in a list)."""
     arrivals = {
-        (s.subject, s.kind, e.version)
+        (s.subject, s.metric, s.kind, e.version)
         for s in group_stories
         for e in s.events
         if e.kind in ("arrival", "further", "returned")
     }
     return [
-        replace(s, folded_into=s.group) if s.group and (s.group, s.kind, s.arrived_in) in arrivals else s
+        replace(s, folded_into=s.group) if s.group and (s.group, s.metric, s.kind, s.arrived_in) in arrivals else s
         for s in member_stories
     ]
 
@@ -708,11 +767,9 @@ def metric_steps(
     spec = spec or metric_spec(series.metric)
     values = [p.value if p.usable else None for p in series.points]
     measured = series_noise(series)
-    outliers = set(outlier_indexes(values, measured.sigma, min_change=min_change, k=k))
-    kept = [None if i in outliers else v for i, v in enumerate(values)]
-    detection = changepoints.detect(kept, series.versions, noise=measured.sigma, min_change=min_change, k=k)
+    _, segments = levels(values, series.versions, measured.sigma, min_change=min_change, k=k)
     found = []
-    for before, after in zip(detection.segments, detection.segments[1:], strict=False):
+    for before, after in itertools.pairwise(segments):
         if not spec.is_step(before.level, after.level):
             continue
         ratio = math.inf if before.level == 0 else after.level / before.level
@@ -824,3 +881,25 @@ def metric_stories(
             continue
         found.append(story)
     return found
+
+
+def with_qps_change(story: Story, qps: Series | None) -> Story:
+    """A metric story with what its subject's QPS did from ``previous_version`` to ``arrived_in`` (rule 8): a
+    cost per operation that rose while QPS held is no QPS regression, and the record says so. The QPS before is
+    the mean of its level's points up to ``previous_version`` (outliers set aside, rules 3-4: a QPS outlier
+    there does not pass for a change), the QPS after the arrival's own point."""
+    if qps is None or story.metric == QPS:
+        return story
+    versions = qps.versions
+    if story.previous_version not in versions or story.arrived_in not in versions:
+        return story
+    values = [p.value if p.usable else None for p in qps.points]
+    _, segments = levels(values, versions, series_noise(qps).sigma)
+    previous, arrived = versions.index(story.previous_version), versions.index(story.arrived_in)
+    holding = [seg for seg in segments if seg.first <= previous]
+    before = [values[i] for i in holding[-1].indexes if i <= previous] if holding else []
+    after = values[arrived]
+    if not before or after is None:
+        return story
+    level = statistics.fmean(v for v in before if v is not None)
+    return story if level <= 0 else replace(story, qps_change=_change(level, after))

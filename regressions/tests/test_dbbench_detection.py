@@ -115,3 +115,13 @@ def test_a_rocksdb_series_is_one_release_view(detected: None) -> None:
     assert Regression.objects.exists()
     assert not Regression.objects.filter(releases="all").exists()
     assert not Regression.objects.filter(same_over_every_release=False).exists()
+
+
+def test_the_buffered_io_write_gain_is_one_story_with_its_dip_and_spike_as_outliers(detected: None) -> None:
+    # overwriteandwait with buffered IO: +40 % in 9.9.3, held through 10.10.0; 10.6.2 (1.23) and 10.7.6 (1.68)
+    # are a dip and a spike around 1.40, not "given back", "better again", "given back".
+    for story in (_story(IOBUF, "write"), _story(IOBUF, "overwriteandwait.t1.s0")):
+        assert (story.kind, story.arrived_in.text, story.fixed_in) == ("improvement", "9.9.3", None)
+        assert [e["kind"] for e in story.story_events] == ["arrival"]
+        assert story.outliers == ["10.6.2", "10.7.6"]
+    assert _story(IOBUF, "overwriteandwait.t1.s0").folded_into == _story(IOBUF, "write")

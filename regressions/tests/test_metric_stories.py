@@ -11,7 +11,7 @@ from django.test import Client
 from django.urls import reverse
 
 from regressions import stories as st
-from regressions.detection import detect_regressions
+from regressions.detection import StorySeries, detect_regressions, find_stories
 from regressions.models import Regression
 from runs.models import Run
 
@@ -90,6 +90,53 @@ def test_a_metric_step_under_the_metric_minimum_change_is_a_step_but_no_story() 
 
 def test_a_one_version_excursion_of_a_metric_is_no_story() -> None:
     assert st.metric_stories(series([2.0, 2.02, 1.98, 6.2, 2.0, 2.01, 1.99], "cs/o"), [], VERSIONS) == []
+
+
+def _grouped(qps: dict[str, list[float]], cs: dict[str, list[float]]) -> StorySeries:
+    """A series of microbenchmarks of one group, "writes", with their QPS and cs/o."""
+    return StorySeries(
+        chosen=list(range(len(VERSIONS))),
+        unused={},
+        long_term=[True] * len(VERSIONS),
+        qps=[
+            st.Series(label, series(values).points, group="writes", releases="long-term")
+            for label, values in qps.items()
+        ],
+        metrics={label: [series(values, "cs/o", label)] for label, values in cs.items()},
+        versions=VERSIONS,
+    )
+
+
+def test_a_group_tells_metric_stories_from_its_members_median_and_folds_the_members_into_them() -> None:
+    flat = [1.0, 1.01, 0.99, 1.0, 1.01, 0.99, 1.0]
+    built = _grouped(
+        {"insert_range=100": flat, "delete_range=100": flat, "update-one_range=100": flat},
+        {
+            "insert_range=100": [4.0, 4.02, 3.98, 6.0, 6.02, 5.98, 6.0],
+            "delete_range=100": [5.0, 5.03, 4.98, 7.5, 7.4, 7.6, 7.5],
+            "update-one_range=100": [3.0, 3.01, 2.99, 3.0, 3.01, 2.99, 3.0],  # no step: the median moves anyway
+        },
+    )
+    told = [s for s in find_stories(built) if s.metric == "cs/o"]
+    (group,) = [s for s in told if s.is_group]
+    assert (group.subject, group.kind, group.arrived_in, group.group) == ("writes", "regression", "1.3.0", "writes")
+    assert group.change == pytest.approx(6.0 / 4.0 - 1, abs=0.02)
+    assert group.qps_change == pytest.approx(0.0, abs=0.02)
+    assert group.summary.endswith("; QPS +0% over the same versions")
+    members = {s.subject: s for s in told if not s.is_group}
+    assert set(members) == {"insert_range=100", "delete_range=100"}
+    assert all(s.folded_into == "writes" and s.group == "writes" for s in members.values())
+
+
+def test_a_group_metric_step_where_the_groups_qps_story_moves_is_told_by_that_story() -> None:
+    drop = [1.0, 1.01, 0.99, 0.6, 0.61, 0.59, 0.6]
+    cs = [4.0, 4.02, 3.98, 6.0, 6.02, 5.98, 6.0]
+    built = _grouped({"a_range=1": drop, "b_range=1": drop}, {"a_range=1": cs, "b_range=1": cs})
+    told = find_stories(built)
+    assert [s.metric for s in told if s.is_group] == ["qps"]
+    (group,) = [s for s in told if s.is_group]
+    assert any(m.metric == "cs/o" and m.explains for m in group.metric_steps)
+    assert all(s.metric == "qps" for s in told)
 
 
 # --------------------------------------------------------------------------- records, list, JSON, API
@@ -175,3 +222,27 @@ def test_a_metric_storys_page_names_the_metric_and_shows_its_levels_per_operatio
     shown = next(v for v in values if v is not None)
     # The measured level itself, not a ratio rounded to two decimals.
     assert f">{shown:.4g}</td>" in html
+
+
+@pytest.mark.django_db
+def test_mysql_9_5_inserts_cs_per_operation_step_is_a_hw_metric_story_not_a_qps_regression(small_base: Run) -> None:
+    # The raw sb.met files: insert's cs/o was 3.95 from 8.0.43 to 9.4.0 and is 5.73 in 9.5.0 (cs/s 32,747 →
+    # 44,384 at about the same rate) while QPS went from 8,291 to 7,743 (−5.5 % against the level before).
+    out = io.StringIO()
+    call_command("detect_regressions", "--format", "json", "--releases", "all", stdout=out)
+    records = json.loads(out.getvalue())
+    (insert,) = [r for r in records if r["subject"] == "insert_range=100" and r["arrived_in"] == "9.5.0"]
+    assert (insert["metric"], insert["kind"], insert["previous_version"]) == ("cs/o", "regression", "9.4.0")
+    assert insert["change"] == pytest.approx(5.732 / 3.950 - 1, abs=0.02)
+    # Against the level 8.0.43 to 9.4.0 held (8,259, 8,241, 8,121, 8,041, 8,291 QPS).
+    assert insert["qps_change"] == pytest.approx(7742.59 / 8190.6 - 1, abs=0.01)
+    assert not insert["open"] and not insert["outlier"] and insert["folded_into"] is None
+    # No QPS story arrives or moves at 9.5.0 beyond a provisional step.
+    for record in records:
+        if record["metric"] == "qps" and not record["outlier"]:
+            assert all(e["version"] != "9.5.0" or e["provisional"] for e in record["events"])
+    record = Regression.objects.get(pk=insert["id"])
+    assert not record.is_open_story
+    html = Client().get(record.get_absolute_url()).content.decode()
+    assert "−5.5% from 9.4.0 to 9.5.0" in html and "a HW-metric story, not a QPS regression" in html
+    assert insert["id"] not in [r["id"] for r in Client().get("/api/regressions", {"releases": "all"}).json()["items"]]

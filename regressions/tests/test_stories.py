@@ -70,6 +70,32 @@ def test_a_one_version_dip_whose_next_version_overshoots_is_an_outlier_beside_on
     assert st.outlier_indexes([1.0, 1.0, 1.0, 0.6, 0.85, 0.85, 0.85], 0.01) == []
 
 
+DBBENCH = ["9.8.4", "9.9.3", "9.10.0", "9.11.2", "10.0.1", "10.1.3", "10.2.3", "10.3.4"]
+DBBENCH += ["10.4.2", "10.5.5", "10.6.2", "10.7.6", "10.8.3", "10.9.1", "10.10.0"]
+
+
+def test_a_dip_and_a_spike_in_a_row_around_one_level_are_outliers_of_one_story() -> None:
+    # db_bench overwriteandwait, buffered IO (the author's sum.abs0.iobuf): +40 % in 9.9.3, held to 10.10.0,
+    # with 10.6.2 low and 10.7.6 high for one version each. One improvement, not four events.
+    values = [1.00, 1.38, 1.45, 1.39, 1.41, 1.39, 1.40, 1.39, 1.41, 1.40, 1.23, 1.68, 1.42, 1.47, 1.42]
+    (story,) = st.build_stories(series(values, DBBENCH))
+    assert (story.kind, story.arrived_in, story.previous_version) == ("improvement", "9.9.3", "9.8.4")
+    assert [e.kind for e in story.events] == ["arrival"] and story.ended_in is None
+    assert story.outliers == ("10.6.2", "10.7.6")
+    assert story.summary == "+41% against 9.8.4: arrived in 9.9.3 (+41%), outlier 10.6.2, 10.7.6"
+
+
+def test_two_versions_on_the_same_side_are_a_level_a_loss_and_its_fix_not_outliers() -> None:
+    # Two versions below the level before, then back: a short-lived regression, fixed.
+    (story,) = st.build_stories(series([1.0, 1.0, 1.0, 1.0, 0.7, 0.68, 1.0, 1.0, 1.0, 1.0]))
+    assert story.kind == "regression" and story.arrived_in == "1.4.0" and story.fixed_in == "1.6.0"
+    assert story.outliers == ()
+    # A dip and a spike after which the series does not come back is no excursion: the last level is news.
+    stories = st.build_stories(series([1.0, 1.0, 1.0, 1.0, 0.7, 1.4, 1.4, 1.4, 1.4]))
+    assert stories and all("1.5.0" not in s.outliers for s in stories)
+    assert any(s.kind == "improvement" and s.current_change == pytest.approx(0.4, abs=0.01) for s in stories)
+
+
 def test_arrival_partial_recovery_fix_and_return_are_one_story() -> None:
     values = [1.0, 1.0, 0.7, 0.7, 0.85, 0.85, 1.0, 1.0, 0.7, 0.7]
     (story,) = st.build_stories(series(values))
