@@ -668,8 +668,11 @@ def _create_runs(bundle: Bundle, parsed: Sequence[ParsedRun], info: Mapping[str,
 
     servers = find_or_create(
         Server,
-        # The CPUs a run reported, unless the manifest's server details say otherwise.
-        {p.server: functools.partial(Server, name=p.server, **{"cpus": p.cpus, **info}) for p in reversed(parsed)},
+        # The CPUs (and RAM, storage, OS) a run's files reported, unless the manifest's server details say otherwise.
+        {
+            p.server: functools.partial(Server, name=p.server, **{"cpus": p.cpus, **p.suite_server, **info})
+            for p in reversed(parsed)
+        },
         fetch=lambda names: ((s.name, s) for s in Server.objects.filter(name__in=names)),
     )
     workloads = find_or_create(
@@ -699,6 +702,7 @@ def _create_runs(bundle: Bundle, parsed: Sequence[ParsedRun], info: Mapping[str,
                 started_at=p.started_at,
                 started_from=p.started_from,
                 warnings=p.warnings,
+                notes=p.notes,
                 **p.run_fields(),
             )
             for p, key in zip(parsed, config_keys, strict=True)

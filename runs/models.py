@@ -256,6 +256,7 @@ class Run(models.Model):
     # file name (dop40)", …), since the tables themselves carry none of them.
     summary_sources = models.JSONField(default=dict, blank=True)
     warnings = models.JSONField(default=list, blank=True)
+    notes = models.TextField(blank=True, help_text="What the result files say of the run in words")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -152,6 +152,8 @@ class ParsedRun:
     # What another suite's files said of the configuration's text and the server's CPUs.
     suite_config_text: str = ""
     suite_cpus: int | None = None
+    suite_server: dict[str, Any] = field(default_factory=dict)  # the server's RAM, storage, OS the files said
+    notes: str = ""
     from_summary: bool = False  # read from the scripts' summary tables, not from a result directory
     # Of a run read from a summary: where its concurrency, server and workload came from (what → where).
     summary_sources: dict[str, str] = field(default_factory=dict)
@@ -651,6 +653,8 @@ def _suite_parsed_run(suite: Suite, run: SuiteRun, meta: RunMeta, *, bundle_name
         warnings=warnings,
         suite_config_text=run.config_text,
         suite_cpus=run.cpus,
+        suite_server=run.server_details,
+        notes=run.notes,
     )
 
 

@@ -72,6 +72,9 @@ class SuiteRun:
     suite: str | None = None
     config_text: str = ""  # the DBMS configuration's text, when the files carry it
     cpus: int | None = None  # the server's CPUs, when the files say them
+    # The server's other details the files say (ram_gb, storage, os): a server the import creates gets them.
+    server_details: dict[str, Any] = field(default_factory=dict)
+    notes: str = ""  # what the files say of the run in words (an open-format document's notes)
 
 
 @dataclass

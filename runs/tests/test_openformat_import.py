@@ -319,3 +319,17 @@ def test_a_custom_suites_runs_are_on_every_page_that_lists_or_explains_them(clie
         response = client.get(url)
         assert response.status_code == 200, (url, response.status_code)
     assert "engine tests, 10k rows" in client.get("/").content.decode()
+
+
+@pytest.mark.django_db
+def test_a_documents_server_details_and_notes_are_stored_and_shown_on_the_run_page(client: Client) -> None:
+    example = json.loads(DOCS.read_text().split("```json\n")[1].split("```")[0])
+    example["server"] |= {"ram_gb": 16, "storage": "NVMe SSD, ext4", "os": "Debian 12, Linux 6.1"}
+    example["notes"] = "second try after the\nfirmware update"
+    submit_and_import(json.dumps(example).encode(), name="ma.json", source=Bundle.Source.COMMAND)
+    run = Run.objects.select_related("server").get()
+    assert (run.server.ram_gb, run.server.storage, run.server.os) == (16, "NVMe SSD, ext4", "Debian 12, Linux 6.1")
+    assert run.notes == "second try after the\nfirmware update"
+    page = client.get(f"/runs/{run.pk}/").content.decode()
+    assert "16 GB RAM, NVMe SSD, ext4, Debian 12, Linux 6.1" in page
+    assert '<dd id="run-notes">second try after the<br>firmware update</dd>' in page

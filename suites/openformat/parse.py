@@ -163,6 +163,16 @@ def document_run(document: Document, *, source: str, where: str) -> SuiteRun:
         suite=SYSBENCH if suite == SYSBENCH else None,
         config_text=document.config_text or "",
         cpus=document.server.cpus,
+        server_details={
+            key: value
+            for key, value in (
+                ("ram_gb", document.server.ram_gb),
+                ("storage", document.server.storage),
+                ("os", document.server.os),
+            )
+            if value is not None
+        },
+        notes=document.notes or "",
     )
 
 
