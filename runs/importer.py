@@ -705,7 +705,7 @@ def _create_runs(bundle: Bundle, parsed: Sequence[ParsedRun], info: Mapping[str,
                 **p.run_fields(),
             )
             for p, key in zip(parsed, config_keys, strict=True)
-        ]
+        ],
     )
 
 

@@ -357,9 +357,7 @@ def parse_run(run_dir: RunDir, meta: RunMeta, *, bundle_name: str) -> ParsedRun:
     ignored.extend(
         (f"{inside}/{file_name}", NO_SB_O)
         for file_name, fn in file_names.items()
-        if fn is not None
-        and fn.kind == "met"
-        and (fn.test, fn.range_size, fn.dop or 1) not in used_mets
+        if fn is not None and fn.kind == "met" and (fn.test, fn.range_size, fn.dop or 1) not in used_mets
     )
     if load is not None:
         load_file, done = load
