@@ -138,13 +138,16 @@ class _Spill:
         # Its KeptFiles may outlive the parse (they are decoded when stored): closed when the last one goes.
         self._closer = weakref.finalize(self, self._file.close)
 
-    def append(self, chunks: Callable[[], bytes]) -> tuple[int, int]:
-        """Write what ``chunks()`` returns until it returns b""; (offset, size) of what was written."""
+    def append(self, chunks: Callable[[], bytes], first: bytes = b"") -> tuple[int, int]:
+        """Write ``first``, then what ``chunks()`` returns until it returns b""; (offset, size) of what was
+        written. ``first`` goes with the first chunk in one write: most members are one chunk."""
         start = self._end
         self._file.seek(start)
-        while chunk := chunks():
+        chunk = first + chunks()
+        while chunk:
             self._file.write(chunk)
             self._end += len(chunk)
+            chunk = chunks()
         return start, self._end - start
 
     def read(self, offset: int, size: int) -> bytes:
@@ -823,9 +826,10 @@ class _Reader:
             compression = _sniff(head)
             if compression not in MEMBER_COMPRESSIONS:
                 compression = None
-            source: _Readable = _Prefixed(head, fh)
-            plain = _decompressor(compression, source) if compression else source
-            left = limit + 1
+            # Plain bytes: the sniffed head is written as it is, ahead of the rest (no replaying stream).
+            first = b"" if compression else head
+            plain = _decompressor(compression, _Prefixed(head, fh)) if compression else fh
+            left = limit + 1 - len(first)
 
             def chunk() -> bytes:
                 nonlocal left
@@ -834,7 +838,7 @@ class _Reader:
                 return data
 
             try:
-                offset, got = self.spill.append(chunk)
+                offset, got = self.spill.append(chunk, first)
             except _DAMAGE as exc:
                 if compression is None:
                     raise

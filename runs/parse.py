@@ -35,6 +35,7 @@ class ImportFailed(Exception):
 
 # The sysbench ``.met`` values a result keeps (the names of its columns).
 METRIC_FIELDS = ("rps", "rmbps", "wps", "wmbps", "r_o", "rkb_o", "wkb_o", "o_s", "cs_s", "cpu_s", "cs_o", "cpu_o")
+_METRIC_FIELD_SET = frozenset(METRIC_FIELDS)  # membership, once per value of every result
 
 # What each settings file of a run directory is kept as (the values of ``runs.models.RunFile.Kind``).
 CONFIG, VARIABLES, PG_SETTINGS, HUGEPAGES = "config", "variables", "pg_settings", "hugepages"
@@ -261,9 +262,12 @@ def parse_run(run_dir: RunDir, meta: RunMeta, *, bundle_name: str) -> ParsedRun:
     seen_kinds: set[str] = set()
     hasher = hashlib.sha256()
     mtimes: list[float] = []
+    # Each name parsed once (in the order of the loop below, so a bad name is reported where it was before), then
+    # looked up by the passes over the files that follow.
+    file_names: dict[str, sysbench.ResultFileName | None] = {}
 
     for file_name in sorted(run_dir.files):
-        fn = sysbench.parse_file_name(file_name)
+        fn = file_names[file_name] = sysbench.parse_file_name(file_name)
         if fn is None:
             kind = _file_kind(file_name)
             if kind and run_dir.files[file_name].contains_byte(b"\0"):
@@ -343,7 +347,7 @@ def parse_run(run_dir: RunDir, meta: RunMeta, *, bundle_name: str) -> ParsedRun:
                     "lat_max_ms": _at(metrics.get("rtmax"), i),
                     "lat_pct_ms": _at(metrics.get("rt95"), i),
                     "lat_pct": 95.0 if metrics.get("rt95") else None,
-                    **{k: v for k, v in mets.get((test, range_size, dop), {}).items() if k in METRIC_FIELDS},
+                    **{k: v for k, v in mets.get((test, range_size, dop), {}).items() if k in _METRIC_FIELD_SET},
                 }
             )
             used_mets.add((test, range_size, dop))
@@ -351,13 +355,11 @@ def parse_run(run_dir: RunDir, meta: RunMeta, *, bundle_name: str) -> ParsedRun:
 
     if not results:
         raise sysbench.ParseError(f"{where}: no result files (sb.o.<test>.range<R>.pk<P>.dop<N>) in this run directory")
-    ignored.extend(_unread_summaries(inside, run_dir, outputs, summaries))
+    ignored.extend(_unread_summaries(inside, file_names, outputs, summaries))
     ignored.extend(
         (f"{inside}/{file_name}", NO_SB_O)
-        for file_name in sorted(run_dir.files)
-        if (fn := sysbench.parse_file_name(file_name)) is not None
-        and fn.kind == "met"
-        and (fn.test, fn.range_size, fn.dop or 1) not in used_mets
+        for file_name, fn in file_names.items()
+        if fn is not None and fn.kind == "met" and (fn.test, fn.range_size, fn.dop or 1) not in used_mets
     )
     if load is not None:
         load_file, done = load
@@ -430,21 +432,20 @@ def _load_row(
         # The test whose prepare step it was names the reference o.met block: sb.prepare.met.<test>.range<R>.pk<P>.
         "extra": {"prepared_for": load_file.test, "tables": load.tables},
     }
-    row.update({k: v for k, v in met.items() if k in METRIC_FIELDS})
+    row.update({k: v for k, v in met.items() if k in _METRIC_FIELD_SET})
     return row
 
 
 def _unread_summaries(
     inside: str,
-    run_dir: RunDir,
+    file_names: Mapping[str, sysbench.ResultFileName | None],
     outputs: Mapping[tuple[str, int, int], sysbench.SysbenchOutput],
     summaries: Mapping[tuple[str, int], dict[str, list[float]]],
 ) -> list[tuple[str, str]]:
     """sb.r files of tests whose sb.o files were read: the same numbers, so they are listed, not used."""
     with_outputs = {(test, range_size) for (test, range_size, _) in outputs}
     unread = []
-    for file_name in sorted(run_dir.files):
-        fn = sysbench.parse_file_name(file_name)
+    for file_name, fn in file_names.items():
         if fn is None or not fn.kind.startswith("r."):
             continue
         if (fn.test, fn.range_size) in with_outputs:
@@ -506,7 +507,7 @@ def _result_row(
         "lat_pct": out.lat_pct,
         "lat_pct_ms": out.lat_pct_ms,
     }
-    row.update({k: v for k, v in met.items() if k in METRIC_FIELDS})
+    row.update({k: v for k, v in met.items() if k in _METRIC_FIELD_SET})
     return row
 
 

@@ -35,16 +35,26 @@ class Plan:
 def plan(parsed: Sequence[ParsedRun]) -> Plan:
     """Which parsed runs are summary copies of stored runs, and which stored summary copies they replace.
 
-    Two queries, whatever the number of runs."""
+    Two queries, whatever the number of runs. Only stored runs that can match are read: those on a server the
+    bundle's runs name, and, when the bundle holds no summary, only summary copies (a run directory replaces
+    a copy and nothing else). Read by name alone, every run of that name on every server came back with the
+    concurrencies of all their results: at 25,000 runs, hundreds of thousands of rows per bundle."""
     result = Plan()
-    names = {p.name for p in parsed if p.suite == suites.SYSBENCH.name}
+    sysbench_runs = [p for p in parsed if p.suite == suites.SYSBENCH.name]
+    names = {p.name for p in sysbench_runs}
     stored: dict[str, list[Run]] = {}
     if names:
         rows = (
-            Run.objects.filter(name__in=names, workload__suite=suites.SYSBENCH.name)
+            Run.objects.filter(
+                name__in=names,
+                server__name__in={p.server for p in sysbench_runs},
+                workload__suite=suites.SYSBENCH.name,
+            )
             .select_related("server", "workload")
             .order_by("pk")
         )
+        if not any(p.from_summary for p in sysbench_runs):
+            rows = rows.filter(from_summary=True)
         for run in rows:
             stored.setdefault(run.name, []).append(run)
     # The concurrencies each of them was measured at: a run at another is not the same run.

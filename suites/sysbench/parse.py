@@ -79,10 +79,12 @@ class ResultFileName:
     dop: int | None
 
 
+@functools.lru_cache(maxsize=8192)
 def parse_file_name(name: str) -> ResultFileName | None:
     """The parts of a result file name, or None when it is not a result file.
 
-    Raises ParseError for a result file name whose range or concurrency no run can have.
+    Raises ParseError for a result file name whose range or concurrency no run can have. Cached: every run
+    of a series has the same file names, and the answer is immutable.
     """
     match = _RESULT_NAME_RE.match(name)
     if match:
