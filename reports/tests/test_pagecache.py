@@ -67,6 +67,18 @@ def test_a_second_visitor_gets_the_same_page_from_the_cache_with_their_own_token
         assert second_tokens and not first_tokens & second_tokens
 
 
+def test_an_anonymous_visitor_s_cached_page_costs_one_query_and_no_session(small_base: Run) -> None:
+    for url in _pages(small_base):
+        Client().get(url)
+        visitor = Client()
+        with CaptureQueriesContext(connection) as queries:
+            response = visitor.get(url)
+        assert response.status_code == 200 and not response.templates, url
+        # The series' stamps in one statement; no session, user or permission lookups for a visitor who has none.
+        assert len(queries) == 1, (url, [q["sql"] for q in queries])
+        assert "sessionid" not in response.cookies
+
+
 def test_the_log_in_link_returns_each_visitor_to_the_page_they_asked_for(small_base: Run) -> None:
     url = f"/compare/?base={small_base.pk}&red=0.9"
     Client().get(url)
