@@ -115,14 +115,14 @@ def wait_up(port: int, proc: subprocess.Popen[bytes]) -> None:
     sys.exit("gunicorn not up after 60 s")
 
 
-def with_wrk(url: str, clients: int, seconds: int, encoding: str) -> tuple[int, float, float, float, int]:
+def with_wrk(url: str, clients: int, seconds: int, encoding: str, close: bool) -> tuple[int, float, float, float, int]:
     """(pages, seconds, p50 ms, p95 ms, errors) from wrk."""
-    header = f"Accept-Encoding: {encoding}"
+    headers = ["-H", f"Accept-Encoding: {encoding}"] + (["-H", "Connection: close"] if close else [])
     with tempfile.NamedTemporaryFile("w", suffix=".lua") as script:
         script.write(WRK_SCRIPT)
         script.flush()
         out = subprocess.run(
-            ["wrk", "-t2", f"-c{clients}", f"-d{seconds}s", "--timeout", "30s", "-s", script.name, "-H", header, url],
+            ["wrk", "-t2", f"-c{clients}", f"-d{seconds}s", "--timeout", "30s", "-s", script.name, *headers, url],
             capture_output=True,
             text=True,
             check=True,
@@ -235,6 +235,9 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=4, help="threads per worker with gthread")
     parser.add_argument("--encoding", default="gzip", help="the clients' Accept-Encoding (identity: none)")
     parser.add_argument("--client", choices=("wrk", "threads"), default="wrk" if shutil.which("wrk") else "threads")
+    parser.add_argument(
+        "--close", action="store_true", help="a new connection per page with wrk too (the threads client always)"
+    )
     parser.add_argument("--lists", action="store_true", help="also time the list pages rendered from scratch")
     parser.add_argument("--list-requests", type=int, default=5)
     args = parser.parse_args()
@@ -317,20 +320,24 @@ def main() -> int:
 
         workers = children(server.pid)
         redis = cache._cache.get_client(None)  # type: ignore[attr-defined]
-        from django.db import connection
 
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
-            )
-            backends = [pid for (pid,) in cursor.fetchall()]
-        connection.close()
+        def backends() -> list[int]:
+            """The PostgreSQL backends serving the database (gthread workers open one per thread as needed)."""
+            from django.db import connection
 
-        def usage() -> tuple[float, float, float]:
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                )
+                found = [pid for (pid,) in cursor.fetchall()]
+            connection.close()
+            return found
+
+        def usage() -> tuple[float, dict[int, float], float]:
             cpu = redis.info("cpu")
             return (
                 sum(cpu_seconds(pid) for pid in [server.pid, *workers]),
-                sum(cpu_seconds(pid) for pid in backends),
+                {pid: cpu_seconds(pid) for pid in backends()},
                 float(cpu["used_cpu_user"]) + float(cpu["used_cpu_sys"]),
             )
 
@@ -338,7 +345,7 @@ def main() -> int:
         used_before = usage()
         if args.client == "wrk":
             pages, seconds, p50, p95, errors = with_wrk(
-                f"http://127.0.0.1:{port}{path}", args.clients, args.seconds, args.encoding
+                f"http://127.0.0.1:{port}{path}", args.clients, args.seconds, args.encoding, args.close
             )
         else:
             pages, seconds, p50, p95, errors = with_threads(port, path, args.clients, args.seconds, args.encoding)
@@ -355,11 +362,18 @@ def main() -> int:
         shutil.rmtree(static, ignore_errors=True)
 
     rate = pages / seconds
-    per_page = [(after - before) * 1000 / max(pages, 1) for before, after in zip(used_before, used_after, strict=True)]
+    # A backend that appeared during the load started from nothing; one that left took its time with it.
+    database = sum(after - used_before[1].get(pid, 0.0) for pid, after in used_after[1].items())
+    spent = (used_after[0] - used_before[0], database, used_after[2] - used_before[2])
+    per_page = [seconds * 1000 / max(pages, 1) for seconds in spent]
     verdict = "met" if rate >= TARGET_PAGES_PER_SECOND and not errors else "MISSED"
     worker_kind = args.worker_class + (f" ×{args.threads} threads" if args.worker_class == "gthread" else "")
     print(f"\ncomparison page {path} of a {len(html) / 1024:.0f} KB page ({sent}), archive {archive}")
-    print(f"gunicorn {args.workers} {worker_kind} workers, {args.clients} clients ({args.client}), {seconds:.1f} s")
+    # gunicorn's sync workers close every connection after its response, whatever the client asks.
+    kept = not args.close and args.client == "wrk" and args.worker_class == "gthread"
+    connections = "connections kept alive" if kept else "a connection per page"
+    print(f"gunicorn {args.workers} {worker_kind} workers; {args.clients} clients ({args.client}, {connections})")
+    print(f"for {seconds:.1f} s")
     print(f"load average (1 min) before / after: {load_before:.2f} / {load_after:.2f}; {os.cpu_count()} CPUs")
     print(f"{'pages/s':<34} {rate:>10.1f}  target ≥ {TARGET_PAGES_PER_SECOND:.0f}: {verdict}")
     print(f"{'p50 / p95 ms':<34} {p50:>5.1f} / {p95:<5.1f}")
