@@ -55,6 +55,7 @@ REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / "bench" / "out"
 sys.path.insert(0, str(REPO))
 TARGET_PAGES_PER_SECOND = 200.0
+UNREAD_QUEUE = "bd-served-unread"
 LIST_PAGES = {"home": "/", "runs": "/runs/", "regressions": "/regressions/"}
 
 WRK_SCRIPT = """
@@ -185,15 +186,46 @@ def build(args: argparse.Namespace, env: dict[str, str]) -> None:
     connection.close()
     call_command("migrate", verbosity=0)
     start = time.perf_counter()
-    # The after-import refresh (summaries, detection) runs in the import's process, as the worker would run it.
+    bundles = [str(path) for path in sorted(archive.glob("*.tar.gz"))]
+    if args.detect is None:
+        # The after-import refresh (summaries, detection) runs in the import's process, as the worker would run it.
+        subprocess.run(
+            [sys.executable, "manage.py", "import_bundle", *bundles],
+            cwd=REPO,
+            env={**env, "CELERY_TASK_ALWAYS_EAGER": "true"},
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        print(f"imported and refreshed {args.runs:,} runs in {time.perf_counter() - start:.0f} s")
+        return
+    # A large archive: the refreshes are queued on a queue no worker reads (purged after), then run here:
+    # whole (detection too) for the first --detect series, the home-page summary for the others.
     subprocess.run(
-        [sys.executable, "manage.py", "import_bundle", *map(str, sorted(archive.glob("*.tar.gz")))],
+        [sys.executable, "manage.py", "import_bundle", *bundles],
         cwd=REPO,
-        env={**env, "CELERY_TASK_ALWAYS_EAGER": "true"},
+        env={**env, "CELERY_QUEUE": UNREAD_QUEUE},
         check=True,
         stdout=subprocess.DEVNULL,
     )
-    print(f"imported and refreshed {args.runs:,} runs in {time.perf_counter() - start:.0f} s")
+    imported = time.perf_counter() - start
+    subprocess.run(
+        [sys.executable, "-m", "celery", "-A", "benchdash", "purge", "-f", "-Q", UNREAD_QUEUE],
+        cwd=REPO,
+        env=env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    from reports.series import refresh_series, summarise_series
+    from runs.models import Run
+
+    series = sorted(set(Run.objects.values_list("server_id", "workload_id")))
+    for index, (server_id, workload_id) in enumerate(series):
+        if index < args.detect:
+            refresh_series(server_id, workload_id)
+        else:
+            summarise_series(server_id, workload_id)
+    refreshed = time.perf_counter() - start - imported
+    print(f"imported {args.runs:,} runs in {imported:.0f} s; {len(series)} series refreshed in {refreshed:.0f} s")
 
 
 def list_pages(requests: int) -> list[tuple[str, str, str, str, str]]:
@@ -228,6 +260,9 @@ def main() -> int:
     parser.add_argument("--database", default="bd_served_bench", help="dropped and made again; begins with bd_served")
     parser.add_argument("--runs", type=int, default=60, help="runs in the archive (series of 60)")
     parser.add_argument("--reuse", action="store_true", help="keep the database of an earlier run as it is")
+    parser.add_argument(
+        "--detect", type=int, help="refresh in full (detection too) only this many series, the others' summaries"
+    )
     parser.add_argument("--clients", type=int, default=20)
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--workers", type=int, default=2)
