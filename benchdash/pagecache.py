@@ -16,6 +16,13 @@ query string takes part only through the parameters the page understands, in
 one canonical form, and the page is rendered from that canonical query alone:
 made-up parameters neither make new entries nor show up in a shared page.
 
+A page is kept cut at its placeholders, twice: as UTF-8 and as gzip, each piece
+of text deflated once when kept. A response is one round trip to the cache (the
+generation and the page together), then a join of the pieces with the
+visitor's parts; with gzip, the visitor's parts go in as stored deflate blocks
+and the checksum is carried over the kept pieces without reading them. No
+compressed byte depends on a visitor's token.
+
 The cache is an optimisation only: an entry evicted, the whole cache cleared or
 the cache server down all lead to a fresh render, never to a wrong page.
 """
@@ -24,16 +31,21 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 import secrets
+import struct
 import time
+import zlib
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.messages import get_messages
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.middleware.csrf import get_token
-from django.template.loader import render_to_string
+from django.template.loader import get_template
+from django.utils.cache import patch_vary_headers
 from django.utils.http import parse_etags
 from django.utils.safestring import mark_safe
 
@@ -52,7 +64,7 @@ def register_variant(variant: Callable[[HttpRequest], str]) -> None:
 # Entries are found again through keys that change with the data; the lifetime only bounds what an
 # unvisited page costs the cache.
 PAGE_SECONDS = 3600
-FORMAT = 3  # of the cached value; part of the key, so an upgrade never reads an old one
+FORMAT = 4  # of the cached value; part of the key, so an upgrade never reads an old one
 _NONCE_BYTES = 16
 
 
@@ -81,6 +93,10 @@ def keep(key: str, value: Any, seconds: int) -> None:
         log.warning("cache unavailable: %s not kept", key, exc_info=True)
 
 
+def _counter_key(name: str) -> str:
+    return f"benchdash:counter:{name}"
+
+
 def counter(name: str) -> int:
     """A number that changes whenever ``bump(name)`` is called.
 
@@ -89,7 +105,7 @@ def counter(name: str) -> int:
     so keys made from its old values are never used again; a cache that is down
     gives a value no key has used either.
     """
-    key = f"benchdash:counter:{name}"
+    key = _counter_key(name)
     try:
         value = cache.get(key)
         if value is None:
@@ -102,7 +118,7 @@ def counter(name: str) -> int:
 
 
 def bump(name: str) -> None:
-    key = f"benchdash:counter:{name}"
+    key = _counter_key(name)
     try:
         try:
             cache.incr(key)
@@ -130,12 +146,118 @@ def shared_context(nonce: str) -> dict[str, Any]:
 
 def personalise(request: HttpRequest, nonce: str, html: bytes) -> bytes:
     """The shared page (UTF-8) rendered with ``nonce``, with this visitor's CSRF token and account links."""
-    html = html.replace(_csrf_placeholder(nonce).encode(), get_token(request).encode())
-    usernav = _usernav_placeholder(nonce).encode()
-    if usernav in html:
-        nav = render_to_string("base.html#usernav", {}, request)
-        html = html.replace(usernav, nav.encode(), 1)
-    return html
+    return _Visitor(request).identity(_split(nonce, html))
+
+
+# A shared page is kept cut at its placeholders: text, then what each visitor gets in their place (these
+# markers), then text. A response joins the pieces; nothing scans the page per request.
+_CSRF, _USERNAV = 0, 1
+_Piece = bytes | int
+
+
+def _split(nonce: str, html: bytes) -> tuple[_Piece, ...]:
+    markers = {_csrf_placeholder(nonce).encode(): _CSRF, _usernav_placeholder(nonce).encode(): _USERNAV}
+    pattern = re.compile(b"|".join(re.escape(m) for m in markers))
+    pieces: list[_Piece] = []
+    start = 0
+    for found in pattern.finditer(html):
+        pieces += [html[start : found.start()], markers[found[0]]]
+        start = found.end()
+    pieces.append(html[start:])
+    return tuple(p for p in pieces if p != b"")
+
+
+class _Visitor:
+    """This visitor's own parts of a shared page, made when first needed."""
+
+    def __init__(self, request: HttpRequest) -> None:
+        self.request = request
+        self._parts: dict[int, bytes] = {}
+
+    def part(self, marker: int) -> bytes:
+        if marker not in self._parts:
+            if marker == _CSRF:
+                self._parts[marker] = get_token(self.request).encode()
+            else:
+                self._parts[marker] = self._usernav().encode()
+        return self._parts[marker]
+
+    def _usernav(self) -> str:
+        # The account links read only the visitor, the request and the token: rendered without the context
+        # processors, which would look up the visitor's permissions and flash messages for nothing.
+        context = {"user": self.request.user, "request": self.request, "csrf_token": self.part(_CSRF).decode()}
+        return get_template("base.html#usernav").render(context)
+
+    def identity(self, pieces: tuple[_Piece, ...]) -> bytes:
+        return b"".join(self.part(p) if isinstance(p, int) else p for p in pieces)
+
+    def gzip(self, pieces: tuple[_Gzipped | int, ...]) -> bytes:
+        """A gzip member whose shared text was compressed once, when kept, with this visitor's parts put in
+        as stored (uncompressed) deflate blocks between them. Each piece of text was compressed on its own,
+        so no compressed byte depends on a visitor's token (nothing for a BREACH-style guess to measure)."""
+        out = [_GZIP_HEADER]
+        crc = size = 0
+        for piece in pieces:
+            if isinstance(piece, int):
+                data = self.part(piece)
+                for at in range(0, len(data), 0xFFFF):
+                    chunk = data[at : at + 0xFFFF]
+                    out += [b"\x00", struct.pack("<HH", len(chunk), len(chunk) ^ 0xFFFF), chunk]
+                crc = zlib.crc32(data, crc)
+                size += len(data)
+            else:
+                out.append(piece.deflated)
+                crc = _crc_after(piece.shift, crc) ^ piece.crc
+                size += piece.size
+        out += [_DEFLATE_END, struct.pack("<II", crc, size & 0xFFFFFFFF)]
+        return b"".join(out)
+
+
+# gzip (RFC 1952): no name, no time, unknown OS. The deflate stream (RFC 1951) is a run of non-final blocks,
+# each piece ending on a byte boundary (a sync flush), closed by an empty final block with fixed codes.
+_GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"
+_DEFLATE_END = b"\x03\x00"
+
+
+@dataclass(frozen=True)
+class _Gzipped:
+    """A piece of a shared page's text, deflated once; its CRC-32 and size, and ``shift`` to carry a running
+    CRC-32 over it: ``crc32(text, c) == _crc_after(shift, c) ^ crc32(text)``, so a response never reads the
+    text again to make its checksum."""
+
+    deflated: bytes
+    crc: int
+    size: int
+    shift: tuple[int, ...]
+
+
+def _gzipped(text: bytes) -> _Gzipped:
+    compressor = zlib.compressobj(6, zlib.DEFLATED, -15)
+    deflated = compressor.compress(text) + compressor.flush(zlib.Z_SYNC_FLUSH)
+    # CRC-32 is affine in its starting value: crc32(text, c) = M·c ^ crc32(text, 0), M depending on the
+    # length alone. M's columns, one per bit of c, from the text's length in zero bytes.
+    zeros = bytes(len(text))
+    start = zlib.crc32(zeros)
+    shift = tuple(zlib.crc32(zeros, 1 << bit) ^ start for bit in range(32))
+    return _Gzipped(deflated, zlib.crc32(text), len(text), shift)
+
+
+def _crc_after(shift: tuple[int, ...], crc: int) -> int:
+    out = bit = 0
+    while crc:
+        if crc & 1:
+            out ^= shift[bit]
+        crc >>= 1
+        bit += 1
+    return out
+
+
+# As Django's GZipMiddleware reads Accept-Encoding.
+_ACCEPTS_GZIP = re.compile(r"\bgzip\b")
+
+
+def accepts_gzip(request: HttpRequest) -> bool:
+    return bool(_ACCEPTS_GZIP.search(request.headers.get("Accept-Encoding", "")))
 
 
 def cacheable(request: HttpRequest) -> bool:
@@ -200,18 +322,28 @@ def page(
         out = render({})
         return out if isinstance(out, HttpResponse) else HttpResponse(out)
     text = f"{key}|{variant_of(request)}|{bool(getattr(request, 'htmx', False))}|{request.GET.urlencode()}"
-    full_key = f"page:{FORMAT}:{generation()}:{hashlib.sha256(text.encode()).hexdigest()}"
-    entry = _get(full_key)
+    full_key = f"page:{FORMAT}:{hashlib.sha256(text.encode()).hexdigest()}"
+    gzipped = accepts_gzip(request)
+    current, entry = _get(full_key, gzipped)
     if entry is None:
         nonce = secrets.token_hex(_NONCE_BYTES)
         out = render(shared_context(nonce))
         if isinstance(out, HttpResponse):
             return out
-        # Kept as UTF-8 bytes: no encoding of the whole page per response, and the cache stores it as is.
-        entry = (nonce, out.encode())
-        _set(full_key, entry)
-    nonce, html = entry
-    return HttpResponse(personalise(request, nonce, html))
+        # Kept cut at its placeholders, as UTF-8 and deflated: a response joins pieces, it never encodes,
+        # scans or compresses the whole page.
+        pieces = _split(nonce, out.encode())
+        deflated = tuple(p if isinstance(p, int) else _gzipped(p) for p in pieces)
+        _set(full_key, current, pieces, deflated)
+        entry = deflated if gzipped else pieces
+    visitor = _Visitor(request)
+    if gzipped:
+        response = HttpResponse(visitor.gzip(entry))  # type: ignore[arg-type]
+        response["Content-Encoding"] = "gzip"
+    else:
+        response = HttpResponse(visitor.identity(entry))  # type: ignore[arg-type]
+    patch_vary_headers(response, ("Accept-Encoding",))
+    return response
 
 
 def variant_of(request: HttpRequest) -> str:
@@ -273,19 +405,27 @@ def _set_document(key: str, entry: tuple[str, str, bytes]) -> None:
         log.warning("cache unavailable: document not kept", exc_info=True)
 
 
-def _get(key: str) -> tuple[str, bytes] | None:
+def _get(key: str, gzipped: bool) -> tuple[int, tuple[Any, ...] | None]:
+    """The generation and, when kept under it, the page in the encoding asked for: one round trip."""
+    counter_key = _counter_key("generation")
+    page_key = f"{key}:{'gzip' if gzipped else 'identity'}"
     try:
-        entry = cache.get(key)
+        found = cache.get_many([counter_key, page_key])
     except Exception:
         log.warning("cache unavailable: page rendered afresh", exc_info=True)
-        return None
-    if isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[0], str) and isinstance(entry[1], bytes):
-        return entry
-    return None
+        return time.time_ns(), None
+    current = found.get(counter_key)
+    if current is None:
+        return generation(), None
+    entry = found.get(page_key)
+    if isinstance(entry, tuple) and len(entry) == 2 and entry[0] == current and isinstance(entry[1], tuple):
+        return int(current), entry[1]
+    return int(current), None
 
 
-def _set(key: str, entry: tuple[str, bytes]) -> None:
+def _set(key: str, current: int, pieces: tuple[_Piece, ...], deflated: tuple[_Gzipped | int, ...]) -> None:
+    # Kept with the generation it was made under: a page of an older one is never served.
     try:
-        cache.set(key, entry, PAGE_SECONDS)
+        cache.set_many({f"{key}:identity": (current, pieces), f"{key}:gzip": (current, deflated)}, PAGE_SECONDS)
     except Exception:
         log.warning("cache unavailable: page not kept", exc_info=True)

@@ -32,7 +32,7 @@ from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Max, Q, QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 import suites
@@ -1021,12 +1021,16 @@ class MarkerProvider:
     def markers(self, comparison: Comparison) -> dict[str, Any]:
         return comparison_markers(comparison)
 
-    def stamp(self, server_id: int, workload_id: int) -> str:
-        """Changes with the series' regression records, their triage and their bug links."""
-        found = Regression.objects.filter(server_id=server_id, workload_id=workload_id).aggregate(
-            n=Count("id"), updated=Max("updated_at"), event=Max("events__id")
+    def stamp_sql(self) -> str:
+        """Changes with the series' regression records (their number, the newest change, which bug links
+        and triage make too) and their triage events."""
+        regression, event = Regression._meta.db_table, TriageEvent._meta.db_table
+        return (
+            "(SELECT CAST(COUNT(r.id) AS TEXT) || '|' || COALESCE(CAST(MAX(r.updated_at) AS TEXT), '')"
+            " || '|' || COALESCE(CAST(MAX(e.id) AS TEXT), '')"
+            f" FROM {regression} r LEFT JOIN {event} e ON e.regression_id = r.id"
+            " WHERE r.server_id = series.server_id AND r.workload_id = series.workload_id)"
         )
-        return f"{found['n']}|{found['updated']}|{found['event']}"
 
     def records(
         self, server_id: int, workload_id: int, microbenchmark_id: int | None, group: str

@@ -37,8 +37,10 @@ class Provider(Protocol):
         keys ``arrived`` and ``fixed``, ``kind`` and ``bugs`` as (key, url) pairs."""
         ...
 
-    def stamp(self, server_id: int, workload_id: int) -> str:
-        """Changes whenever the markers of the series would."""
+    def stamp_sql(self) -> str:
+        """An SQL expression whose text changes whenever the markers of the series would: the series is the
+        outer query's ``series.server_id`` and ``series.workload_id`` (pages put it in the one query that
+        makes their cache key)."""
         ...
 
     def records(self, server_id: int, workload_id: int, microbenchmark_id: int | None, group: str) -> list[Record]:
@@ -67,8 +69,8 @@ def comparison_markers(comparison: Comparison) -> dict[str, Any]:
     return {"by_label": by_label, "by_group": by_group}
 
 
-def stamp(server_id: int, workload_id: int) -> str:
-    return "|".join(provider.stamp(server_id, workload_id) for provider in _providers)
+def stamp_sql() -> list[str]:
+    return [provider.stamp_sql() for provider in _providers]
 
 
 def records(server_id: int, workload_id: int, microbenchmark_id: int | None, group: str = "") -> list[Record]:

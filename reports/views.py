@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -13,7 +14,7 @@ from typing import Any, cast
 from django import forms
 from django.conf import settings
 from django.core.paginator import Paginator
-from django.db import IntegrityError
+from django.db import IntegrityError, connection
 from django.db.models import Count, Max
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
@@ -37,7 +38,6 @@ from reports.compare import (
     ComparisonError,
     ComparisonSpec,
     get_comparison,
-    series_stamp,
 )
 from reports.errorbars import with_error_bars
 from reports.explain import explain
@@ -244,23 +244,32 @@ def _shared_key(request: HttpRequest) -> str | None:
     It changes when a run of the base's series arrives or goes, when the
     series' regressions, triage or bug links change, and with the path, the
     query and whether htmx asked for a fragment. None: no such base, not shared.
+    Read in one query: a page served from the cache makes no other.
     """
     base_id = request.GET.get("base", "")
-    if not base_id.isdigit():
+    if not (base_id.isascii() and base_id.isdigit()) or int(base_id) >= 2**63:
         return None
-    base = Run.objects.filter(pk=base_id).values("server_id", "workload_id").first()
-    if base is None:
+    with connection.cursor() as cursor:
+        cursor.execute(_series_stamp_sql(), [int(base_id)])
+        row = cursor.fetchone()
+    if row is None:
         return None
-    server_id, workload_id = base["server_id"], base["workload_id"]
     # The release-line overrides decide what the charts show: a changed setting must not serve an old page.
     lines = hashlib.sha256(json.dumps(settings.BENCHDASH_RELEASE_LINES, sort_keys=True).encode()).hexdigest()[:12]
-    stamp = f"{series_stamp(server_id, workload_id)}|{_regression_stamp(server_id, workload_id)}|rl{lines}"
-    return f"{request.path}|{stamp}"
+    return f"{request.path}|{'|'.join(str(value) for value in row)}|rl{lines}"
 
 
-def _regression_stamp(server_id: int, workload_id: int) -> str:
-    """Changes with the series' regression records, their triage and their bug links."""
-    return record_markers.stamp(server_id, workload_id)
+@functools.cache
+def _series_stamp_sql() -> str:
+    """The base run's series, its runs' number and newest id (a run arriving or going), and each marker
+    provider's stamp (regression records, triage, bug links)."""
+    run = Run._meta.db_table
+    runs = (
+        "(SELECT CAST(COUNT(*) AS TEXT) || ':' || COALESCE(CAST(MAX(id) AS TEXT), '')"
+        f" FROM {run} WHERE server_id = series.server_id AND workload_id = series.workload_id)"
+    )
+    stamps = ", ".join([runs, *record_markers.stamp_sql()])
+    return f"SELECT series.server_id, series.workload_id, {stamps} FROM {run} series WHERE series.id = %s"
 
 
 # The query parameters a comparison page reads (the page cache keeps one entry per canonical set of them).

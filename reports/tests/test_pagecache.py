@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gzip
 import re
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -65,6 +67,55 @@ def test_a_second_visitor_gets_the_same_page_from_the_cache_with_their_own_token
         first_tokens = set(TOKEN_RE.findall(first)) | set(re.findall(r'"X-CSRFToken": "([^"]+)"', first))
         second_tokens = set(TOKEN_RE.findall(second)) | set(re.findall(r'"X-CSRFToken": "([^"]+)"', second))
         assert second_tokens and not first_tokens & second_tokens
+
+
+def test_an_anonymous_visitor_s_cached_page_costs_one_query_and_no_session(small_base: Run) -> None:
+    for url in _pages(small_base):
+        Client().get(url)
+        visitor = Client()
+        with CaptureQueriesContext(connection) as queries:
+            response = visitor.get(url)
+        assert response.status_code == 200 and not response.templates, url
+        # The series' stamps in one statement; no session, user or permission lookups for a visitor who has none.
+        assert len(queries) == 1, (url, [q["sql"] for q in queries])
+        assert "sessionid" not in response.cookies
+
+
+def test_a_browser_asking_for_gzip_gets_the_shared_page_compressed_with_its_own_token(small_base: Run) -> None:
+    url = f"/compare/?base={small_base.pk}"
+    plain = Client().get(url)
+    zipped = [Client().get(url, headers={"accept-encoding": "gzip, deflate, br"}) for _ in range(2)]
+    pages = []
+    for response in zipped:
+        assert response.status_code == 200 and not response.templates
+        assert response["Content-Encoding"] == "gzip" and "Accept-Encoding" in response["Vary"]
+        assert len(response.content) < len(plain.content) / 4
+        # One gzip member, nothing after it: what every browser's decoder reads.
+        decoder = zlib.decompressobj(wbits=31)
+        html = decoder.decompress(response.content) + decoder.flush()
+        assert decoder.eof and not decoder.unused_data and html == gzip.decompress(response.content)
+        pages.append(html.decode())
+    assert "Accept-Encoding" in plain["Vary"] and not plain.has_header("Content-Encoding")
+    assert _strip_personal(pages[0]) == _strip_personal(pages[1]) == _strip_personal(plain.content.decode())
+    tokens = [re.findall(r'"X-CSRFToken": "([^"]+)"', html) for html in pages]
+    assert tokens[0] and tokens[1] and tokens[0] != tokens[1]
+    assert "benchdash-csrf-" not in pages[0] and "benchdash:usernav" not in pages[0]
+
+
+def test_a_gzipped_page_carries_visitor_parts_of_any_length(rf: Any) -> None:
+    from benchdash import pagecache
+
+    nonce = "ab" * 16
+    shared = pagecache.shared_context(nonce)
+    html = f"<body x='{shared['csrf_token']}'>{shared['usernav_placeholder']}".encode() + b"<p>table</p>" * 20_000
+    html += f"<form>{shared['csrf_token']}</form>".encode()
+    pieces = pagecache._split(nonce, html)
+    deflated = tuple(p if isinstance(p, int) else pagecache._gzipped(p) for p in pieces)
+    visitor = pagecache._Visitor(rf.get("/"))
+    visitor._parts = {pagecache._CSRF: b"t" * 70_000, pagecache._USERNAV: "<a>é</a>".encode()}
+    expected = visitor.identity(pieces)
+    assert expected.count(b"t" * 70_000) == 2 and b"benchdash" not in expected
+    assert gzip.decompress(visitor.gzip(deflated)) == expected
 
 
 def test_the_log_in_link_returns_each_visitor_to_the_page_they_asked_for(small_base: Run) -> None:
