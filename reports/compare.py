@@ -15,9 +15,11 @@ import json
 from collections import defaultdict
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from typing import Any, NamedTuple
 
-from django.db.models import Count, Max
+from django.db.models import Count, Max, Q, TextField
+from django.db.models.functions import Cast
 
 import suites
 from benchdash import pagecache
@@ -104,7 +106,6 @@ class Comparison:
     noisy: dict[str, dict[str, bool]]
     summaries: dict[str, dict[str, stats.GroupSummary]]
     metrics: dict[str, dict[str, dict[str, float | None]]]
-    metric_ratios: dict[str, dict[str, dict[str, float | None]]]
     result: stats.ComparisonResult[str]
     pk_mode: int = 1
     warnings: list[str] = field(default_factory=list)
@@ -114,6 +115,27 @@ class Comparison:
     # The scan formula of each run in the table ("spec" or "tps×rows/1000") → their names, when the table mixes
     # both and shows scan as each run reported it: the page warns and offers the spec's formula for all.
     scan_eras: dict[str, list[str]] = field(default_factory=dict)
+
+    @cached_property
+    def metric_ratios(self) -> dict[str, dict[str, dict[str, float | None]]]:
+        """Each HW metric of each compared column relative to the base's, per microbenchmark.
+
+        Worked out when first read, not with the comparison: the comparison page never reads them, and
+        200 versions × 42 microbenchmarks × 6 metrics would double what the cache keeps of it.
+        """
+        base = self.metrics[self.base]
+        return {
+            key: {
+                label: {
+                    name: stats.metric_ratio(
+                        self.metrics[key].get(label, {}).get(name), base.get(label, {}).get(name)
+                    )
+                    for name in HW_METRICS
+                }
+                for label in self.result.labels
+            }
+            for key in self.result.runs
+        }
 
     @property
     def others(self) -> list[Column]:
@@ -167,12 +189,16 @@ def series_stamp(server_id: int, workload_id: int) -> str:
     return f"{server_id}:{workload_id}:{agg['n']}:{agg['last']}"
 
 
-def get_comparison(spec: ComparisonSpec) -> Comparison:
+def _cache_key(spec: ComparisonSpec) -> str:
     base = Run.objects.filter(pk=spec.base_run_id).values("server_id", "workload_id").first()
     if base is None:
         raise ComparisonError(f"no run with id {spec.base_run_id}")
     # Group set definitions can change without a run arriving: their generation is part of the key.
-    key = spec.cache_key(f"{series_stamp(base['server_id'], base['workload_id'])}|g{pagecache.generation()}")
+    return spec.cache_key(f"{series_stamp(base['server_id'], base['workload_id'])}|g{pagecache.generation()}")
+
+
+def get_comparison(spec: ComparisonSpec) -> Comparison:
+    key = _cache_key(spec)
     found = pagecache.cached(key)
     if found is not None:
         return found  # type: ignore[no-any-return]
@@ -241,10 +267,20 @@ class Series:
     results: tuple[SeriesResult, ...]
     group_set: groupsets.GroupSet | None = None  # None: chosen from the suite and the tests (spec "auto")
     sla_samples: tuple[sla.SlaSample, ...] = ()  # Insert Benchmark series only
+    # A comparison of one microbenchmark (a page about it): ``results`` hold that microbenchmark's and the base
+    # run's, ``dops`` every (concurrency, warm-up) of the series' results, so the concurrency rule decides as for
+    # the whole series; build_comparison then keeps that microbenchmark alone, with the numbers it has in the
+    # comparison of every microbenchmark.
+    microbenchmark_id: int | None = None
+    dops: tuple[tuple[int, bool], ...] | None = None
 
 
-def load_series(spec: ComparisonSpec) -> Series:
-    """Every database read a comparison needs, in a fixed number of queries whatever the number of runs."""
+def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None) -> Series:
+    """Every database read a comparison needs, in a fixed number of queries whatever the number of runs.
+
+    ``microbenchmark_id``: read only what the comparison of that one microbenchmark needs (its results, the
+    base's, and the series' concurrencies), for a page about it: see ``Series.microbenchmark_id``.
+    """
     base_run = Run.objects.select_related("server", "workload", "build__version").filter(pk=spec.base_run_id).first()
     if base_run is None:
         raise ComparisonError(f"no run with id {spec.base_run_id}")
@@ -254,27 +290,65 @@ def load_series(spec: ComparisonSpec) -> Series:
     else:
         # The default series is the base's DBMS; other DBMSs on the same server are picked explicitly.
         runs_qs = runs_qs.filter(build__version__dbms_id=base_run.build.version.dbms_id)
-    runs = tuple(
-        SeriesRun(
-            id=run.pk,
-            name=run.name,
-            build_id=run.build_id,
-            config_id=run.config_id,
-            dbms=run.build.version.dbms.name,
-            version=run.build.version.text,
-            version_sort=run.build.version.sort_key,
-            build=run.build.name,
-            flavour=run.build.flavour,
-            config=run.config.name,
-            started_at=run.started_at.isoformat() if run.started_at else None,
-            sysbench_version=run.sysbench_version,
-            commands=run.commands,
-            scan_formula=run.scan_formula,
+    # Plain values, not model instances: a series of 200 runs would otherwise build a thousand of them. The
+    # runs of a series mostly share their command lines: each distinct JSON text is decoded once.
+    decoded: dict[str | None, Mapping[str, str] | None] = {None: None}
+    runs = []
+    for (
+        pk,
+        name,
+        build_id,
+        config_id,
+        dbms,
+        version,
+        version_sort,
+        build,
+        flavour,
+        config,
+        started_at,
+        sysbench_version,
+        commands,
+        scan_formula,
+    ) in (
+        runs_qs.order_by("build__version__sort_key", "build__name", "config__name", "started_at", "pk")
+        .annotate(commands_text=Cast("commands", TextField()))
+        .values_list(
+            "pk",
+            "name",
+            "build_id",
+            "config_id",
+            "build__version__dbms__name",
+            "build__version__text",
+            "build__version__sort_key",
+            "build__name",
+            "build__flavour",
+            "config__name",
+            "started_at",
+            "sysbench_version",
+            "commands_text",
+            "scan_formula",
         )
-        for run in runs_qs.select_related("build__version__dbms", "config").order_by(
-            "build__version__sort_key", "build__name", "config__name", "started_at", "pk"
+    ):
+        if commands not in decoded:
+            decoded[commands] = json.loads(commands)
+        runs.append(
+            SeriesRun(
+                id=pk,
+                name=name,
+                build_id=build_id,
+                config_id=config_id,
+                dbms=dbms,
+                version=version,
+                version_sort=version_sort,
+                build=build,
+                flavour=flavour,
+                config=config,
+                started_at=started_at.isoformat() if started_at else None,
+                sysbench_version=sysbench_version,
+                commands=decoded[commands],
+                scan_formula=scan_formula,
+            )
         )
-    )
     if spec.run_ids:
         missing = set(spec.run_ids) - {r.id for r in runs}
         if missing:
@@ -287,6 +361,11 @@ def load_series(spec: ComparisonSpec) -> Series:
     if not spec.include_warmups:
         # The import decides what a warm-up is, per suite (sysbench *.warm, db_bench revrange.t1, …).
         rows = rows.exclude(microbenchmark__is_warmup=True)
+    dops: tuple[tuple[int, bool], ...] | None = None
+    if microbenchmark_id is not None:
+        # The concurrency rule reads the base's results and every concurrency of the series, nothing else.
+        dops = tuple(rows.order_by().values_list("dop", "microbenchmark__is_warmup").distinct())
+        rows = rows.filter(Q(microbenchmark_id=microbenchmark_id) | Q(run_id=base_run.pk))
     # Not ordered by the database: ordering by the runs' versions there joins every run of the archive into
     # the plan. build_comparison sorts them.
     results = tuple(
@@ -316,8 +395,10 @@ def load_series(spec: ComparisonSpec) -> Series:
         workload_id=base_run.workload_id,
         base_run_id=base_run.pk,
         pk_mode=base_run.pk_mode,
-        runs=runs,
+        runs=tuple(runs),
         results=results,
+        microbenchmark_id=microbenchmark_id,
+        dops=dops,
         group_set=carried
         if carried is not None and spec.group_set == carried.name
         else (named_group_set(spec.group_set) or carried),
@@ -398,37 +479,61 @@ def build_comparison(series: Series) -> Comparison:
     )
     every_dop: set[int] = set()
     measured_dops: set[int] = set()  # concurrencies with a result that is not a warm-up
+    if series.dops is not None:
+        every_dop.update(d for d, _ in series.dops)
+        measured_dops.update(d for d, warmup in series.dops if not warmup)
     base_labels: dict[int, set[str]] = defaultdict(set)
     samples: dict[tuple[str, str, int], list[tuple[Any, ...]]] = defaultdict(list)
     microbenchmark_ids: dict[str, int] = {}
+    label_of: dict[int, str] = {}  # microbenchmark id -> label: a series repeats each one per run
     run_of = {run.id: run for run in series.runs}
+    stored_qps = spec.scan_formula == "spec"  # scan_qps is then the stored QPS: no call per result
     for row in results:
-        label = f"{row.test}_range={row.range_size}" if row.range_size is not None else row.test
+        label = label_of.get(row.microbenchmark_id)
+        if label is None:
+            label = f"{row.test}_range={row.range_size}" if row.range_size is not None else row.test
+            label_of[row.microbenchmark_id] = label
         microbenchmark_ids[label] = row.microbenchmark_id
         every_dop.add(row.dop)
+        key = column_of_run[row.run_id]
         if not row.is_warmup:
             measured_dops.add(row.dop)
-            if column_of_run[row.run_id] == base_key:
+            if key == base_key:
                 base_labels[row.dop].add(label)
-        qps_value = scan_qps(row, run_of[row.run_id], spec.scan_formula)
-        samples[(column_of_run[row.run_id], label, row.dop)].append((qps_value, *row.metrics))
-    if not samples:
+        qps_value = row.qps if stored_qps else scan_qps(row, run_of[row.run_id], spec.scan_formula)
+        samples[(key, label, row.dop)].append((qps_value, *row.metrics))
+    if not every_dop:
         raise ComparisonError(f"{base_run.name} has no results to compare")
     dop = spec.dop if spec.dop is not None else main_concurrency(base_labels, every_dop)
     if dop not in every_dop:
         raise ComparisonError(f"no results at concurrency {dop}; this series has {sorted(measured_dops or every_dop)}")
+    if series.microbenchmark_id is not None:
+        only = label_of.get(series.microbenchmark_id)
+        samples = defaultdict(list, {k: v for k, v in samples.items() if k[1] == only})
+        microbenchmark_ids = {only: series.microbenchmark_id} if only is not None else {}
 
     qps: dict[str, dict[str, float | None]] = {c.key: {} for c in columns}
     cv: dict[str, dict[str, float | None]] = {c.key: {} for c in columns}
     metrics: dict[str, dict[str, dict[str, float | None]]] = {c.key: {} for c in columns}
     labels_seen: list[str] = []
+    repeated = False
     for (key, label, d), values in samples.items():
         if d != dop:
             continue
         labels_seen.append(label)
+        if len(values) == 1:
+            # One result, most cells: its values as _mean gives them (x + 0.0 is sum([x]) / 1, bit for bit).
+            qps_value, *hw = values[0]
+            qps[key][label] = qps_value + 0.0
+            cv[key][label] = None
+            metrics[key][label] = {
+                name: None if value is None else value + 0.0 for name, value in zip(HW_METRICS, hw, strict=True)
+            }
+            continue
+        repeated = True
         qps_values = [v[0] for v in values]
         qps[key][label] = _mean(qps_values)
-        cv[key][label] = stats.spread(qps_values).cv if len(qps_values) > 1 else None
+        cv[key][label] = stats.spread(qps_values).cv
         metrics[key][label] = {
             name: _mean([v[i + 1] for v in values if v[i + 1] is not None]) for i, name in enumerate(HW_METRICS)
         }
@@ -445,6 +550,11 @@ def build_comparison(series: Series) -> Comparison:
     noisy: dict[str, dict[str, bool]] = {}
     flags: dict[str, dict[str, str]] = {}
     for key in result.runs:
+        if not repeated:
+            # No cell has a spread, so none is inside the noise: the flags are the thresholds' alone.
+            noisy[key] = dict.fromkeys(result.labels, False)
+            flags[key] = dict(result.flags[key])
+            continue
         noisy[key] = {}
         flags[key] = {}
         for label in result.labels:
@@ -465,18 +575,6 @@ def build_comparison(series: Series) -> Comparison:
                 if (key, label) in sla_missed or (base_key, label) in sla_missed:
                     flags[key][label] = "grey"
 
-    metric_ratios = {
-        key: {
-            label: {
-                name: stats.metric_ratio(
-                    metrics[key].get(label, {}).get(name), metrics[base_key].get(label, {}).get(name)
-                )
-                for name in HW_METRICS
-            }
-            for label in result.labels
-        }
-        for key in result.runs
-    }
     summaries: dict[str, dict[str, stats.GroupSummary]] = {
         g: {key: result.summaries[(g, key)] for key in result.runs} for g in result.groups
     }
@@ -505,7 +603,6 @@ def build_comparison(series: Series) -> Comparison:
         noisy=noisy,
         summaries=summaries,
         metrics=metrics,
-        metric_ratios=metric_ratios,
         result=result,
         pk_mode=series.pk_mode,
         warnings=warnings,
