@@ -208,6 +208,16 @@ def get_comparison(spec: ComparisonSpec) -> Comparison:
     return comparison
 
 
+def get_microbenchmark_comparison(spec: ComparisonSpec, microbenchmark_id: int) -> Comparison:
+    """The comparison a page about one microbenchmark reads: the whole series' when it is cached, else that
+    microbenchmark's alone (``load_series``), which reads and computes a 42nd of it. Its numbers for that
+    microbenchmark are the whole comparison's; it has no other microbenchmark, and it is not cached (the page is)."""
+    found = pagecache.cached(_cache_key(spec))
+    if found is not None:
+        return found  # type: ignore[no-any-return]
+    return build_comparison(load_series(spec, microbenchmark_id=microbenchmark_id))
+
+
 def compute_comparison(spec: ComparisonSpec) -> Comparison:
     """The comparison from raw results, uncached: the series read once, then computed without the database."""
     return build_comparison(load_series(spec))

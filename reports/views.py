@@ -37,6 +37,7 @@ from reports.compare import (
     ComparisonError,
     ComparisonSpec,
     get_comparison,
+    get_microbenchmark_comparison,
     series_stamp,
 )
 from reports.errorbars import with_error_bars
@@ -689,7 +690,7 @@ def _drilldown_page(request: HttpRequest, microbenchmark_id: int, shared: dict[s
     if base is None or not form.is_valid():
         raise Http404("no such comparison")
     try:
-        comparison = get_comparison(_spec(form, base))
+        comparison = get_microbenchmark_comparison(_spec(form, base), microbenchmark.pk)
     except ComparisonError as exc:
         return HttpResponse(f"{exc}\n", status=400, content_type="text/plain")
     label = microbenchmark.label
