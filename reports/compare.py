@@ -127,9 +127,7 @@ class Comparison:
         return {
             key: {
                 label: {
-                    name: stats.metric_ratio(
-                        self.metrics[key].get(label, {}).get(name), base.get(label, {}).get(name)
-                    )
+                    name: stats.metric_ratio(self.metrics[key].get(label, {}).get(name), base.get(label, {}).get(name))
                     for name in HW_METRICS
                 }
                 for label in self.result.labels
