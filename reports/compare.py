@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
@@ -140,11 +140,16 @@ class Comparison:
         return [c for c in self.columns if c.key != self.base]
 
     def version_label(self, key: str) -> str:
-        column = self.column(key)
-        return f"{column.dbms} {column.version}" + (f" {column.flavour}" if self._repeated(column.version) else "")
+        """ "DBMS version", with the flavour when another column has the same version."""
+        return self._version_labels[key]
 
-    def _repeated(self, version: str) -> bool:
-        return sum(1 for c in self.columns if c.version == version) > 1
+    @cached_property
+    def _version_labels(self) -> dict[str, str]:
+        # Once per comparison: a page asks for a label per table row, and finding one was a walk of the columns.
+        counts = Counter(c.version for c in self.columns)
+        return {
+            c.key: f"{c.dbms} {c.version}" + (f" {c.flavour}" if counts[c.version] > 1 else "") for c in self.columns
+        }
 
     def column(self, key: str) -> Column:
         return next(c for c in self.columns if c.key == key)

@@ -47,8 +47,8 @@ from reports.forms import CompareForm, ExportForm, SaveReportForm
 from reports.models import GroupSetDefinition, Report, SeriesSummary
 from reports.palette import LEGEND as HEATMAP_LEGEND
 from reports.palette import colour_blind_heatmap
+from reports.stats import GroupSummary, metric_ratio
 from reports.stats import flag as stats_flag
-from reports.stats import metric_ratio
 from reports.templatetags.benchdash import fixed, number_cell, rel
 from runs.models import Microbenchmark, Result, Run
 from runs.signals import runs_stamp
@@ -332,8 +332,8 @@ def _compare_page(request: HtmxHttpRequest, shared: dict[str, Any]) -> str:
         "form": form,
         "base": base,
         "series": series,
-        # Plain tuples: rendering 60 checkbox widgets through the form machinery costs ~50 ms.
-        "run_choices": [(r.pk, r.label, str(r.pk) in chosen) for r in series],
+        # Built in Python: rendering 60 checkbox widgets through the form machinery costs ~50 ms.
+        "run_picker": _run_picker(series, chosen),
         "base_options": _base_options(series, base) if base else "",
         "defaulted": defaulted,
         **shared,
@@ -514,12 +514,11 @@ def comparison_context(
             label = members[0]
             single = _label_cells(comparison, others, label)
         else:
-            for column in others:
-                s = comparison.summaries[group][column.key]
-                stats_cells = _cells([_cell(v, stats_flag(v, red, green)) for v in (s.min, s.max, s.avg, s.median)])
-                rows.append(
-                    {"column": column, "label": comparison.version_label(column.key), "s": s, "cells": stats_cells}
-                )
+            summaries = comparison.summaries[group]
+            rows = [
+                _summary_row(column.key, comparison.version_label(column.key), summaries[column.key], red, green)
+                for column in others
+            ]
         group_tables.append(
             {
                 "name": group,
@@ -548,6 +547,7 @@ def comparison_context(
     return {
         "comparison": comparison,
         "others": [{"column": c, "label": comparison.version_label(c.key)} for c in others],
+        **_column_heads(comparison, others),
         "base_label": comparison.version_label(comparison.base),
         "group_tables": group_tables,
         "label_rows": label_rows,
@@ -560,6 +560,45 @@ def comparison_context(
         "has_repeats": any(c.repeats > 1 for c in comparison.columns),
         "scan_query": _scan_formula_query(query, "spec" if comparison.spec.scan_formula == "era" else "era"),
     }
+
+
+def _summary_row(key: str, label: str, s: GroupSummary, red: float, green: float) -> dict[str, SafeString]:
+    """One version's row of a group's summary table, as HTML (built here for the reason _cell says)."""
+    key = escape(key)
+    cells = "".join(_cell(v, stats_flag(v, red, green)) for v in (s.min, s.max, s.avg, s.median))
+    count = f'<td class="num{"" if s.complete else " red"}">{s.count_text}</td>'
+    at = f"<td>{escape(s.min_label or '–')}</td><td>{escape(s.max_label or '–')}</td>"
+    html = (
+        f'\n        <tr data-column="{key}">\n          <td title="{key}">{escape(label)}</td>\n          {cells}'
+        f"\n          {count}\n          {at}\n        </tr>"
+    )
+    return {"html": mark_safe(html)}  # every text escaped above; the cells by _cell
+
+
+def _column_heads(comparison: Comparison, others: Sequence[Column]) -> dict[str, SafeString]:
+    """The compared columns' header cells: plain (a one-microbenchmark group's table) and with a link to the diff
+    of the column's run with the base (the table of every microbenchmark)."""
+    plain = []
+    linked = []
+    diff = reverse("reports:run_diff")
+    base_id = comparison.spec.base_run_id
+    for column in others:
+        head = f'<th class="num" title="{escape(column.key)}">{escape(comparison.version_label(column.key))}'
+        plain.append(f"{head}</th>")
+        link = f"{diff}?a={base_id}&amp;b={column.run_ids[0]}"
+        linked.append(f'{head}<br><a class="muted no-export" href="{link}">diff with base</a></th>')
+    return {"column_heads": mark_safe("".join(plain)), "relative_heads": mark_safe("".join(linked))}
+
+
+def _run_picker(series: Sequence[SeriesChoice], chosen: set[str]) -> SafeString:
+    """The run checkboxes of the comparison's form (built here: a series can hold hundreds of runs)."""
+    return mark_safe(
+        "".join(
+            f'<div><input type="checkbox" name="runs" value="{run.pk}" id="id_runs_{i}"'
+            f'{" checked" if str(run.pk) in chosen else ""}> <label for="id_runs_{i}">{escape(run.label)}</label></div>'
+            for i, run in enumerate(series)
+        )
+    )
 
 
 def _scan_formula_query(query: QueryDict, formula: str) -> str:
