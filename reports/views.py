@@ -462,24 +462,24 @@ def _cell(value: float | None, flag: str = "", noisy: bool = False, qps: float |
             # The version has a result, the base has none: nothing to divide by, but nothing missing here.
             return f'<td class="num no-base" title="QPS {qps:.0f}; the base has no result">no base</td>'
         return '<td class="num missing">missing</td>'
-    css = f"num {flag}" + (" noisy" if noisy else "")
+    css = _CELL_CLASSES.get((flag, noisy))
+    if css is None:
+        css = _CELL_CLASSES[(flag, noisy)] = escape(f"num {flag}" + (" noisy" if noisy else ""))
+    # rel's text is digits, a sign and a point, or ∞: nothing to escape.
     text = rel(value) + (" ≈" if noisy else "")
     title = f' title="QPS {qps:.0f}"' if qps is not None and math.isfinite(qps) else ""
-    return f'<td class="{escape(css)}"{title}>{escape(text)}</td>'
+    return f'<td class="{css}"{title}>{text}</td>'
+
+
+# The class attribute of each (flag, noisy) a cell can have, escaped once.
+_CELL_CLASSES: dict[tuple[str, bool], str] = {}
 
 
 def _label_cells(comparison: Comparison, others: Sequence[Any], label: str) -> SafeString:
     """One microbenchmark's relative-QPS cells, one per compared column."""
+    relative, flags, noisy, qps = comparison.relative, comparison.flags, comparison.noisy, comparison.qps
     return _cells(
-        [
-            _cell(
-                comparison.relative[c.key][label],
-                comparison.flags[c.key][label],
-                comparison.noisy[c.key][label],
-                comparison.qps[c.key].get(label),
-            )
-            for c in others
-        ]
+        [_cell(relative[c.key][label], flags[c.key][label], noisy[c.key][label], qps[c.key].get(label)) for c in others]
     )
 
 
