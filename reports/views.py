@@ -386,7 +386,9 @@ def _comparison_entries(
     Tables and charts may show different release views (``release_views``)."""
     markers = record_markers.comparison_markers(comparison)
     charted, tabled, note = release_views(comparison, query)
-    entries = comparison_context(tabled, query, markers)
+    deferred = len(tabled.others) * len(tabled.labels) > RELATIVE_TABLE_INLINE_CELLS
+    entries = comparison_context(tabled, query, markers, label_rows=not deferred)
+    entries["relative_deferred"] = deferred
     scale = charts.Scale(y_min=options.get("y_min"), y_max=options.get("y_max"), log=bool(options.get("log")))
     view = options.get("view") or "lines"
     found = group_charts(charted, scale, view)
@@ -497,9 +499,10 @@ def _group_markers(comparison: Comparison, group: str, markers: dict[str, Any]) 
 
 
 def comparison_context(
-    comparison: Comparison, query: QueryDict, markers: dict[str, Any] | None = None
+    comparison: Comparison, query: QueryDict, markers: dict[str, Any] | None = None, *, label_rows: bool = True
 ) -> dict[str, Any]:
-    """Rows for the tables, so the template only prints."""
+    """Rows for the tables, so the template only prints (``label_rows=False``: not the table of every
+    microbenchmark, for a page that loads it apart)."""
     others = comparison.others
     red, green = comparison.spec.red, comparison.spec.green
     group_tables = []
@@ -529,10 +532,10 @@ def comparison_context(
                 "regressions": (markers or {}).get("by_group", {}).get(group, []),
             }
         )
-    label_rows = []
-    for label in comparison.labels:
+    rows_of_labels = []
+    for label in comparison.labels if label_rows else ():
         cells = _label_cells(comparison, others, label)
-        label_rows.append(
+        rows_of_labels.append(
             {
                 "label": label,
                 "group": comparison.group_of.get(label) or "ungrouped",
@@ -550,7 +553,7 @@ def comparison_context(
         **_column_heads(comparison, others),
         "base_label": comparison.version_label(comparison.base),
         "group_tables": group_tables,
-        "label_rows": label_rows,
+        "label_rows": rows_of_labels,
         "export_query": export_query.urlencode(),
         "api_query": api_query(comparison).urlencode(),
         "concurrency_rule": CONCURRENCY_RULE,
@@ -682,6 +685,36 @@ def group_charts(
 
     key = f"{comparison.cache_key}:groups:{view}:{scale['y_min']}:{scale['y_max']}:{scale['log']}"
     return _cached(key if comparison.cache_key else "", build)
+
+
+# Above this many cells (compared versions × microbenchmarks) the comparison page loads its table of every
+# microbenchmark when scrolled to, as it does the heatmap: at 200 versions × 42 it is 8,400 cells with their QPS,
+# 430 KB, more than the rest of the page. 60 × 42 is 2,520.
+RELATIVE_TABLE_INLINE_CELLS = 5_000
+
+
+def compare_relative_table(request: HtmxHttpRequest) -> HttpResponse:
+    """The relative QPS of every microbenchmark for every version: loaded into a long comparison's page when
+    scrolled to, or opened alone."""
+    return _comparison_based_page(request, lambda shared: _relative_table_page(request, shared))
+
+
+def _relative_table_page(request: HtmxHttpRequest, shared: dict[str, Any]) -> str | HttpResponse:
+    asked = requested_comparison(request)
+    try:
+        comparison = get_comparison(asked.spec)
+        _charted, tabled, note = release_views(comparison, asked.data)
+    except (ComparisonError, ValueError) as exc:
+        return HttpResponse(f"{exc}\n", status=400, content_type="text/plain")
+    context = {
+        **comparison_context(tabled, asked.data, record_markers.comparison_markers(comparison)),
+        "base": asked.base,
+        "defaulted": asked.defaulted,
+        "release_note": note,
+        **shared,
+    }
+    template = "reports/relative_table.html#table" if request.htmx else "reports/relative_table.html"
+    return render_to_string(template, context, request)
 
 
 def compare_heatmap(request: HtmxHttpRequest) -> HttpResponse:
