@@ -6,7 +6,7 @@ from typing import Any
 
 from django import template
 from django.template.defaultfilters import floatformat
-from django.utils.html import format_html
+from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
 from reports import svgchart
@@ -108,11 +108,13 @@ def number_cell(value: float | None, css: str = "num", missing: str = "missing")
     what the table sorts and copies (data-value)."""
     if value is None:
         return format_html('<td class="{} missing">{}</td>', css, missing)
+    # Written out rather than through format_html (a table has hundreds of these): the numbers are digits,
+    # separators, a sign, a suffix or ∞, so only the class needs escaping.
     exact = f"{value:.0f}" if math.isfinite(value) else compact_number(value)
     shown = compact_number(value)
-    if shown == f"{value:,.0f}":
-        return format_html('<td class="{}" data-value="{}">{}</td>', css, exact, shown)
-    return format_html('<td class="{}" data-value="{}" title="{}">{}</td>', css, exact, f"{value:,.0f}", shown)
+    whole = f"{value:,.0f}"
+    title = "" if shown == whole else f' title="{whole}"'
+    return mark_safe(f'<td class="{escape(css)}" data-value="{exact}"{title}>{shown}</td>')
 
 
 @register.filter
