@@ -33,6 +33,7 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
 from django.db import IntegrityError, transaction
 from django.db.models import Q, QuerySet
+from django.urls import reverse
 from django.utils import timezone
 
 import suites
@@ -986,32 +987,51 @@ def comparison_markers(comparison: Comparison) -> dict[str, Any]:
     column_of_version: dict[str, str] = {}
     for column in comparison.columns:
         column_of_version.setdefault(column.version, column.key)
-    found = (
+    # Plain values, not records: a record carries its evidence (megabytes for a long series) and four models.
+    found = list(
         Regression.objects.filter(
             server_id=comparison.server_id, workload_id=comparison.workload_id, releases=releases.DEFAULT_VIEW
         )
         # Charts and tables plot QPS: a metric's own story has its tab on the list, not a marker there.
         .filter(no_longer_detected=False, metric=stories.QPS)
-        .select_related("arrived_in", "fixed_in", "microbenchmark")
-        .prefetch_related("bugs")
+        .values_list(
+            "pk",
+            "kind",
+            "state",
+            "arrived_in__text",
+            "fixed_in__text",
+            "microbenchmark_id",
+            "microbenchmark__test",
+            "microbenchmark__range_size",
+            "group",
+        )
     )
+    bugs: dict[int, list[tuple[str, str]]] = defaultdict(list)
+    if found:
+        for regression_id, tracker, key, url in (
+            Regression.bugs.through.objects.filter(regression_id__in=[row[0] for row in found])
+            .order_by("bug__tracker", "bug__key")  # Bug's own order, as the records list their bugs
+            .values_list("regression_id", "bug__tracker", "bug__key", "bug__url")
+        ):
+            bugs[regression_id].append((bugrefs.label(tracker, key), url))
     by_label: dict[str, list[dict[str, Any]]] = {}
     by_group: dict[str, list[dict[str, Any]]] = {}
-    for regression in found:
+    for pk, kind, state, arrived, fixed, microbenchmark_id, test, range_size, group in found:
         item = {
-            "id": regression.pk,
-            "url": regression.get_absolute_url(),
-            "kind": regression.kind,
-            "state": regression.state,
-            "arrived": column_of_version.get(regression.arrived_in.text),
-            "arrived_version": regression.arrived_in.text,
-            "fixed": column_of_version.get(regression.fixed_in.text) if regression.fixed_in else None,
-            "bugs": [(bug.label, bug.url) for bug in regression.bugs.all()],
+            "id": pk,
+            "url": reverse("regressions:regression", args=[pk]),
+            "kind": kind,
+            "state": state,
+            "arrived": column_of_version.get(arrived),
+            "arrived_version": arrived,
+            "fixed": column_of_version.get(fixed) if fixed is not None else None,
+            "bugs": bugs.get(pk, []),
         }
-        if regression.microbenchmark is not None:
-            by_label.setdefault(regression.microbenchmark.label, []).append(item)
-        elif regression.group:
-            by_group.setdefault(regression.group, []).append(item)
+        if microbenchmark_id is not None:
+            label = f"{test}_range={range_size}" if range_size is not None else test
+            by_label.setdefault(label, []).append(item)
+        elif group:
+            by_group.setdefault(group, []).append(item)
     return {"by_label": by_label, "by_group": by_group}
 
 

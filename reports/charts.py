@@ -961,8 +961,12 @@ def _plain(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items() if v is not None}
     if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
+        # Arrays are mostly numbers and texts (a point per version): those are kept without a call each.
+        return [v if v is None or type(v) in _SCALARS else _plain(v) for v in value]
     return value
+
+
+_SCALARS = frozenset((float, int, str, bool))
 
 
 # --------------------------------------------------------------------------- regression and bug markers

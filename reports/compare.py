@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from typing import Any, NamedTuple
 
-from django.db.models import Count, Max
+from django.db.models import Case, Count, Max, Q, TextField, When
+from django.db.models.functions import Cast
 
 import suites
 from benchdash import pagecache
@@ -104,7 +106,6 @@ class Comparison:
     noisy: dict[str, dict[str, bool]]
     summaries: dict[str, dict[str, stats.GroupSummary]]
     metrics: dict[str, dict[str, dict[str, float | None]]]
-    metric_ratios: dict[str, dict[str, dict[str, float | None]]]
     result: stats.ComparisonResult[str]
     pk_mode: int = 1
     warnings: list[str] = field(default_factory=list)
@@ -115,16 +116,40 @@ class Comparison:
     # both and shows scan as each run reported it: the page warns and offers the spec's formula for all.
     scan_eras: dict[str, list[str]] = field(default_factory=dict)
 
+    @cached_property
+    def metric_ratios(self) -> dict[str, dict[str, dict[str, float | None]]]:
+        """Each HW metric of each compared column relative to the base's, per microbenchmark.
+
+        Worked out when first read, not with the comparison: the comparison page never reads them, and
+        200 versions × 42 microbenchmarks × 6 metrics would double what the cache keeps of it.
+        """
+        base = self.metrics[self.base]
+        return {
+            key: {
+                label: {
+                    name: stats.metric_ratio(self.metrics[key].get(label, {}).get(name), base.get(label, {}).get(name))
+                    for name in HW_METRICS
+                }
+                for label in self.result.labels
+            }
+            for key in self.result.runs
+        }
+
     @property
     def others(self) -> list[Column]:
         return [c for c in self.columns if c.key != self.base]
 
     def version_label(self, key: str) -> str:
-        column = self.column(key)
-        return f"{column.dbms} {column.version}" + (f" {column.flavour}" if self._repeated(column.version) else "")
+        """ "DBMS version", with the flavour when another column has the same version."""
+        return self._version_labels[key]
 
-    def _repeated(self, version: str) -> bool:
-        return sum(1 for c in self.columns if c.version == version) > 1
+    @cached_property
+    def _version_labels(self) -> dict[str, str]:
+        # Once per comparison: a page asks for a label per table row, and finding one was a walk of the columns.
+        counts = Counter(c.version for c in self.columns)
+        return {
+            c.key: f"{c.dbms} {c.version}" + (f" {c.flavour}" if counts[c.version] > 1 else "") for c in self.columns
+        }
 
     def column(self, key: str) -> Column:
         return next(c for c in self.columns if c.key == key)
@@ -167,12 +192,16 @@ def series_stamp(server_id: int, workload_id: int) -> str:
     return f"{server_id}:{workload_id}:{agg['n']}:{agg['last']}"
 
 
-def get_comparison(spec: ComparisonSpec) -> Comparison:
+def _cache_key(spec: ComparisonSpec) -> str:
     base = Run.objects.filter(pk=spec.base_run_id).values("server_id", "workload_id").first()
     if base is None:
         raise ComparisonError(f"no run with id {spec.base_run_id}")
     # Group set definitions can change without a run arriving: their generation is part of the key.
-    key = spec.cache_key(f"{series_stamp(base['server_id'], base['workload_id'])}|g{pagecache.generation()}")
+    return spec.cache_key(f"{series_stamp(base['server_id'], base['workload_id'])}|g{pagecache.generation()}")
+
+
+def get_comparison(spec: ComparisonSpec) -> Comparison:
+    key = _cache_key(spec)
     found = pagecache.cached(key)
     if found is not None:
         return found  # type: ignore[no-any-return]
@@ -180,6 +209,16 @@ def get_comparison(spec: ComparisonSpec) -> Comparison:
     comparison.cache_key = key
     pagecache.keep(key, comparison, CACHE_SECONDS)
     return comparison
+
+
+def get_microbenchmark_comparison(spec: ComparisonSpec, microbenchmark_id: int) -> Comparison:
+    """The comparison a page about one microbenchmark reads: the whole series' when it is cached, else that
+    microbenchmark's alone (``load_series``), which reads and computes a 42nd of it. Its numbers for that
+    microbenchmark are the whole comparison's; it has no other microbenchmark, and it is not cached (the page is)."""
+    found = pagecache.cached(_cache_key(spec))
+    if found is not None:
+        return found  # type: ignore[no-any-return]
+    return build_comparison(load_series(spec, microbenchmark_id=microbenchmark_id))
 
 
 def compute_comparison(spec: ComparisonSpec) -> Comparison:
@@ -241,10 +280,20 @@ class Series:
     results: tuple[SeriesResult, ...]
     group_set: groupsets.GroupSet | None = None  # None: chosen from the suite and the tests (spec "auto")
     sla_samples: tuple[sla.SlaSample, ...] = ()  # Insert Benchmark series only
+    # A comparison of one microbenchmark (a page about it): ``results`` hold that microbenchmark's and the base
+    # run's, ``dops`` every (concurrency, warm-up) of the series' results, so the concurrency rule decides as for
+    # the whole series; build_comparison then keeps that microbenchmark alone, with the numbers it has in the
+    # comparison of every microbenchmark (and no workload warnings).
+    microbenchmark_id: int | None = None
+    dops: tuple[tuple[int, bool], ...] | None = None
 
 
-def load_series(spec: ComparisonSpec) -> Series:
-    """Every database read a comparison needs, in a fixed number of queries whatever the number of runs."""
+def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None) -> Series:
+    """Every database read a comparison needs, in a fixed number of queries whatever the number of runs.
+
+    ``microbenchmark_id``: read only what the comparison of that one microbenchmark needs (its results, the
+    base's, and the series' concurrencies), for a page about it: see ``Series.microbenchmark_id``.
+    """
     base_run = Run.objects.select_related("server", "workload", "build__version").filter(pk=spec.base_run_id).first()
     if base_run is None:
         raise ComparisonError(f"no run with id {spec.base_run_id}")
@@ -254,27 +303,72 @@ def load_series(spec: ComparisonSpec) -> Series:
     else:
         # The default series is the base's DBMS; other DBMSs on the same server are picked explicitly.
         runs_qs = runs_qs.filter(build__version__dbms_id=base_run.build.version.dbms_id)
-    runs = tuple(
-        SeriesRun(
-            id=run.pk,
-            name=run.name,
-            build_id=run.build_id,
-            config_id=run.config_id,
-            dbms=run.build.version.dbms.name,
-            version=run.build.version.text,
-            version_sort=run.build.version.sort_key,
-            build=run.build.name,
-            flavour=run.build.flavour,
-            config=run.config.name,
-            started_at=run.started_at.isoformat() if run.started_at else None,
-            sysbench_version=run.sysbench_version,
-            commands=run.commands,
-            scan_formula=run.scan_formula,
+    # Plain values, not model instances: a series of 200 runs would otherwise build a thousand of them. The
+    # runs of a series mostly share their command lines: each distinct JSON text is decoded once.
+    commands_text: Cast | Case = Cast("commands", TextField())
+    if microbenchmark_id is not None:
+        # One microbenchmark's comparison has no workload warnings (its page shows none): the command lines
+        # are read only where scan_qps reads them, from the runs whose scan used tps × rows / 1000.
+        commands_text = Case(
+            When(scan_formula=sysbench.SCAN_TPS_ROWS, then=commands_text), default=None, output_field=TextField()
         )
-        for run in runs_qs.select_related("build__version__dbms", "config").order_by(
-            "build__version__sort_key", "build__name", "config__name", "started_at", "pk"
+    decoded: dict[str | None, Mapping[str, str] | None] = {None: None}
+    runs = []
+    for (
+        pk,
+        name,
+        build_id,
+        config_id,
+        dbms,
+        version,
+        version_sort,
+        build,
+        flavour,
+        config,
+        started_at,
+        sysbench_version,
+        commands,
+        scan_formula,
+    ) in (
+        runs_qs.order_by("build__version__sort_key", "build__name", "config__name", "started_at", "pk")
+        .annotate(commands_text=commands_text)
+        .values_list(
+            "pk",
+            "name",
+            "build_id",
+            "config_id",
+            "build__version__dbms__name",
+            "build__version__text",
+            "build__version__sort_key",
+            "build__name",
+            "build__flavour",
+            "config__name",
+            "started_at",
+            "sysbench_version",
+            "commands_text",
+            "scan_formula",
         )
-    )
+    ):
+        if commands not in decoded:
+            decoded[commands] = json.loads(commands)
+        runs.append(
+            SeriesRun(
+                id=pk,
+                name=name,
+                build_id=build_id,
+                config_id=config_id,
+                dbms=dbms,
+                version=version,
+                version_sort=version_sort,
+                build=build,
+                flavour=flavour,
+                config=config,
+                started_at=started_at.isoformat() if started_at else None,
+                sysbench_version=sysbench_version,
+                commands=decoded[commands],
+                scan_formula=scan_formula,
+            )
+        )
     if spec.run_ids:
         missing = set(spec.run_ids) - {r.id for r in runs}
         if missing:
@@ -283,10 +377,16 @@ def load_series(spec: ComparisonSpec) -> Series:
                 "only runs of one server and workload can be compared"
             )
     run_ids = [r.id for r in runs]
-    rows = Result.objects.filter(run_id__in=run_ids)
+    # The runs as a subquery rather than their ids: hundreds of parameters cost more to send than to plan.
+    rows = Result.objects.filter(run_id__in=runs_qs.order_by().values("pk"))
     if not spec.include_warmups:
         # The import decides what a warm-up is, per suite (sysbench *.warm, db_bench revrange.t1, …).
         rows = rows.exclude(microbenchmark__is_warmup=True)
+    dops: tuple[tuple[int, bool], ...] | None = None
+    if microbenchmark_id is not None:
+        # The concurrency rule reads the base's results and every concurrency of the series, nothing else.
+        dops = tuple(rows.order_by().values_list("dop", "microbenchmark__is_warmup").distinct())
+        rows = rows.filter(Q(microbenchmark_id=microbenchmark_id) | Q(run_id=base_run.pk))
     # Not ordered by the database: ordering by the runs' versions there joins every run of the archive into
     # the plan. build_comparison sorts them.
     results = tuple(
@@ -316,8 +416,10 @@ def load_series(spec: ComparisonSpec) -> Series:
         workload_id=base_run.workload_id,
         base_run_id=base_run.pk,
         pk_mode=base_run.pk_mode,
-        runs=runs,
+        runs=tuple(runs),
         results=results,
+        microbenchmark_id=microbenchmark_id,
+        dops=dops,
         group_set=carried
         if carried is not None and spec.group_set == carried.name
         else (named_group_set(spec.group_set) or carried),
@@ -398,39 +500,65 @@ def build_comparison(series: Series) -> Comparison:
     )
     every_dop: set[int] = set()
     measured_dops: set[int] = set()  # concurrencies with a result that is not a warm-up
+    if series.dops is not None:
+        every_dop.update(d for d, _ in series.dops)
+        measured_dops.update(d for d, warmup in series.dops if not warmup)
     base_labels: dict[int, set[str]] = defaultdict(set)
-    samples: dict[tuple[str, str, int], list[tuple[Any, ...]]] = defaultdict(list)
+    # (column, label, concurrency) -> (QPS, HW metrics) of each of its results
+    samples: dict[tuple[str, str, int], list[tuple[float, tuple[float | None, ...]]]] = defaultdict(list)
     microbenchmark_ids: dict[str, int] = {}
+    label_of: dict[int, str] = {}  # microbenchmark id -> label: a series repeats each one per run
     run_of = {run.id: run for run in series.runs}
+    stored_qps = spec.scan_formula == "spec"  # scan_qps is then the stored QPS: no call per result
+    # Unpacked rather than read by name: this loop runs once per result (8,400 at 200 versions).
     for row in results:
-        label = f"{row.test}_range={row.range_size}" if row.range_size is not None else row.test
-        microbenchmark_ids[label] = row.microbenchmark_id
-        every_dop.add(row.dop)
-        if not row.is_warmup:
-            measured_dops.add(row.dop)
-            if column_of_run[row.run_id] == base_key:
-                base_labels[row.dop].add(label)
-        qps_value = scan_qps(row, run_of[row.run_id], spec.scan_formula)
-        samples[(column_of_run[row.run_id], label, row.dop)].append((qps_value, *row.metrics))
-    if not samples:
+        run_id, microbenchmark_id, test, range_size, dop_of_row, qps_value, hw, _, is_warmup, _ = row
+        label = label_of.get(microbenchmark_id)
+        if label is None:
+            label = f"{test}_range={range_size}" if range_size is not None else test
+            label_of[microbenchmark_id] = label
+        microbenchmark_ids[label] = microbenchmark_id
+        every_dop.add(dop_of_row)
+        key = column_of_run[run_id]
+        if not is_warmup:
+            measured_dops.add(dop_of_row)
+            if key == base_key:
+                base_labels[dop_of_row].add(label)
+        if not stored_qps:
+            qps_value = scan_qps(row, run_of[run_id], spec.scan_formula)
+        samples[(key, label, dop_of_row)].append((qps_value, hw))
+    if not every_dop:
         raise ComparisonError(f"{base_run.name} has no results to compare")
     dop = spec.dop if spec.dop is not None else main_concurrency(base_labels, every_dop)
     if dop not in every_dop:
         raise ComparisonError(f"no results at concurrency {dop}; this series has {sorted(measured_dops or every_dop)}")
+    if series.microbenchmark_id is not None:
+        only = label_of.get(series.microbenchmark_id)
+        samples = defaultdict(list, {k: v for k, v in samples.items() if k[1] == only})
+        microbenchmark_ids = {only: series.microbenchmark_id} if only is not None else {}
 
     qps: dict[str, dict[str, float | None]] = {c.key: {} for c in columns}
     cv: dict[str, dict[str, float | None]] = {c.key: {} for c in columns}
     metrics: dict[str, dict[str, dict[str, float | None]]] = {c.key: {} for c in columns}
     labels_seen: list[str] = []
+    repeated = False
     for (key, label, d), values in samples.items():
         if d != dop:
             continue
         labels_seen.append(label)
+        if len(values) == 1:
+            # One result, most cells: its values as _mean gives them (x + 0.0 is sum([x]) / 1, bit for bit).
+            qps_value, hw = values[0]
+            qps[key][label] = qps_value + 0.0
+            cv[key][label] = None
+            metrics[key][label] = dict(zip(HW_METRICS, [None if v is None else v + 0.0 for v in hw], strict=True))
+            continue
+        repeated = True
         qps_values = [v[0] for v in values]
         qps[key][label] = _mean(qps_values)
-        cv[key][label] = stats.spread(qps_values).cv if len(qps_values) > 1 else None
+        cv[key][label] = stats.spread(qps_values).cv
         metrics[key][label] = {
-            name: _mean([v[i + 1] for v in values if v[i + 1] is not None]) for i, name in enumerate(HW_METRICS)
+            name: _mean([m for _, hw in values if (m := hw[i]) is not None]) for i, name in enumerate(HW_METRICS)
         }
     labels_seen = list(dict.fromkeys(labels_seen))
 
@@ -445,6 +573,11 @@ def build_comparison(series: Series) -> Comparison:
     noisy: dict[str, dict[str, bool]] = {}
     flags: dict[str, dict[str, str]] = {}
     for key in result.runs:
+        if not repeated:
+            # No cell has a spread, so none is inside the noise: the flags are the thresholds' alone.
+            noisy[key] = dict.fromkeys(result.labels, False)
+            flags[key] = dict(result.flags[key])
+            continue
         noisy[key] = {}
         flags[key] = {}
         for label in result.labels:
@@ -465,22 +598,13 @@ def build_comparison(series: Series) -> Comparison:
                 if (key, label) in sla_missed or (base_key, label) in sla_missed:
                     flags[key][label] = "grey"
 
-    metric_ratios = {
-        key: {
-            label: {
-                name: stats.metric_ratio(
-                    metrics[key].get(label, {}).get(name), metrics[base_key].get(label, {}).get(name)
-                )
-                for name in HW_METRICS
-            }
-            for label in result.labels
-        }
-        for key in result.runs
-    }
     summaries: dict[str, dict[str, stats.GroupSummary]] = {
         g: {key: result.summaries[(g, key)] for key in result.runs} for g in result.groups
     }
-    warnings = _workload_warnings(series.runs) + workload_mismatch(series.runs)
+    # One microbenchmark's comparison (its page) has none: its runs' command lines are not all read.
+    warnings = (
+        [] if series.microbenchmark_id is not None else _workload_warnings(series.runs) + workload_mismatch(series.runs)
+    )
     return Comparison(
         spec=spec,
         suite=series.suite,
@@ -505,7 +629,6 @@ def build_comparison(series: Series) -> Comparison:
         noisy=noisy,
         summaries=summaries,
         metrics=metrics,
-        metric_ratios=metric_ratios,
         result=result,
         pk_mode=series.pk_mode,
         warnings=warnings,

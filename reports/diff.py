@@ -230,6 +230,8 @@ def command_differences(a: Mapping[str, str], b: Mapping[str, str]) -> CommandDi
     shared = sorted(set(a) & set(b))
     grouped: dict[tuple[str, str, str], list[str]] = defaultdict(list)
     for label in shared:
+        if a[label] == b[label]:
+            continue  # the very same command line differs in no option (most labels of two runs of a series)
         opts_a, opts_b = configs.parse_sysbench_command(a[label]), configs.parse_sysbench_command(b[label])
         for option in sorted(set(opts_a) | set(opts_b)):
             va, vb = opts_a.get(option, NOT_SET), opts_b.get(option, NOT_SET)

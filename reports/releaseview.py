@@ -104,7 +104,6 @@ def _restricted(comparison: Comparison, keys: set[str], view: str) -> Comparison
         noisy=_only(comparison.noisy, keys),
         summaries={group: _only(by_key, keys) for group, by_key in comparison.summaries.items()},
         metrics=_only(comparison.metrics, keys),
-        metric_ratios=_only(comparison.metric_ratios, keys),
         result=cut_result,
         sla_missed={cell for cell in comparison.sla_missed if cell[0] in keys},
         # Charts built from it are cached under this key: never under the full comparison's.

@@ -15,6 +15,7 @@ urlpatterns = [
     path("compare/export", views.compare_export, name="compare_export"),
     path("compare/writeup", writeup_views.compare_writeup, name="compare_writeup"),
     path("compare/heatmap", views.compare_heatmap, name="heatmap"),
+    path("compare/table", views.compare_relative_table, name="relative_table"),
     path("compare/hw", hw_views.compare_hw, name="hw"),
     path("compare/scaleup", scaleup_views.scaleup_page, name="scaleup"),
     path("compare/timeline", timeline_views.group_timeline, name="group_timeline"),

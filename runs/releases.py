@@ -44,6 +44,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Literal
 
 from runs.versions import VersionError, parse_version
@@ -65,6 +66,7 @@ SHORT_TERM_LINES: dict[str, frozenset[str]] = {
 }
 
 
+@lru_cache(maxsize=4096)  # pages ask it for every version of a series, and a series is read many times
 def release_line(dbms: str, version: str) -> str:
     """The release line of a version: ``major.minor``, or the major alone for Postgres 10 and later."""
     try:

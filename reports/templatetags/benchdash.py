@@ -1,10 +1,12 @@
 from __future__ import annotations
 
 import math
+from decimal import ROUND_HALF_UP, Decimal
 
 from django import template
-from django.utils.html import format_html
-from django.utils.safestring import SafeString
+from django.template.defaultfilters import floatformat
+from django.utils.html import escape, format_html
+from django.utils.safestring import SafeString, mark_safe
 
 register = template.Library()
 
@@ -17,6 +19,29 @@ def rel(value: float | None) -> str:
     if math.isinf(value):
         return "∞"
     return f"{value:.2f}"
+
+
+# Between these sizes (or at 0) a float's fixed-point text is worked out here; others go through floatformat itself.
+_FIXED_RANGE = (1e-15, 1e15)
+
+
+def fixed(value: float | None, places: int) -> str:
+    """``value|floatformat:places`` (places > 0) as Django writes it, at a tenth of its cost: "" for None.
+
+    For pages that print hundreds of measurements: the filter spends ~12 µs on each. The same rounding (half up,
+    from the float's shortest decimal form) and the same text, which a test holds to the filter's on every
+    kind of value; infinities, NaN and huge values are left to the filter.
+    """
+    if value is None:
+        return ""
+    if not isinstance(value, float) or (value and not _FIXED_RANGE[0] < abs(value) < _FIXED_RANGE[1]):
+        return str(floatformat(value, places))
+    rounded = Decimal(repr(value)).quantize(_QUANTA[places], ROUND_HALF_UP)
+    text = f"{rounded:f}"
+    return text[1:] if text[0] == "-" and not rounded else text
+
+
+_QUANTA = {places: Decimal(1).scaleb(-places) for places in range(1, 10)}
 
 
 @register.filter
@@ -68,11 +93,13 @@ def number_cell(value: float | None, css: str = "num", missing: str = "missing")
     what the table sorts and copies (data-value)."""
     if value is None:
         return format_html('<td class="{} missing">{}</td>', css, missing)
+    # Written out rather than through format_html (a table has hundreds of these): the numbers are digits,
+    # separators, a sign, a suffix or ∞, so only the class needs escaping.
     exact = f"{value:.0f}" if math.isfinite(value) else compact_number(value)
     shown = compact_number(value)
-    if shown == f"{value:,.0f}":
-        return format_html('<td class="{}" data-value="{}">{}</td>', css, exact, shown)
-    return format_html('<td class="{}" data-value="{}" title="{}">{}</td>', css, exact, f"{value:,.0f}", shown)
+    whole = f"{value:,.0f}"
+    title = "" if shown == whole else f' title="{whole}"'
+    return mark_safe(f'<td class="{escape(css)}" data-value="{exact}"{title}>{shown}</td>')
 
 
 @register.filter

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
-from reports.compare import ComparisonSpec, compute_comparison
+from reports.compare import ComparisonSpec, build_comparison, compute_comparison, load_series
 from runs.importer import submit_and_import
-from runs.models import Run
+from runs.models import Microbenchmark, Run
 from runs.tests.hostile import tgz_of_files
 from runs.tests.test_scan_eras import PG174, PG1122, SCAN_QPS, run_files, spec_value
 from suites.sysbench import parse as sysbench
@@ -46,6 +46,12 @@ def test_by_each_runs_own_formula_scan_is_its_scripts_value_and_the_eras_are_nam
     # Only scan changes: point-query is the same whichever formula scan is read by.
     spec = compute_comparison(ComparisonSpec(base_run_id=base.pk, scan_formula="spec"))
     assert spec.relative[PG174]["point-query_range=100"] == comparison.relative[PG174]["point-query_range=100"]
+    # The comparison of scan alone (a drill-down's) reads the older run's command line too.
+    scan = Microbenchmark.objects.get(test="scan", range_size=100).pk
+    alone = build_comparison(
+        load_series(ComparisonSpec(base_run_id=base.pk, scan_formula="era"), microbenchmark_id=scan)
+    )
+    assert alone.labels == [SCAN] and alone.qps == {key: {SCAN: comparison.qps[key][SCAN]} for key in comparison.qps}
 
 
 def test_by_the_specs_formula_for_all_the_runs_compare_and_nothing_is_warned(mixed: tuple[Run, Run]) -> None:

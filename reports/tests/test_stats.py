@@ -199,6 +199,21 @@ def test_compare_relative_values_and_flags_match_the_single_value_functions():
             assert result.flags[run][label] == flag(expected)
 
 
+def test_compare_gives_the_single_value_functions_answers_on_every_edge_value():
+    edges = [None, 0, 0.0, -0.0, 1, 0.95, 1.05, 2.5, math.inf, -math.inf, math.nan, 1e-300]
+    labels = [f"t{i}" for i in range(len(edges))]
+    # Every value over every base: run i has the i-th edge value everywhere, label j the j-th in the base.
+    qps = {f"run{i}": dict.fromkeys(labels, value) for i, value in enumerate(edges)}
+    qps["base"] = dict(zip(labels, edges, strict=True))
+    result = compare(qps, "base", list(qps)[:-1], {"all": labels})
+    for run, values in list(qps.items())[:-1]:
+        for label in labels:
+            expected = relative_qps(values[label], qps["base"][label])
+            got = result.relative[run][label]
+            assert got == expected or (got != got and expected != expected)
+            assert result.flags[run][label] == flag(expected)
+
+
 def test_compare_group_summaries_agree_with_an_independent_computation():
     qps = _synthetic(2, runs=8, tests=20)
     labels = list(qps["run0"])
