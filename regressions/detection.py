@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -159,6 +159,7 @@ def detect_regressions(
     view: releases.ReleaseView = releases.DEFAULT_VIEW,
     experimental: bool = False,
     every_release: bool = False,
+    comparisons: Mapping[ComparisonSpec, Comparison] | None = None,
 ) -> DetectionSummary:
     """Detect the stories of every DBMS series of a server + workload and store them as records; returns counts.
 
@@ -180,6 +181,10 @@ def detect_regressions(
     of the series that do mix both current, from the same loaded series. Only
     the default view's new stories are announced: a story is news once, not
     once per view.
+
+    ``comparisons`` are comparisons the caller has computed already (the refresh
+    computes each DBMS's for its summary): one with the spec detection asks for
+    is used as it is, not computed or fetched from the cache again.
     """
     runs = list(
         Run.objects.filter(server_id=server_id, workload_id=workload_id)
@@ -201,9 +206,9 @@ def detect_regressions(
 
     summary = DetectionSummary()
     for dbms_id, base in bases.items():
-        # Versions of different DBMSs interleave in version order: each DBMS is a series of its own.
-        run_ids = () if len(by_dbms) == 1 else tuple(by_dbms[dbms_id])
-        series = load_series(base, run_ids)
+        # Versions of different DBMSs interleave in version order: each DBMS is a series of its own, which is
+        # the comparison's default series (the base's DBMS), so no run ids are named.
+        series = load_series(base, comparisons=comparisons)
         summary.series += 1
         mixed = mixes_release_lines(series, experimental=experimental)
         # A series that does not mix release kinds reads the same points in both views: its long-term records
@@ -296,10 +301,17 @@ HW_METRICS = {"cpu_o": "cpu/o", "cs_o": "cs/o", "rkb_o": "rKB/o", "wkb_o": "wKB/
 EXTRA_METRICS = ("w_amp", "stall%", "p99")
 
 
-def load_series(base_run_id: int, run_ids: Sequence[int] = ()) -> SeriesData:
-    """Read one DBMS series for detection: its comparison against ``base_run_id``, the ids of its builds, the
-    HW metrics of every microbenchmark and the Insert Benchmark / db_bench measurements of its results."""
-    comparison = get_comparison(ComparisonSpec(base_run_id=base_run_id, run_ids=tuple(run_ids)))
+def load_series(
+    base_run_id: int,
+    run_ids: Sequence[int] = (),
+    *,
+    comparisons: Mapping[ComparisonSpec, Comparison] | None = None,
+) -> SeriesData:
+    """Read one DBMS series for detection: its comparison against ``base_run_id`` (taken from ``comparisons``
+    when it is there), the ids of its builds, the HW metrics of every microbenchmark and the Insert Benchmark /
+    db_bench measurements of its results."""
+    spec = ComparisonSpec(base_run_id=base_run_id, run_ids=tuple(run_ids))
+    comparison = (comparisons or {}).get(spec) or get_comparison(spec)
     columns = comparison.columns
     builds = {
         b["name"]: b
