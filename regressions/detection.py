@@ -767,8 +767,9 @@ def _upsert(
 ) -> list[int]:
     """Store one series' stories in one view; returns the ids of the new open stories (for ``story_opened``).
 
-    A record detection no longer finds is deleted, unless people triaged it (a state other than new, a bug, a
-    triage event): then it is kept and marked no longer detected.
+    New records are inserted in batches and changed ones updated in one statement, so the number of queries
+    does not grow with the stories a series tells. A record detection no longer finds is deleted, unless people
+    triaged it (a state other than new, a bug, a triage event): then it is kept and marked no longer detected.
     """
     now = timezone.now()
     opened: list[int] = []
@@ -779,33 +780,67 @@ def _upsert(
                 server_id=server_id, workload_id=workload_id, arrived_in__dbms_id=dbms_id, releases=view
             )
         }
+        # Every candidate's record id, in candidate order (a new record's once its batch is inserted).
         seen: dict[NaturalKey, int] = {}
+        batch: list[tuple[Candidate, dict[str, Any]]] = []  # new records waiting for their insert
+        waiting: set[NaturalKey] = set()
+        changed: list[Regression] = []
+        changed_fields: set[str] = set()
+
+        def update(record: Regression, values: dict[str, Any]) -> None:
+            fields = [name for name in (*DETECTED_FIELDS, *STORY_FIELDS) if getattr(record, name) != values[name]]
+            if fields:
+                for name in fields:
+                    setattr(record, name, values[name])
+                changed.append(record)
+                changed_fields.update(fields)
+                summary.updated += 1
+            else:
+                summary.unchanged += 1
+
+        def insert_batch() -> None:
+            for (candidate, values), record in zip(batch, _create_all(server_id, workload_id, batch, now), strict=True):
+                if record is None:
+                    # A concurrent detection stored some of the batch a moment ago: one at a time, as before.
+                    record, created = _create(server_id, workload_id, candidate, values, now)
+                    if not created:
+                        update(record, values)
+                        seen[candidate.key] = record.pk
+                        continue
+                summary.created += 1
+                seen[candidate.key] = record.pk
+                if candidate.opened:
+                    opened.append(record.pk)
+            batch.clear()
+            waiting.clear()
+
         for candidate in candidates:
-            # Group stories come first: a member's group record is stored by the time the member is.
+            # Group stories come first: a member names its group's record when that came before it. A group
+            # record still waiting in the batch has no id yet: the batch is inserted first (two or three
+            # batches per series, however long).
+            target = candidate.folded_into_key
+            if target is not None and target in waiting:
+                insert_batch()
             values = {
                 **candidate.values,
-                "folded_into_id": seen.get(candidate.folded_into_key) if candidate.folded_into_key else None,
+                "folded_into_id": seen.get(target) if target else None,
                 "no_longer_detected": False,
             }
             record = existing.get(candidate.key)
             if record is None:
-                record, created = _create(server_id, workload_id, candidate, values, now)
-                if created:
-                    summary.created += 1
-                    seen[candidate.key] = record.pk
-                    if candidate.opened:
-                        opened.append(record.pk)
-                    continue
-            changed = [name for name in (*DETECTED_FIELDS, *STORY_FIELDS) if getattr(record, name) != values[name]]
-            if changed:
-                for name in changed:
-                    setattr(record, name, values[name])
-                record.detected_at = now
-                record.save(update_fields=[*changed, "detected_at", "updated_at"])
-                summary.updated += 1
-            else:
-                summary.unchanged += 1
+                batch.append((candidate, values))
+                waiting.add(candidate.key)
+                seen[candidate.key] = 0  # its place in candidate order; the id comes with the insert
+                continue
+            update(record, values)
             seen[candidate.key] = record.pk
+        insert_batch()
+        if changed:
+            for record in changed:
+                record.detected_at = record.updated_at = now
+            # One statement for all of them: a field a record did not change is written with the value it has.
+            fields = [name for name in (*DETECTED_FIELDS, *STORY_FIELDS) if name in changed_fields]
+            Regression.objects.bulk_update(changed, [*fields, "detected_at", "updated_at"])
         Regression.objects.filter(pk__in=seen.values()).update(detected_at=now)
         gone = [r.pk for key, r in existing.items() if key not in seen]
         triaged = set(
@@ -819,6 +854,34 @@ def _upsert(
         summary.removed += len(gone) - len(triaged)
         summary.regression_ids.extend(seen.values())
     return opened
+
+
+def _create_all(
+    server_id: int, workload_id: int, batch: Sequence[tuple[Candidate, dict[str, Any]]], now: Any
+) -> list[Regression | None]:
+    """Insert new records in one statement, in batch order (so they get the ids one insert each would give);
+    all None when a concurrent detection stored one of them first (the caller then stores them one by one)."""
+    if not batch:
+        return []
+    records = [
+        Regression(
+            server_id=server_id,
+            workload_id=workload_id,
+            microbenchmark_id=candidate.microbenchmark_id,
+            kind=candidate.kind,
+            arrived_in_id=candidate.arrived_in_id,
+            releases=candidate.releases,
+            **values,
+            detected_at=now,
+        )
+        for candidate, values in batch
+    ]
+    try:
+        with transaction.atomic():  # a savepoint: a conflict must not abort the whole detection
+            Regression.objects.bulk_create(records)
+    except IntegrityError:
+        return [None] * len(batch)
+    return list(records)
 
 
 def _create(
