@@ -32,7 +32,7 @@ from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Max, Q, QuerySet
+from django.db.models import Count, DateTimeField, Max, Q, QuerySet, Value
 from django.utils import timezone
 
 import suites
@@ -327,9 +327,11 @@ def load_series(
     column_of_run = {run_id: c.key for c in columns for run_id in c.run_ids}
     label_of = {mb: label for label, mb in comparison.microbenchmark_ids.items()}
     extra: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    rows = Result.objects.filter(run_id__in=column_of_run, dop=comparison.dop).values_list(
-        "run_id", "microbenchmark_id", "extra"
-    )
+    # Only the results that measured one of them: a sysbench series has none, and reading (and decoding) every
+    # result's JSON again cost as much as the comparison's own read.
+    rows = Result.objects.filter(
+        run_id__in=column_of_run, dop=comparison.dop, extra__has_any_keys=EXTRA_METRICS
+    ).values_list("run_id", "microbenchmark_id", "extra")
     for run_id, mb_id, values in rows:
         label = label_of.get(mb_id)
         for name in EXTRA_METRICS:
@@ -872,7 +874,10 @@ def _create_all(
             arrived_in_id=candidate.arrived_in_id,
             releases=candidate.releases,
             **values,
-            detected_at=now,
+            # An expression, not a plain value: Django then inserts with VALUES rather than with UNNEST of one
+            # array per column, whose text arrays psycopg escapes element by element in Python (the stories'
+            # JSON made that most of the insert's cost).
+            detected_at=Value(now, output_field=DateTimeField()),
         )
         for candidate, values in batch
     ]
