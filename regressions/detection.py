@@ -210,7 +210,14 @@ def detect_regressions(
         # the comparison's default series (the base's DBMS), so no run ids are named.
         series = load_series(base, comparisons=comparisons)
         summary.series += 1
-        mixed = mixes_release_lines(series, experimental=experimental)
+        # The long-term view's input tells whether the series mixes release kinds, and is that view's input too.
+        long_term = story_series(
+            series,
+            view=releases.DEFAULT_VIEW,
+            experimental=experimental,
+            release_overrides=settings.BENCHDASH_RELEASE_LINES,
+        )
+        mixed = _mixes(long_term)
         # A series that does not mix release kinds reads the same points in both views: its long-term records
         # stand for both, whichever view was asked for.
         stored_views: list[releases.ReleaseView] = []
@@ -226,6 +233,7 @@ def detect_regressions(
                 view=stored,
                 experimental=experimental,
                 release_overrides=settings.BENCHDASH_RELEASE_LINES,
+                built=long_term if stored == releases.DEFAULT_VIEW else None,
             )
             if stored == view or len(stored_views) == 1:
                 summary.noise[next(p.dbms for p in series.points if p.key == series.base)] = noise
@@ -254,7 +262,11 @@ def mixes_release_lines(series: SeriesData, *, experimental: bool = False) -> bo
         experimental=experimental,
         release_overrides=settings.BENCHDASH_RELEASE_LINES,
     )
-    return "short-term release" in built.unused.values()
+    return _mixes(built)
+
+
+def _mixes(long_term: StorySeries) -> bool:
+    return "short-term release" in long_term.unused.values()
 
 
 @dataclass(frozen=True)
@@ -547,13 +559,16 @@ def find_candidates(
     view: releases.ReleaseView = releases.DEFAULT_VIEW,
     experimental: bool = False,
     release_overrides: dict[str, Any] | None = None,
+    built: StorySeries | None = None,
 ) -> tuple[list[Candidate], float | None]:
     """Records detection would store for one series (one per story), and the median noise of its microbenchmarks.
 
-    Pure: it reads only ``series`` (see ``load_series``) and touches no database.
+    Pure: it reads only ``series`` (see ``load_series``) and touches no database. ``built`` is the series'
+    ``story_series`` with these arguments when the caller has made it already.
     """
     points = series.points
-    built = story_series(series, view=view, experimental=experimental, release_overrides=release_overrides)
+    if built is None:
+        built = story_series(series, view=view, experimental=experimental, release_overrides=release_overrides)
     told = find_stories(built, min_change=min_change, k=k)
     chosen = built.chosen
     index_of = {points[i].version: i for i in chosen}
