@@ -784,9 +784,11 @@ def _upsert(
 ) -> list[int]:
     """Store one series' stories in one view; returns the ids of the new open stories (for ``story_opened``).
 
-    New records are inserted in batches and changed ones updated in one statement, so the number of queries
-    does not grow with the stories a series tells. A record detection no longer finds is deleted, unless people
-    triaged it (a state other than new, a bug, a triage event): then it is kept and marked no longer detected.
+    The new records are inserted in one statement, in candidate order (so they get the ids one insert each
+    would give); then the links of new member stories to new group stories, and the changed records, are each
+    written in one statement: a fixed number of queries however many stories the series tells. A record
+    detection no longer finds is deleted, unless people triaged it (a state other than new, a bug, a triage
+    event): then it is kept and marked no longer detected.
     """
     now = timezone.now()
     opened: list[int] = []
@@ -797,14 +799,47 @@ def _upsert(
                 server_id=server_id, workload_id=workload_id, arrived_in__dbms_id=dbms_id, releases=view
             )
         }
-        # Every candidate's record id, in candidate order (a new record's once its batch is inserted).
+        # A member names the group story standing for it when that came before it among the candidates
+        # (group stories come first); a new group's id is known only after the insert, so a new member is
+        # inserted with the link to an existing group alone, and linked to a new one afterwards.
+        earlier: set[NaturalKey] = set()
+        new: list[tuple[Candidate, dict[str, Any]]] = []
+        for candidate in candidates:
+            target = candidate.folded_into_key
+            if candidate.key not in existing:
+                stored = existing.get(target) if target is not None and target in earlier else None
+                link = stored.pk if stored is not None else None
+                new.append((candidate, {**candidate.values, "folded_into_id": link, "no_longer_detected": False}))
+            earlier.add(candidate.key)
+        inserted: dict[NaturalKey, Regression] = {}
+        for (candidate, values), record in zip(new, _create_all(server_id, workload_id, new, now), strict=True):
+            if record is None:
+                # A concurrent detection stored some of them a moment ago: one at a time, as before.
+                record, created = _create(server_id, workload_id, candidate, values, now)
+                if not created:
+                    existing[candidate.key] = record  # updated below like any stored record
+                    continue
+            inserted[candidate.key] = record
+            summary.created += 1
+            if candidate.opened:
+                opened.append(record.pk)
+
         seen: dict[NaturalKey, int] = {}
-        batch: list[tuple[Candidate, dict[str, Any]]] = []  # new records waiting for their insert
-        waiting: set[NaturalKey] = set()
+        links: list[Regression] = []
         changed: list[Regression] = []
         changed_fields: set[str] = set()
-
-        def update(record: Regression, values: dict[str, Any]) -> None:
+        for candidate in candidates:
+            target = candidate.folded_into_key
+            folded_into_id = seen.get(target) if target else None
+            record = inserted.get(candidate.key)
+            if record is not None:
+                if record.folded_into_id != folded_into_id:
+                    record.folded_into_id = folded_into_id
+                    links.append(record)
+                seen[candidate.key] = record.pk
+                continue
+            record = existing[candidate.key]
+            values = {**candidate.values, "folded_into_id": folded_into_id, "no_longer_detected": False}
             fields = [name for name in (*DETECTED_FIELDS, *STORY_FIELDS) if getattr(record, name) != values[name]]
             if fields:
                 for name in fields:
@@ -814,44 +849,9 @@ def _upsert(
                 summary.updated += 1
             else:
                 summary.unchanged += 1
-
-        def insert_batch() -> None:
-            for (candidate, values), record in zip(batch, _create_all(server_id, workload_id, batch, now), strict=True):
-                if record is None:
-                    # A concurrent detection stored some of the batch a moment ago: one at a time, as before.
-                    record, created = _create(server_id, workload_id, candidate, values, now)
-                    if not created:
-                        update(record, values)
-                        seen[candidate.key] = record.pk
-                        continue
-                summary.created += 1
-                seen[candidate.key] = record.pk
-                if candidate.opened:
-                    opened.append(record.pk)
-            batch.clear()
-            waiting.clear()
-
-        for candidate in candidates:
-            # Group stories come first: a member names its group's record when that came before it. A group
-            # record still waiting in the batch has no id yet: the batch is inserted first (two or three
-            # batches per series, however long).
-            target = candidate.folded_into_key
-            if target is not None and target in waiting:
-                insert_batch()
-            values = {
-                **candidate.values,
-                "folded_into_id": seen.get(target) if target else None,
-                "no_longer_detected": False,
-            }
-            record = existing.get(candidate.key)
-            if record is None:
-                batch.append((candidate, values))
-                waiting.add(candidate.key)
-                seen[candidate.key] = 0  # its place in candidate order; the id comes with the insert
-                continue
-            update(record, values)
             seen[candidate.key] = record.pk
-        insert_batch()
+        if links:
+            Regression.objects.bulk_update(links, ["folded_into_id"])
         if changed:
             for record in changed:
                 record.detected_at = record.updated_at = now
@@ -876,7 +876,7 @@ def _upsert(
 def _create_all(
     server_id: int, workload_id: int, batch: Sequence[tuple[Candidate, dict[str, Any]]], now: Any
 ) -> list[Regression | None]:
-    """Insert new records in one statement, in batch order (so they get the ids one insert each would give);
+    """Insert new records in one statement, in the given order (so they get the ids one insert each would give);
     all None when a concurrent detection stored one of them first (the caller then stores them one by one)."""
     if not batch:
         return []
