@@ -91,8 +91,8 @@ def configure_environment(db: str, var_dir: Path) -> None:
 
 
 @contextmanager
-def bench_database(db: str) -> Iterator[str]:
-    """Point the default connection at a fresh, migrated database; yields a description of it."""
+def bench_database(db: str, name: str = BENCH_DB_NAME) -> Iterator[str]:
+    """Point the default connection at a fresh, migrated database (``name`` on a server); yields a description."""
     from django.conf import settings
     from django.core.management import call_command
     from django.db import connection
@@ -105,21 +105,21 @@ def bench_database(db: str) -> Iterator[str]:
 
     if connection.vendor == "sqlite":
         sys.exit("--db env expects a server database in DATABASE_URL; for SQLite use --db sqlite")
-    quoted = connection.ops.quote_name(BENCH_DB_NAME)
+    quoted = connection.ops.quote_name(name)
     # The no-database cursor is what Django's own test runner uses to create its test database:
     # it connects to the server's maintenance database, not the one DATABASE_URL names.
     with connection._nodb_cursor() as cursor:
         # A run killed before its cleanup leaves the database behind; start from nothing again.
         cursor.execute(f"DROP DATABASE IF EXISTS {quoted}")
         cursor.execute(f"CREATE DATABASE {quoted}")
-    settings.DATABASES["default"]["NAME"] = BENCH_DB_NAME
-    connection.settings_dict["NAME"] = BENCH_DB_NAME
+    settings.DATABASES["default"]["NAME"] = name
+    connection.settings_dict["NAME"] = name
     connection.close()
     try:
         call_command("migrate", verbosity=0, interactive=False)
         version = connection.cursor().connection.info.server_version if connection.vendor == "postgresql" else ""
         label = f"PostgreSQL {version // 10000}.{version % 10000}" if version else connection.vendor
-        yield f"{label} (database {BENCH_DB_NAME}, dropped at the end)"
+        yield f"{label} (database {name}, dropped at the end)"
     finally:
         connection.close()
         with connection._nodb_cursor() as cursor:

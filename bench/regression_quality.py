@@ -1,6 +1,7 @@
 """Regression quality on the real corpus, read from the stories detection stores.
 
     .venv/bin/python bench/regression_quality.py [--db sqlite|env] [--releases long-term|all] [--corpus DIR]
+        [--database NAME]
 
 Loads the real corpus into a throwaway database with ``manage.py load_demo``
 (the import path every upload takes; detection runs after each import as the
@@ -29,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from import_bench import bench_database, configure_environment
+from import_bench import BENCH_DB_NAME, bench_database, configure_environment
 
 # Server names load_demo gives each corpus folder.
 CORPORA = {
@@ -49,6 +50,7 @@ def main() -> int:
     parser.add_argument("--db", choices=("sqlite", "env"), default="sqlite")
     parser.add_argument("--releases", choices=("long-term", "all"), default="long-term")
     parser.add_argument("--corpus", type=Path, help="the corpus folder (default: the demo corpus setting)")
+    parser.add_argument("--database", default=BENCH_DB_NAME, help="with --db env: the database to create and drop")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="benchdash-quality-") as var_dir:
@@ -63,7 +65,7 @@ def main() -> int:
         from regressions.filters import in_release_view
         from regressions.models import Regression
 
-        with bench_database(args.db) as described:
+        with bench_database(args.db, args.database) as described:
             corpus = args.corpus or settings.DEMO_CORPUS_DIR
             print(f"database: {described}; corpus: {corpus}; releases: {args.releases}")
             call_command("load_demo", corpus=corpus, no_demo_user=True, stdout=open("/dev/null", "w"))  # noqa: SIM115

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -32,7 +32,7 @@ from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
 from django.db import IntegrityError, transaction
-from django.db.models import Q, QuerySet
+from django.db.models import DateTimeField, Q, QuerySet, Value
 from django.urls import reverse
 from django.utils import timezone
 
@@ -160,6 +160,7 @@ def detect_regressions(
     view: releases.ReleaseView = releases.DEFAULT_VIEW,
     experimental: bool = False,
     every_release: bool = False,
+    comparisons: Mapping[ComparisonSpec, Comparison] | None = None,
 ) -> DetectionSummary:
     """Detect the stories of every DBMS series of a server + workload and store them as records; returns counts.
 
@@ -181,6 +182,10 @@ def detect_regressions(
     of the series that do mix both current, from the same loaded series. Only
     the default view's new stories are announced: a story is news once, not
     once per view.
+
+    ``comparisons`` are comparisons the caller has computed already (the refresh
+    computes each DBMS's for its summary): one with the spec detection asks for
+    is used as it is, not computed or fetched from the cache again.
     """
     runs = list(
         Run.objects.filter(server_id=server_id, workload_id=workload_id)
@@ -202,11 +207,18 @@ def detect_regressions(
 
     summary = DetectionSummary()
     for dbms_id, base in bases.items():
-        # Versions of different DBMSs interleave in version order: each DBMS is a series of its own.
-        run_ids = () if len(by_dbms) == 1 else tuple(by_dbms[dbms_id])
-        series = load_series(base, run_ids)
+        # Versions of different DBMSs interleave in version order: each DBMS is a series of its own, which is
+        # the comparison's default series (the base's DBMS), so no run ids are named.
+        series = load_series(base, comparisons=comparisons)
         summary.series += 1
-        mixed = mixes_release_lines(series, experimental=experimental)
+        # The long-term view's input tells whether the series mixes release kinds, and is that view's input too.
+        long_term = story_series(
+            series,
+            view=releases.DEFAULT_VIEW,
+            experimental=experimental,
+            release_overrides=settings.BENCHDASH_RELEASE_LINES,
+        )
+        mixed = _mixes(long_term)
         # A series that does not mix release kinds reads the same points in both views: its long-term records
         # stand for both, whichever view was asked for.
         stored_views: list[releases.ReleaseView] = []
@@ -222,6 +234,7 @@ def detect_regressions(
                 view=stored,
                 experimental=experimental,
                 release_overrides=settings.BENCHDASH_RELEASE_LINES,
+                built=long_term if stored == releases.DEFAULT_VIEW else None,
             )
             if stored == view or len(stored_views) == 1:
                 summary.noise[next(p.dbms for p in series.points if p.key == series.base)] = noise
@@ -250,7 +263,11 @@ def mixes_release_lines(series: SeriesData, *, experimental: bool = False) -> bo
         experimental=experimental,
         release_overrides=settings.BENCHDASH_RELEASE_LINES,
     )
-    return "short-term release" in built.unused.values()
+    return _mixes(built)
+
+
+def _mixes(long_term: StorySeries) -> bool:
+    return "short-term release" in long_term.unused.values()
 
 
 @dataclass(frozen=True)
@@ -297,10 +314,17 @@ HW_METRICS = {"cpu_o": "cpu/o", "cs_o": "cs/o", "rkb_o": "rKB/o", "wkb_o": "wKB/
 EXTRA_METRICS = ("w_amp", "stall%", "p99")
 
 
-def load_series(base_run_id: int, run_ids: Sequence[int] = ()) -> SeriesData:
-    """Read one DBMS series for detection: its comparison against ``base_run_id``, the ids of its builds, the
-    HW metrics of every microbenchmark and the Insert Benchmark / db_bench measurements of its results."""
-    comparison = get_comparison(ComparisonSpec(base_run_id=base_run_id, run_ids=tuple(run_ids)))
+def load_series(
+    base_run_id: int,
+    run_ids: Sequence[int] = (),
+    *,
+    comparisons: Mapping[ComparisonSpec, Comparison] | None = None,
+) -> SeriesData:
+    """Read one DBMS series for detection: its comparison against ``base_run_id`` (taken from ``comparisons``
+    when it is there), the ids of its builds, the HW metrics of every microbenchmark and the Insert Benchmark /
+    db_bench measurements of its results."""
+    spec = ComparisonSpec(base_run_id=base_run_id, run_ids=tuple(run_ids))
+    comparison = (comparisons or {}).get(spec) or get_comparison(spec)
     columns = comparison.columns
     builds = {
         b["name"]: b
@@ -316,9 +340,11 @@ def load_series(base_run_id: int, run_ids: Sequence[int] = ()) -> SeriesData:
     column_of_run = {run_id: c.key for c in columns for run_id in c.run_ids}
     label_of = {mb: label for label, mb in comparison.microbenchmark_ids.items()}
     extra: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    rows = Result.objects.filter(run_id__in=column_of_run, dop=comparison.dop).values_list(
-        "run_id", "microbenchmark_id", "extra"
-    )
+    # Only the results that measured one of them: a sysbench series has none, and reading (and decoding) every
+    # result's JSON again cost as much as the comparison's own read.
+    rows = Result.objects.filter(
+        run_id__in=column_of_run, dop=comparison.dop, extra__has_any_keys=EXTRA_METRICS
+    ).values_list("run_id", "microbenchmark_id", "extra")
     for run_id, mb_id, values in rows:
         label = label_of.get(mb_id)
         for name in EXTRA_METRICS:
@@ -534,13 +560,16 @@ def find_candidates(
     view: releases.ReleaseView = releases.DEFAULT_VIEW,
     experimental: bool = False,
     release_overrides: dict[str, Any] | None = None,
+    built: StorySeries | None = None,
 ) -> tuple[list[Candidate], float | None]:
     """Records detection would store for one series (one per story), and the median noise of its microbenchmarks.
 
-    Pure: it reads only ``series`` (see ``load_series``) and touches no database.
+    Pure: it reads only ``series`` (see ``load_series``) and touches no database. ``built`` is the series'
+    ``story_series`` with these arguments when the caller has made it already.
     """
     points = series.points
-    built = story_series(series, view=view, experimental=experimental, release_overrides=release_overrides)
+    if built is None:
+        built = story_series(series, view=view, experimental=experimental, release_overrides=release_overrides)
     told = find_stories(built, min_change=min_change, k=k)
     chosen = built.chosen
     index_of = {points[i].version: i for i in chosen}
@@ -756,8 +785,11 @@ def _upsert(
 ) -> list[int]:
     """Store one series' stories in one view; returns the ids of the new open stories (for ``story_opened``).
 
-    A record detection no longer finds is deleted, unless people triaged it (a state other than new, a bug, a
-    triage event): then it is kept and marked no longer detected.
+    The new records are inserted in one statement, in candidate order (so they get the ids one insert each
+    would give); then the links of new member stories to new group stories, and the changed records, are each
+    written in one statement: a fixed number of queries however many stories the series tells. A record
+    detection no longer finds is deleted, unless people triaged it (a state other than new, a bug, a triage
+    event): then it is kept and marked no longer detected.
     """
     now = timezone.now()
     opened: list[int] = []
@@ -768,33 +800,65 @@ def _upsert(
                 server_id=server_id, workload_id=workload_id, arrived_in__dbms_id=dbms_id, releases=view
             )
         }
-        seen: dict[NaturalKey, int] = {}
+        # A member names the group story standing for it when that came before it among the candidates
+        # (group stories come first); a new group's id is known only after the insert, so a new member is
+        # inserted with the link to an existing group alone, and linked to a new one afterwards.
+        earlier: set[NaturalKey] = set()
+        new: list[tuple[Candidate, dict[str, Any]]] = []
         for candidate in candidates:
-            # Group stories come first: a member's group record is stored by the time the member is.
-            values = {
-                **candidate.values,
-                "folded_into_id": seen.get(candidate.folded_into_key) if candidate.folded_into_key else None,
-                "no_longer_detected": False,
-            }
-            record = existing.get(candidate.key)
+            target = candidate.folded_into_key
+            if candidate.key not in existing:
+                stored = existing.get(target) if target is not None and target in earlier else None
+                link = stored.pk if stored is not None else None
+                new.append((candidate, {**candidate.values, "folded_into_id": link, "no_longer_detected": False}))
+            earlier.add(candidate.key)
+        inserted: dict[NaturalKey, Regression] = {}
+        for (candidate, values), record in zip(new, _create_all(server_id, workload_id, new, now), strict=True):
             if record is None:
+                # A concurrent detection stored some of them a moment ago: one at a time, as before.
                 record, created = _create(server_id, workload_id, candidate, values, now)
-                if created:
-                    summary.created += 1
-                    seen[candidate.key] = record.pk
-                    if candidate.opened:
-                        opened.append(record.pk)
+                if not created:
+                    existing[candidate.key] = record  # updated below like any stored record
                     continue
-            changed = [name for name in (*DETECTED_FIELDS, *STORY_FIELDS) if getattr(record, name) != values[name]]
-            if changed:
-                for name in changed:
+            inserted[candidate.key] = record
+            summary.created += 1
+            if candidate.opened:
+                opened.append(record.pk)
+
+        seen: dict[NaturalKey, int] = {}
+        links: list[Regression] = []
+        changed: list[Regression] = []
+        changed_fields: set[str] = set()
+        for candidate in candidates:
+            target = candidate.folded_into_key
+            folded_into_id = seen.get(target) if target else None
+            record = inserted.get(candidate.key)
+            if record is not None:
+                if record.folded_into_id != folded_into_id:
+                    record.folded_into_id = folded_into_id
+                    links.append(record)
+                seen[candidate.key] = record.pk
+                continue
+            record = existing[candidate.key]
+            values = {**candidate.values, "folded_into_id": folded_into_id, "no_longer_detected": False}
+            fields = [name for name in (*DETECTED_FIELDS, *STORY_FIELDS) if getattr(record, name) != values[name]]
+            if fields:
+                for name in fields:
                     setattr(record, name, values[name])
-                record.detected_at = now
-                record.save(update_fields=[*changed, "detected_at", "updated_at"])
+                changed.append(record)
+                changed_fields.update(fields)
                 summary.updated += 1
             else:
                 summary.unchanged += 1
             seen[candidate.key] = record.pk
+        if links:
+            Regression.objects.bulk_update(links, ["folded_into_id"])
+        if changed:
+            for record in changed:
+                record.detected_at = record.updated_at = now
+            # One statement for all of them: a field a record did not change is written with the value it has.
+            fields = [name for name in (*DETECTED_FIELDS, *STORY_FIELDS) if name in changed_fields]
+            Regression.objects.bulk_update(changed, [*fields, "detected_at", "updated_at"])
         Regression.objects.filter(pk__in=seen.values()).update(detected_at=now)
         gone = [r.pk for key, r in existing.items() if key not in seen]
         triaged = set(
@@ -808,6 +872,37 @@ def _upsert(
         summary.removed += len(gone) - len(triaged)
         summary.regression_ids.extend(seen.values())
     return opened
+
+
+def _create_all(
+    server_id: int, workload_id: int, batch: Sequence[tuple[Candidate, dict[str, Any]]], now: Any
+) -> list[Regression | None]:
+    """Insert new records in one statement, in the given order (so they get the ids one insert each would give);
+    all None when a concurrent detection stored one of them first (the caller then stores them one by one)."""
+    if not batch:
+        return []
+    records = [
+        Regression(
+            server_id=server_id,
+            workload_id=workload_id,
+            microbenchmark_id=candidate.microbenchmark_id,
+            kind=candidate.kind,
+            arrived_in_id=candidate.arrived_in_id,
+            releases=candidate.releases,
+            **values,
+            # An expression, not a plain value: Django then inserts with VALUES rather than with UNNEST of one
+            # array per column, whose text arrays psycopg escapes element by element in Python (the stories'
+            # JSON made that most of the insert's cost).
+            detected_at=Value(now, output_field=DateTimeField()),
+        )
+        for candidate, values in batch
+    ]
+    try:
+        with transaction.atomic():  # a savepoint: a conflict must not abort the whole detection
+            Regression.objects.bulk_create(records)
+    except IntegrityError:
+        return [None] * len(batch)
+    return list(records)
 
 
 def _create(

@@ -4,6 +4,7 @@ again), and new open stories are told to their subscribers."""
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from typing import Any
 
 from django.db import transaction
@@ -13,14 +14,22 @@ from regressions.detection import detect_regressions
 from regressions.models import Subscription
 from regressions.signals import story_opened
 from regressions.tasks import announce_story_task
+from reports.compare import Comparison, ComparisonSpec
 from reports.series import series_refreshed
 
 
 @receiver(series_refreshed, dispatch_uid="regressions.detect_after_refresh")
-def detect_after_refresh(sender: Any, server_id: int, workload_id: int, **kwargs: Any) -> None:
+def detect_after_refresh(
+    sender: Any,
+    server_id: int,
+    workload_id: int,
+    comparisons: Mapping[ComparisonSpec, Comparison] | None = None,
+    **kwargs: Any,
+) -> None:
     # The every-release view's records follow too, so the list's "every release" view is current without anyone
-    # running the command; only series that mix release kinds cost a second reading.
-    detect_regressions(server_id, workload_id, every_release=True)
+    # running the command; only series that mix release kinds cost a second reading. The refresh's own
+    # comparisons are those detection reads: each is computed once per refresh.
+    detect_regressions(server_id, workload_id, every_release=True, comparisons=comparisons)
 
 
 @receiver(story_opened, dispatch_uid="regressions.announce_new_stories")

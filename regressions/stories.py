@@ -119,6 +119,7 @@ The rule
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import statistics
@@ -417,6 +418,17 @@ def levels(
     """The outliers of a series (rule 3) and the levels of the rest (rule 4): one-version excursions are set
     aside before segmentation; a dip and a spike in a row that segmentation tells as two one-version levels
     are set aside after it, and the rest segmented again."""
+    outliers, segments = _levels(tuple(values), tuple(versions), sigma, min_change, k)
+    return list(outliers), list(segments)
+
+
+# A detection asks for the same series' levels again and again (a metric's steps beside each story of its
+# subject, its own stories, a group's median series): segmentation is most of detection's time, and a pure
+# function of these arguments, so the answers are kept (by value: a changed series is another key).
+@functools.lru_cache(maxsize=4096)
+def _levels(
+    values: tuple[float | None, ...], versions: tuple[str, ...], sigma: float, min_change: float, k: float
+) -> tuple[tuple[int, ...], tuple[changepoints.Segment, ...]]:
     outliers = outlier_indexes(values, sigma, min_change=min_change, k=k)
     kept = [None if i in outliers else v for i, v in enumerate(values)]
     segments = changepoints.detect(kept, versions, noise=sigma, min_change=min_change, k=k).segments
@@ -425,7 +437,7 @@ def levels(
         outliers = sorted({*outliers, *paired})
         kept = [None if i in outliers else v for i, v in enumerate(values)]
         segments = changepoints.detect(kept, versions, noise=sigma, min_change=min_change, k=k).segments
-    return outliers, list(segments)
+    return tuple(outliers), tuple(segments)
 
 
 # --------------------------------------------------------------------------- stories

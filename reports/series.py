@@ -7,21 +7,24 @@ from typing import Any
 
 import django.dispatch
 
-from reports.compare import ComparisonError, ComparisonSpec, get_comparison
+from reports.compare import Comparison, ComparisonError, ComparisonSpec, get_comparison
 from reports.models import Report, SeriesSummary
 from runs.models import Result, Run
 
 log = logging.getLogger(__name__)
 
 # Sent after a series' comparisons and summaries are fresh, with server_id and workload_id, when it has
-# runs; the regressions app listens and detects again, in the same task.
+# runs, and ``comparisons``: the comparisons the refresh computed, by spec, so a receiver asking for the same
+# one neither computes it again nor reads it back from the cache. The regressions app listens and detects
+# again, in the same task.
 series_refreshed = django.dispatch.Signal()
 
 
 def refresh_series(server_id: int, workload_id: int) -> list[SeriesSummary]:
     """Compute each DBMS's default comparison and the saved reports of the series, store the home-page
     summaries, and let the apps above (regression detection) bring theirs up to date (idempotent)."""
-    summaries, has_runs = summarise_series(server_id, workload_id)
+    computed: dict[ComparisonSpec, Comparison] = {}
+    summaries, has_runs = summarise_series(server_id, workload_id, computed=computed)
     for report in Report.objects.filter(base_run__server_id=server_id, base_run__workload_id=workload_id):
         try:
             get_comparison(
@@ -38,13 +41,16 @@ def refresh_series(server_id: int, workload_id: int) -> list[SeriesSummary]:
         except ComparisonError as exc:
             log.info("report %s not computed: %s", report.slug, exc)
     if has_runs:
-        series_refreshed.send(sender=refresh_series, server_id=server_id, workload_id=workload_id)
+        series_refreshed.send(sender=refresh_series, server_id=server_id, workload_id=workload_id, comparisons=computed)
     return summaries
 
 
-def summarise_series(server_id: int, workload_id: int) -> tuple[list[SeriesSummary], bool]:
+def summarise_series(
+    server_id: int, workload_id: int, *, computed: dict[ComparisonSpec, Comparison] | None = None
+) -> tuple[list[SeriesSummary], bool]:
     """Compute each DBMS's default comparison of the series and store its home-page summary (and drop the
-    summaries of DBMSs no longer in it); returns the summaries and whether the series has runs at all."""
+    summaries of DBMSs no longer in it); returns the summaries and whether the series has runs at all. The
+    comparisons are added to ``computed`` when it is given."""
     runs = list(
         Run.objects.filter(server_id=server_id, workload_id=workload_id)
         .order_by("build__version__sort_key", "name", "pk")
@@ -63,7 +69,10 @@ def summarise_series(server_id: int, workload_id: int) -> tuple[list[SeriesSumma
     summaries = []
     for dbms_id, series in by_dbms.items():
         base_id = int(series[0]["pk"])
-        comparison = get_comparison(ComparisonSpec(base_run_id=base_id))
+        spec = ComparisonSpec(base_run_id=base_id)
+        comparison = get_comparison(spec)
+        if computed is not None:
+            computed[spec] = comparison
         latest = comparison.others[-1] if comparison.others else comparison.column(comparison.base)
         flags = sorted(
             (
