@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import os
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -39,6 +38,9 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+from run import free_port  # noqa: E402
+
 from tests.browser.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
 TARGET_SECONDS = 1.5
@@ -67,12 +69,6 @@ document.addEventListener("click", (event) => {
   requestAnimationFrame(frame);
 })();
 """
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def main() -> int:

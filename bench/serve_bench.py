@@ -42,7 +42,6 @@ import re
 import secrets
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -54,6 +53,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / "bench" / "out"
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+from run import free_port, percentile  # noqa: E402
+
 TARGET_PAGES_PER_SECOND = 200.0
 UNREAD_QUEUE = "bd-served-unread"
 LIST_PAGES = {"home": "/", "runs": "/runs/", "regressions": "/regressions/"}
@@ -65,17 +67,6 @@ done = function(summary, latency, requests)
     latency:percentile(50), latency:percentile(95), e.connect, e.read, e.write, e.status, e.timeout))
 end
 """
-
-
-def percentile(values: list[float], pct: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(pct / 100 * (len(ordered) - 1))))]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def cpu_seconds(pid: int) -> float:
