@@ -207,6 +207,7 @@ def site(small_base: Run, corpus: Path, django_user_model: Any) -> dict[str, Any
         "reports:compare_export": f"/compare/export?base={base}&format=csv",
         "reports:compare_writeup": f"/compare/writeup?base={base}&format=zip",
         "reports:heatmap": f"/compare/heatmap?base={base}",
+        "reports:relative_table": f"/compare/table?base={base}",
         "reports:hw": f"/compare/hw?base={base}",
         "reports:group_timeline": f"/compare/timeline?base={base}",
         "reports:drilldown": f"/microbenchmarks/{microbenchmark}/?base={base}",
