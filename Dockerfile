@@ -24,6 +24,9 @@ COPY . .
 # and host are placeholders only this build step sees (the running container gets the real ones).
 RUN BENCHDASH_MODE=production SECRET_KEY=collectstatic-build-step-only ALLOWED_HOSTS=build.invalid \
     python manage.py collectstatic --noinput --verbosity 0
+# PYTHONDONTWRITEBYTECODE keeps the running container from writing .pyc files, so they are written here, once:
+# otherwise every worker and command would compile the project's modules again at start (about 0.2 s each).
+RUN python -m compileall -q benchdash accounts runs suites reports regressions runner
 
 RUN useradd --create-home benchdash && mkdir -p /app/var && chown benchdash /app/var
 USER benchdash

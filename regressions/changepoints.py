@@ -72,8 +72,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-import numpy as np
-
 DEFAULT_MIN_CHANGE = 0.05
 DEFAULT_K = 3.0
 # σ from first differences needs a handful of them to mean anything.
@@ -323,7 +321,9 @@ def least_squares_breaks(signal: Sequence[float], penalty: float) -> list[int]:
     """
     if len(signal) < 2:
         return [len(signal)] if signal else []
-    import ruptures  # on first use: it loads scipy (about a second), which a command's start should not pay
+    # On first use: ruptures loads scipy (about a second) and numpy, which a command's start should not pay.
+    import numpy as np
+    import ruptures
 
     algo = ruptures.KernelCPD(kernel="linear", min_size=1, jump=1)
     return [int(b) for b in algo.fit(np.asarray(signal, dtype=float).reshape(-1, 1)).predict(pen=penalty)]
@@ -345,6 +345,8 @@ def _is_ramp(signal: list[float], first: int, boundary: int, end: int) -> bool:
         return False
     before, after = signal[first:boundary], signal[boundary:end]
     step_sse = sum((v - _mean(before)) ** 2 for v in before) + sum((v - _mean(after)) ** 2 for v in after)
+    import numpy as np  # on first use, as in least_squares_breaks
+
     x = np.arange(len(points), dtype=float)
     slope, intercept = np.polyfit(x, np.asarray(points, dtype=float), 1)
     line_sse = float(np.sum((np.asarray(points) - (slope * x + intercept)) ** 2))

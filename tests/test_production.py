@@ -381,3 +381,25 @@ def _expected(name: str, visitor: str, public: bool) -> set[int]:
     if public and name not in NEEDS_A_ROLE:
         return {200}
     return {302}
+
+
+def test_the_image_compiles_every_package_of_the_project_when_it_is_built(tmp_path: Path) -> None:
+    """The image runs with PYTHONDONTWRITEBYTECODE, so its build writes the .pyc files: every process start would
+    otherwise compile the project's modules again. The RUN line as written, into a cache folder of the test's."""
+    text = (ROOT / "Dockerfile").read_text().replace("\\\n", " ")
+    assert re.search(r"^ENV .*PYTHONDONTWRITEBYTECODE=1", text, re.M)
+    commands = [line[4:].strip() for line in text.splitlines() if line.startswith("RUN ") and "compileall" in line]
+    assert len(commands) == 1, commands
+    env = {**os.environ, "PYTHONPYCACHEPREFIX": str(tmp_path)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    subprocess.run(["sh", "-c", commands[0].replace("python ", f"{sys.executable} ", 1)], cwd=ROOT, env=env, check=True)
+    # Every package the image runs (all but the test and benchmark folders), every module of it compiled.
+    packages = [p.parent for p in ROOT.glob("*/__init__.py") if p.parent.name not in {"tests", "bench"}]
+    modules = [m for package in packages for m in package.rglob("*.py") if "node_modules" not in m.parts]
+    assert len(packages) >= 7 and modules
+    missing = [
+        str(m.relative_to(ROOT))
+        for m in modules
+        if not list((tmp_path / m.parent.relative_to("/")).glob(f"{m.stem}.*.pyc"))
+    ]
+    assert not missing, missing
