@@ -17,6 +17,7 @@ api = NinjaAPI(
     urls_namespace="api",
     auth=API_READ_AUTH,
     docs_decorator=api_docs_access,
+    parser=api_errors.OneValueEach(),
     description=(
         "Reads need no credentials while the site's browsing is public (BENCHDASH_PUBLIC_BROWSING), else a token "
         "or a session. Writes need a role: send `Authorization: Bearer <token>` (create one at /account/tokens/) "

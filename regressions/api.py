@@ -284,10 +284,6 @@ def _detail(request: HttpRequest, pk: int) -> dict[str, Any]:
 def list_regressions(request: HttpRequest, filters: Query[RegressionFilter]) -> Any:
     """Regression stories by series and version; ``tab=open`` (the default) lists open regression stories (not
     fixed, not outliers, not folded into their group's story) in triage states other than fixed, expected and noise."""
-    # Every filter takes one value: a parameter given twice is refused, not read as its last value.
-    repeated = sorted(name for name in RegressionFilter.model_fields if len(request.GET.getlist(name)) > 1)
-    if repeated:
-        return Status(400, ErrorOut(detail=f"each filter takes one value; given more than once: {', '.join(repeated)}"))
     try:
         found = RegressionFilters.from_mapping(filters).apply(_regressions().select_related("persists_until"))
     except ValueError as exc:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
+import re
 import socket
 import threading
 import time
@@ -21,13 +22,14 @@ from typing import Any, get_args
 
 import pytest
 from django.conf import settings
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from accounts.permissions import create_token
 from regressions.api import KindName, StateFilter, StateName
 from regressions.detection import detect_regressions
 from regressions.models import Bug, Regression
-from runs.models import Run
+from runs.models import Bundle, Run
 from tests import live
 
 
@@ -329,3 +331,51 @@ def test_the_schema_has_no_key_twice_so_every_openapi_reader_can_parse_it() -> N
     assert repeated == []
     compare = schema["paths"]["/api/compare"]["get"]["responses"]["200"]["content"]
     assert {"application/json", "text/csv", "text/tab-separated-values", "text/markdown"} <= set(compare)
+
+
+@pytest.mark.django_db
+def test_every_parameter_given_twice_is_refused_naming_it_never_read_as_its_last_value(
+    small_base: Run, triager: Client, user_with_role: Callable[..., Any]
+) -> None:
+    """Every query parameter of every operation (and the upload form's fields): a second value is a 400 that
+    names the parameter, before the operation runs; one value is answered as before."""
+    schema = triager.get("/api/openapi.json").json()
+    cases = [
+        (path, method, parameter["name"])
+        for path, item in schema["paths"].items()
+        for method, operation in item.items()
+        for parameter in operation.get("parameters", [])
+        if parameter["in"] == "query" and parameter["schema"].get("type") != "array"
+    ]
+    assert {("/api/compare", "base"), ("/api/compare/writeup", "format"), ("/api/regressions", "metric")} <= {
+        (path, name) for path, _, name in cases
+    }
+    for path, method, name in cases:
+        url = re.sub(r"\{[a-z_]+\}", "1", path)
+        answer = triager.generic(method.upper(), f"{url}?{name}=1&{name}=2")
+        assert answer.status_code == 400, (method, path, name, answer.content)
+        assert answer.json() == {"detail": f"each parameter takes one value; given more than once: {name}"}
+    answer = triager.get(f"/api/compare?base={small_base.pk}&red=0.9&green=1.1&red=0.8&green=1.2")
+    assert answer.json() == {"detail": "each parameter takes one value; given more than once: green, red"}
+    assert triager.get(f"/api/compare?base={small_base.pk}&red=0.9").status_code == 200
+    # A form's fields too: an upload naming its server twice is refused and stores nothing.
+    uploader = Client(headers={"Authorization": f"Bearer {create_token(user_with_role('uploader'), 'x')[1]}"})
+    before = (Run.objects.count(), Bundle.objects.count())
+    bundle = SimpleUploadedFile(
+        "b.tar.gz", (Path(settings.BASE_DIR) / "tests/data/sysbench-mariadb-quick.tar.gz").read_bytes()
+    )
+    answer = uploader.post("/api/bundles/", {"server": ["a", "b"], "file": bundle})
+    assert answer.status_code == 400, answer.content
+    assert answer.json() == {"detail": "each parameter takes one value; given more than once: server"}
+    assert (Run.objects.count(), Bundle.objects.count()) == before
+
+
+def test_a_parameter_that_takes_a_list_keeps_every_value() -> None:
+    from django.test import RequestFactory
+    from django.utils.datastructures import MultiValueDict
+
+    from runs.api_errors import OneValueEach
+
+    request = RequestFactory().get("/api/x?tag=a&tag=b&one=1")
+    parsed = OneValueEach().parse_querydict(MultiValueDict(request.GET.lists()), ["tag"], request)
+    assert parsed == {"tag": ["a", "b"], "one": "1"}

@@ -73,5 +73,5 @@ def test_the_filters_narrow_the_records_to_the_ones_they_name(detected: Run) -> 
 def test_the_api_refuses_a_filter_given_twice_rather_than_reading_its_last_value() -> None:
     answer = Client().get("/api/regressions?metric=qps&metric=cs/o&dbms=MySQL")
     assert answer.status_code == 400
-    assert answer.json() == {"detail": "each filter takes one value; given more than once: metric"}
+    assert answer.json() == {"detail": "each parameter takes one value; given more than once: metric"}
     assert Client().get("/api/regressions?metric=qps&dbms=MySQL").status_code == 200
