@@ -9,7 +9,12 @@ busy machine), and which heavy libraries the start loaded. The commands: a few
 ``manage.py … --help`` (Django set up, the command's modules imported, its
 parser built, nothing run), ``manage.py check`` (which loads every URL and
 view), and a web process's start (``django.setup()``, the URL configuration and
-every view module, as the first request loads them). Exits 1 when
+every view module, as the first request loads them). Then the first pages of a
+fresh web process as gunicorn's worker serves them (the WSGI module, then its
+application): the comparison and drill-down of a small real series (our
+MariaDB bundle in tests/data), each rendered from scratch twice in one new
+process, so what the first visitor after a worker's start pays shows beside
+what the next one pays. Exits 1 when
 ``import_bundle --help`` misses ``--target`` seconds (median wall time).
 """
 
@@ -52,6 +57,38 @@ from django.core.management import execute_from_command_line
 execute_from_command_line(sys.argv)
 """
 
+# A web process's first pages, as gunicorn's worker serves them: the WSGI module imported (Django set up, the
+# worker's warm-up), then the comparison and the drill-down of a small real series through the WSGI application,
+# each twice (the second time from scratch again, the cache cleared): what the first visitor after a worker's
+# start pays beyond what the next one does. Milliseconds on stderr.
+FIRST_PAGES = """
+import json, os, sys, time
+from wsgiref.util import setup_testing_defaults
+os.environ["DJANGO_SETTINGS_MODULE"] = "benchdash.settings"
+start = time.perf_counter()
+from benchdash.wsgi import application
+timings = {"worker start": (time.perf_counter() - start) * 1000}
+from django.core.cache import cache
+from runs.models import Result, Run
+base = Run.objects.order_by("pk").first()
+microbenchmark = Result.objects.filter(run=base).order_by("pk").first().microbenchmark_id
+pages = {"comparison": ("/compare/", f"base={base.pk}"),
+         "drill-down": (f"/microbenchmarks/{microbenchmark}/", f"base={base.pk}")}
+for name, (path, query) in pages.items():
+    for attempt in ("first", "again"):
+        cache.clear()
+        environ = {"PATH_INFO": path, "QUERY_STRING": query}
+        setup_testing_defaults(environ)
+        status = []
+        start = time.perf_counter()
+        body = b"".join(application(environ, lambda s, h, *a: status.append(s)))
+        timings[f"{name} {attempt}"] = (time.perf_counter() - start) * 1000
+        assert status[0].startswith("200") and body, (path, status)
+print(json.dumps(timings), file=sys.stderr)
+"""
+# The series of the first pages: our own sysbench bundle of four runs against MariaDB (tests/data/README.md).
+FIRST_PAGES_BUNDLE = REPO / "tests" / "data" / "sysbench-mariadb-quick.tar.gz"
+
 CASES: tuple[tuple[str, list[str]], ...] = (
     ("manage.py import_bundle --help", ["-c", COMMAND, "import_bundle", "--help"]),
     ("manage.py compare --help", ["-c", COMMAND, "compare", "--help"]),
@@ -76,6 +113,16 @@ def run_once(args: list[str], env: dict[str, str]) -> tuple[float, float, list[s
     return wall, cpu, heavy
 
 
+def first_page_times(env: dict[str, str]) -> dict[str, float]:
+    out = subprocess.run(
+        [sys.executable, "-c", FIRST_PAGES], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
+    )
+    if out.returncode != 0:
+        sys.exit(f"first pages failed:\n{out.stderr}")
+    times: dict[str, float] = json.loads(out.stderr.strip().splitlines()[-1])
+    return times
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=7)
@@ -96,11 +143,23 @@ def main() -> int:
             cpus = [r[1] for r in runs]
             rows.append((name, statistics.median(walls), max(walls), statistics.median(cpus), runs[-1][2]))
 
+        # The first pages: a database with one real series, then fresh processes rendering its pages.
+        for prepare in (["migrate", "--verbosity", "0"], ["import_bundle", str(FIRST_PAGES_BUNDLE)]):
+            subprocess.run(
+                [sys.executable, "manage.py", *prepare], cwd=REPO, env=env, check=True, capture_output=True, timeout=300
+            )
+        first_pages = [first_page_times(env) for _ in range(args.repeat)]
+
     load = os.getloadavg()[0]
     print(f"Start-up benchmark: Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load:.1f}")
     print(f"{'command':<40} {'n':>3} {'median s':>9} {'worst s':>8} {'CPU s':>6}  heavy libraries loaded")
     for name, median, worst, cpu, heavy in rows:
         print(f"{name:<40} {args.repeat:>3} {median:>9.2f} {worst:>8.2f} {cpu:>6.2f}  {', '.join(heavy) or '-'}")
+    print()
+    print("a fresh web worker (ms, median / worst; 'again' is the same page from scratch once more)")
+    for name in first_pages[0]:
+        values = [times[name] for times in first_pages]
+        print(f"  {name:<24} {statistics.median(values):>7.0f} {max(values):>7.0f}")
     met = rows[0][1] < args.target
     print(f"target import_bundle --help < {args.target:g} s: {'met' if met else 'MISSED'}")
     return 0 if met else 1

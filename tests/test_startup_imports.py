@@ -1,6 +1,6 @@
 """Starting a web process or a command loads no plotting or numerical library it does not use.
 
-plotly.py (its import and schema decoding took most of a second), scipy and
+plotly.py (its import and schema decoding took most of a second), scipy, numpy and
 ruptures are heavy: a page draws its figures as plain dicts and a command's start
 (run by scripts, often many at once) should not pay for them. Each check runs in
 a fresh interpreter, so what an earlier test imported cannot hide an import.
@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-HEAVY = ("plotly", "_plotly_utils", "scipy", "ruptures")
+HEAVY = ("plotly", "_plotly_utils", "scipy", "ruptures", "numpy")
 
 _LOADED = f"""
 import json, sys
