@@ -31,4 +31,4 @@ RUN python -m compileall -q benchdash accounts runs suites reports regressions r
 RUN useradd --create-home benchdash && mkdir -p /app/var && chown benchdash /app/var
 USER benchdash
 EXPOSE 8000
-CMD ["gunicorn", "benchdash.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "4", "--timeout", "120"]
+CMD ["gunicorn", "benchdash.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "4", "--worker-class", "gthread", "--threads", "4", "--timeout", "120"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import http.client
 import http.cookies
+import json
 import os
 import re
 import subprocess
@@ -403,3 +404,18 @@ def test_the_image_compiles_every_package_of_the_project_when_it_is_built(tmp_pa
         if not list((tmp_path / m.parent.relative_to("/")).glob(f"{m.stem}.*.pyc"))
     ]
     assert not missing, missing
+
+
+def test_the_image_and_compose_serve_with_the_threads_the_upload_memory_test_measures() -> None:
+    """The image's command and compose's web command run the same gunicorn: threaded workers with as many
+    threads as tests/test_upload_memory.py sends uploads at once to one worker (what bounds a worker's memory)."""
+    from tests.test_upload_memory import CONCURRENT
+
+    cmd = next(line for line in (ROOT / "Dockerfile").read_text().splitlines() if line.startswith("CMD "))
+    image = json.loads(cmd[4:])
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]["web"]["command"].split()
+    assert image == compose
+    assert image[:2] == ["gunicorn", "benchdash.wsgi:application"]
+    options = dict(zip(image[2::2], image[3::2]))
+    assert options["--worker-class"] == "gthread"
+    assert int(options["--threads"]) == CONCURRENT
