@@ -416,6 +416,6 @@ def test_the_image_and_compose_serve_with_the_threads_the_upload_memory_test_mea
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]["web"]["command"].split()
     assert image == compose
     assert image[:2] == ["gunicorn", "benchdash.wsgi:application"]
-    options = dict(zip(image[2::2], image[3::2]))
+    options = dict(zip(image[2::2], image[3::2], strict=True))
     assert options["--worker-class"] == "gthread"
     assert int(options["--threads"]) == CONCURRENT
