@@ -378,6 +378,10 @@ def outlier_indexes(
     """Indexes of single-version excursions (rule 3) among the present values; the first and last never are."""
     present = [i for i, v in enumerate(values) if v is not None and math.isfinite(v) and v > 0]
     gate = _one_point_gate(sigma, min_change, k)
+    if present:
+        least, greatest = min(values[i] for i in present), max(values[i] for i in present)  # type: ignore[type-var]
+        if greatest / least - 1 <= gate and 1 - least / greatest <= gate:  # type: ignore[operator]
+            return []  # no point is that far from any other, so none from its neighbours
     found: list[int] = []
     for before, here, after in zip(present, present[1:], present[2:], strict=False):
         a, x, b = values[before], values[here], values[after]
