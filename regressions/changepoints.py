@@ -358,9 +358,13 @@ def _is_ramp(
     step_sse = sum((v - mean_before) ** 2 for v in before) + sum((v - mean_after) ** 2 for v in after)
     import numpy as np  # on first use, as in least_squares_breaks
 
-    x = np.arange(len(points), dtype=float)
-    slope, intercept = np.polyfit(x, np.asarray(points, dtype=float), 1)
-    line_sse = float(np.sum((np.asarray(points) - (slope * x + intercept)) ** 2))
+    # The least-squares line in closed form, about the points' centre (what np.polyfit(x, y, 1) solves, without
+    # its general solver: this runs for every boundary a segmentation proposes).
+    y = np.asarray(points, dtype=float)
+    x = np.arange(len(points), dtype=float) - (len(points) - 1) / 2
+    deviations = y - y.mean()
+    residuals = deviations - (x @ deviations) / (x @ x) * x
+    line_sse = float(residuals @ residuals)
     return line_sse < step_sse * (1 - 1e-9)
 
 
