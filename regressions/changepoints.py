@@ -449,7 +449,8 @@ def detect(
     signal = [float(values[i]) for i in positions]  # type: ignore[arg-type]
     if _too_flat_to_step(signal, min_change):
         # What segmentation and the gate would conclude, without proposing the levels they would all remove.
-        breaks, by_break = [], {}
+        breaks: list[int] = []
+        by_break: dict[int, float] = {}
     else:
         breaks, by_break = _prune(signal, _candidate_breaks(signal, noise, min_change, k), noise, min_change, k)
     segments = tuple(

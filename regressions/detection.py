@@ -898,7 +898,10 @@ def _upsert(
             # One statement for all of them: a field a record did not change is written with the value it has.
             fields = [name for name in (*DETECTED_FIELDS, *STORY_FIELDS) if name in changed_fields]
             Regression.objects.bulk_update(changed, [*fields, "detected_at", "updated_at"])
-        Regression.objects.filter(pk__in=seen.values()).update(detected_at=now)
+        # The records inserted above carry this detection's time already: only the stored ones are stamped.
+        stamped = [pk for key, pk in seen.items() if key not in inserted]
+        if stamped:
+            Regression.objects.filter(pk__in=stamped).update(detected_at=now)
         gone = [r.pk for key, r in existing.items() if key not in seen]
         triaged = set(
             Regression.objects.filter(pk__in=gone)
