@@ -229,7 +229,9 @@ def series_noise(
     """The σ of one microbenchmark's series and where it came from: repeats, its own differences, or the default."""
     if cvs is not None and (repeated := noise_from_repeats(cvs)) is not None:
         return repeated, "repeats"
-    if sum(1 for v in values if _usable(v)) > SHORT_SERIES and (own := robust_noise(values)) is not None:
+    # _usable's test written out: detection counts the points of thousands of series per refresh.
+    usable = sum(1 for v in values if v is not None and math.isfinite(v))
+    if usable > SHORT_SERIES and (own := robust_noise(values)) is not None:
         return own, "series"
     return default_noise, "default"
 
@@ -445,7 +447,7 @@ def detect(
     if noise is None:
         noise, source = series_noise(values, cvs, default_noise=default_noise)
 
-    positions = [i for i, v in enumerate(values) if _usable(v)]
+    positions = [i for i, v in enumerate(values) if v is not None and math.isfinite(v)]  # _usable, written out
     signal = [float(values[i]) for i in positions]  # type: ignore[arg-type]
     if _too_flat_to_step(signal, min_change):
         # What segmentation and the gate would conclude, without proposing the levels they would all remove.

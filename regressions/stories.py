@@ -6,9 +6,9 @@ came partly back, was fixed, came back again*. One story per microbenchmark
 and direction instead of one row per step, so a blip or a partial recovery
 never turns into a "fixed in" plus a new "arrived in".
 
-Input and output are plain dataclasses (``Series`` of ``Point`` in, ``Story``
-out); nothing here touches Django, so the detection task, the command, the API
-and the tests share it.
+Input and output are plain values (``Series`` of ``Point`` named tuples in,
+``Story`` dataclasses out); nothing here touches Django, so the detection task,
+the command, the API and the tests share it.
 
 The rule
 --------
