@@ -141,8 +141,8 @@ QPS = "qps"
 class Point(NamedTuple):
     """One version of a series: its value (relative QPS, or a metric), the repeats behind it, the build it is.
 
-    A named tuple rather than a frozen dataclass: a refresh of a series of 300 runs makes 170,000 of them (every
-    metric of every microbenchmark in each release view), and a tuple is made in a third of the time."""
+    A named tuple rather than a frozen dataclass: a refresh of a series of 300 runs makes tens of thousands of
+    them (every metric of every microbenchmark in each release view), and a tuple is made in a third of the time."""
 
     version: str
     value: float | None
