@@ -229,7 +229,9 @@ def series_noise(
     """The σ of one microbenchmark's series and where it came from: repeats, its own differences, or the default."""
     if cvs is not None and (repeated := noise_from_repeats(cvs)) is not None:
         return repeated, "repeats"
-    if sum(1 for v in values if _usable(v)) > SHORT_SERIES and (own := robust_noise(values)) is not None:
+    # _usable's test written out: detection counts the points of thousands of series per refresh.
+    usable = sum(1 for v in values if v is not None and math.isfinite(v))
+    if usable > SHORT_SERIES and (own := robust_noise(values)) is not None:
         return own, "series"
     return default_noise, "default"
 
@@ -334,22 +336,37 @@ def _segments(signal: list[float], breaks: list[int]) -> list[tuple[int, int]]:
     return [(a, b) for a, b in itertools.pairwise(bounds)]
 
 
-def _is_ramp(signal: list[float], first: int, boundary: int, end: int) -> bool:
+def _is_ramp(
+    signal: list[float],
+    first: int,
+    boundary: int,
+    end: int,
+    before_level: float | None = None,
+    after_level: float | None = None,
+) -> bool:
     """Whether one straight line fits ``signal[first:end]`` better than two levels split at ``boundary``.
 
     Both models have two parameters, so the comparison is fair; a tie (two
-    points, both fit exactly) keeps the step.
+    points, both fit exactly) keeps the step. ``before_level`` and ``after_level`` are the two levels (the
+    means of each side) when the caller has them.
     """
     points = signal[first:end]
     if len(points) < 3:
         return False
     before, after = signal[first:boundary], signal[boundary:end]
-    step_sse = sum((v - _mean(before)) ** 2 for v in before) + sum((v - _mean(after)) ** 2 for v in after)
+    # Each level once, not once per point it is subtracted from.
+    mean_before = _mean(before) if before_level is None else before_level
+    mean_after = _mean(after) if after_level is None else after_level
+    step_sse = sum((v - mean_before) ** 2 for v in before) + sum((v - mean_after) ** 2 for v in after)
     import numpy as np  # on first use, as in least_squares_breaks
 
-    x = np.arange(len(points), dtype=float)
-    slope, intercept = np.polyfit(x, np.asarray(points, dtype=float), 1)
-    line_sse = float(np.sum((np.asarray(points) - (slope * x + intercept)) ** 2))
+    # The least-squares line in closed form, about the points' centre (what np.polyfit(x, y, 1) solves, without
+    # its general solver: this runs for every boundary a segmentation proposes).
+    y = np.asarray(points, dtype=float)
+    x = np.arange(len(points), dtype=float) - (len(points) - 1) / 2
+    deviations = y - y.mean()
+    residuals = deviations - (x @ deviations) / (x @ x) * x
+    line_sse = float(residuals @ residuals)
     return line_sse < step_sse * (1 - 1e-9)
 
 
@@ -363,20 +380,48 @@ def _prune(
     the one whose change is smallest relative to its threshold.
     """
     breaks = sorted(breaks)
+    # Removing a boundary changes only the two levels beside it: every other level, and whether the pair of
+    # levels around a boundary is a ramp, is what it was in the round before, so each is worked out once.
+    means: dict[tuple[int, int], float] = {}
+    ramps: dict[tuple[int, int, int], bool] = {}
+
+    def level(a: int, b: int) -> float:
+        found = means.get((a, b))
+        if found is None:
+            found = means[(a, b)] = _mean(signal[a:b])
+        return found
+
     while True:
         spans = _segments(signal, breaks)
         weakest: tuple[float, int] | None = None
         thresholds: dict[int, float] = {}
         for (a0, a1), (b0, b1) in itertools.pairwise(spans):
-            before, after = _mean(signal[a0:a1]), _mean(signal[b0:b1])
+            before, after = level(a0, a1), level(b0, b1)
             threshold = _threshold(noise, a1 - a0, b1 - b0, min_change, k)
             thresholds[b0] = threshold
             strength = abs(_change(before, after)) / threshold
-            if (strength <= 1.0 or _is_ramp(signal, a0, b0, b1)) and (weakest is None or strength < weakest[0]):
+            if strength > 1.0:
+                ramp = ramps.get((a0, b0, b1))
+                if ramp is None:
+                    ramp = ramps[(a0, b0, b1)] = _is_ramp(signal, a0, b0, b1, before, after)
+                if not ramp:
+                    continue
+            if weakest is None or strength < weakest[0]:
                 weakest = (strength, b0)
         if weakest is None:
             return breaks, thresholds
         breaks.remove(weakest[1])
+
+
+def _too_flat_to_step(signal: Sequence[float], min_change: float) -> bool:
+    """Whether no two levels of ``signal`` can differ by more than ``min_change``, so the gate (rule 4) keeps no
+    step whatever segmentation proposes: every level is the mean of some of its points, so it lies between the
+    least and the greatest of them. A third of a refresh's series (HW metrics most) never move that much.
+    The margin covers the rounding of a mean."""
+    if len(signal) < 2:
+        return False
+    least, greatest = min(signal), max(signal)
+    return least > 0 and greatest < least * (1 + min_change) * (1 - 1e-9)
 
 
 def detect(
@@ -402,9 +447,14 @@ def detect(
     if noise is None:
         noise, source = series_noise(values, cvs, default_noise=default_noise)
 
-    positions = [i for i, v in enumerate(values) if _usable(v)]
+    positions = [i for i, v in enumerate(values) if v is not None and math.isfinite(v)]  # _usable, written out
     signal = [float(values[i]) for i in positions]  # type: ignore[arg-type]
-    breaks, by_break = _prune(signal, _candidate_breaks(signal, noise, min_change, k), noise, min_change, k)
+    if _too_flat_to_step(signal, min_change):
+        # What segmentation and the gate would conclude, without proposing the levels they would all remove.
+        breaks: list[int] = []
+        by_break: dict[int, float] = {}
+    else:
+        breaks, by_break = _prune(signal, _candidate_breaks(signal, noise, min_change, k), noise, min_change, k)
     segments = tuple(
         Segment(
             first=positions[a],

@@ -433,30 +433,37 @@ def story_series(
     in_view = releases.points_in_view([points[i].version for i in chosen], policy, view, keep=chosen.index(base_index))
     short_term = {i for i, keep in zip(chosen, in_view, strict=True) if not keep}
     chosen = [i for i, keep in zip(chosen, in_view, strict=True) if keep]
-    with_point = {points[i].version for i in set(chosen) | short_term}
+    used = set(chosen)
+    with_point = {points[i].version for i in used | short_term}
     unused = {
         i: "short-term release"
         if i in short_term
         else ("another build of this version" if p.version in with_point else "experimental build")
         for i, p in enumerate(points)
-        if i not in chosen
+        if i not in used
     }
+    # Points by column rather than one keyword call each: a series of 300 runs makes 50,000 of them.
+    versions = [points[i].version for i in chosen]
+    builds = [points[i].build for i in chosen]
+    repeats = [points[i].repeats for i in chosen]
+    nothing, once = [None] * len(chosen), [1] * len(chosen)
     qps, metrics = [], {}
     for label in series.labels:
         missed = series.sla_missed.get(label) or [False] * len(points)
+        relative, cv = series.relative[label], series.cv[label]
         qps.append(
             stories.Series(
                 label,
                 tuple(
-                    stories.Point(
-                        version=points[i].version,
-                        value=series.relative[label][i],
-                        cv=series.cv[label][i],
-                        repeats=points[i].repeats,
-                        build=points[i].build,
-                        sla_missed=missed[i],
+                    map(
+                        stories.Point,
+                        versions,
+                        [relative[i] for i in chosen],
+                        [cv[i] for i in chosen],
+                        repeats,
+                        builds,
+                        [missed[i] for i in chosen],
                     )
-                    for i in chosen
                 ),
                 group=series.group_of.get(label),
                 releases=view,
@@ -465,7 +472,7 @@ def story_series(
         metrics[label] = [
             stories.Series(
                 label,
-                tuple(stories.Point(points[i].version, values[i], build=points[i].build) for i in chosen),
+                tuple(map(stories.Point, versions, [values[i] for i in chosen], nothing, once, builds)),
                 metric=name,
                 releases=view,
             )
@@ -477,7 +484,7 @@ def story_series(
         long_term=[policy.is_long_term(p.version) for p in points],
         qps=qps,
         metrics=metrics,
-        versions=[points[i].version for i in chosen],
+        versions=versions,
     )
 
 
@@ -492,7 +499,13 @@ def find_stories(
     that coincide with each attached (a group's metrics are its members' medians), then the metric stories of
     each microbenchmark and each group that no QPS story of it accounts for, member metric stories folded into
     their group's like QPS ones (``stories.fold_into_groups``). Pure."""
-    told = stories.stories_for(built.qps, min_change=min_change, k=k)
+    # Each group's median QPS series once: its stories are told from it, its metric stories' QPS read from it.
+    members_of: dict[str, list[stories.Series]] = defaultdict(list)
+    for s in built.qps:
+        if s.group:
+            members_of[s.group].append(s)
+    group_qps = {group: stories.group_series(group, found) for group, found in members_of.items()}
+    told = stories.stories_for(built.qps, min_change=min_change, k=k, groups=group_qps)
     # The metric series of every subject: a microbenchmark's own, a group's the median of its members'.
     metric_series: dict[tuple[bool, str], list[stories.Series]] = {}
     by_group: dict[str, dict[str, list[stories.Series]]] = defaultdict(lambda: defaultdict(list))
@@ -504,9 +517,21 @@ def find_stories(
         metric_series[(True, group)] = [
             replace(stories.group_series(group, found), metric=name) for name, found in by_metric.items()
         ]
+    # The steps of a subject's metrics, once per subject however many stories it tells.
+    steps_of: dict[tuple[bool, str], list[stories.MetricStep]] = {}
+
+    def steps(subject: tuple[bool, str]) -> list[stories.MetricStep]:
+        if subject not in steps_of:
+            steps_of[subject] = [
+                step
+                for m in metric_series.get(subject, [])
+                for step in stories.metric_steps(m, min_change=min_change, k=k)
+            ]
+        return steps_of[subject]
+
     result = [
-        stories.with_metric_steps(
-            story, metric_series.get((story.is_group, story.subject), []), built.versions, min_change=min_change, k=k
+        replace(
+            story, metric_steps=stories.coinciding_steps(story, steps((story.is_group, story.subject)), built.versions)
         )
         for story in told
     ]
@@ -516,7 +541,7 @@ def find_stories(
         qps_of[(story.is_group, story.subject)].append(story)
     qps_series = {(False, s.subject): s for s in built.qps}
     for group in by_group:
-        qps_series[(True, group)] = stories.group_series(group, [s for s in built.qps if s.group == group])
+        qps_series[(True, group)] = group_qps[group]
     group_of = {s.subject: s.group for s in built.qps}
     own: list[stories.Story] = []
     for (is_group, subject), found in metric_series.items():
@@ -592,6 +617,23 @@ def find_candidates(
             for i, p in enumerate(points)
         ],
     }
+    # Every story's evidence carries the series' points, and its subject's values: each is made JSON-safe once
+    # (``json_safe``), not once per story that shows it, and the stories' evidence shares them.
+    safe_context = json_safe(context)
+    safe_lists: dict[tuple[str, str, str], list[Any]] = {}
+
+    def safe(kind: str, label: str, metric: str = stories.QPS) -> list[Any]:
+        key = (kind, label, metric)
+        if key not in safe_lists:
+            if kind == "cv":
+                values = series.cv[label]
+            elif metric == stories.QPS:
+                values = series.relative[label]
+            else:
+                values = series.metrics.get(label, {}).get(metric, [None] * len(points))
+            safe_lists[key] = json_safe(values)
+        return safe_lists[key]
+
     members: dict[str, list[str]] = defaultdict(list)
     for label in series.labels:
         if series.group_of.get(label):
@@ -626,51 +668,48 @@ def find_candidates(
                 "members_total": len(members.get(story.subject, [])),
                 # A group's metric story rests on its members' measured values per operation, a QPS one on their
                 # relative QPS.
-                "values": {
-                    label: series.relative[label]
-                    if story.metric == stories.QPS
-                    else series.metrics.get(label, {}).get(story.metric, [None] * len(points))
-                    for label in members.get(story.subject, [])
-                },
+                "values": {label: safe("values", label, story.metric) for label in members.get(story.subject, [])},
             }
             if story.metric != stories.QPS:
-                subject |= {"metric": story.metric, "levels": levels(story)}
+                subject |= {"metric": story.metric, "levels": json_safe(levels(story))}
             microbenchmark_id, group = None, story.subject
         elif story.metric != stories.QPS:
             # A metric's own story: its evidence is the metric's values (absolute, per operation), no QPS.
             subject = {
                 "subject": story.subject,
                 "metric": story.metric,
-                "values": {story.subject: series.metrics[story.subject][story.metric]},
+                "values": {story.subject: safe("values", story.subject, story.metric)},
                 "cv": [None] * len(points),
-                "levels": levels(story),
+                "levels": json_safe(levels(story)),
             }
             microbenchmark_id, group = series.microbenchmark_ids[story.subject], story.group or ""
         else:
             subject = {
                 "subject": story.subject,
-                "values": {story.subject: series.relative[story.subject]},
-                "cv": series.cv[story.subject],
-                "levels": levels(story),
+                "values": {story.subject: safe("values", story.subject)},
+                "cv": safe("cv", story.subject),
+                "levels": json_safe(levels(story)),
             }
             microbenchmark_id, group = series.microbenchmark_ids[story.subject], story.group or ""
         floor = min_change if story.metric == stories.QPS else max(min_change, stories.METRIC_MIN_CHANGE)
         gate = max(floor, k * story.noise.sigma * math.sqrt(2))
         evidence = {
-            **context,
+            **safe_context,
             **subject,
             "arrived_point": arrived,
             "previous_point": previous,
             "persists_point": persists,
             "fixed_point": fixed,
             "builds": list(story.builds),
-            "rule": {
-                "min_change": floor,
-                "k": k,
-                "noise": story.noise.sigma,
-                "noise_source": story.noise.source,
-                "threshold": gate,
-            },
+            "rule": json_safe(
+                {
+                    "min_change": floor,
+                    "k": k,
+                    "noise": story.noise.sigma,
+                    "noise_source": story.noise.source,
+                    "threshold": gate,
+                }
+            ),
         }
         as_dict = story.as_dict()
         kind = as_dict["kind"]
@@ -702,7 +741,7 @@ def find_candidates(
                     else None,
                     "change": story.change if math.isfinite(story.change) else None,
                     "threshold": gate,
-                    "evidence": json_safe(evidence),
+                    "evidence": evidence,  # JSON-safe as it is made
                     "base_run_id": series.base_run_id,
                     "metric": story.metric,
                     "outlier": story.kind == "outlier",
@@ -859,7 +898,10 @@ def _upsert(
             # One statement for all of them: a field a record did not change is written with the value it has.
             fields = [name for name in (*DETECTED_FIELDS, *STORY_FIELDS) if name in changed_fields]
             Regression.objects.bulk_update(changed, [*fields, "detected_at", "updated_at"])
-        Regression.objects.filter(pk__in=seen.values()).update(detected_at=now)
+        # The records inserted above carry this detection's time already: only the stored ones are stamped.
+        stamped = [pk for key, pk in seen.items() if key not in inserted]
+        if stamped:
+            Regression.objects.filter(pk__in=stamped).update(detected_at=now)
         gone = [r.pk for key, r in existing.items() if key not in seen]
         triaged = set(
             Regression.objects.filter(pk__in=gone)

@@ -6,9 +6,9 @@ came partly back, was fixed, came back again*. One story per microbenchmark
 and direction instead of one row per step, so a blip or a partial recovery
 never turns into a "fixed in" plus a new "arrived in".
 
-Input and output are plain dataclasses (``Series`` of ``Point`` in, ``Story``
-out); nothing here touches Django, so the detection task, the command, the API
-and the tests share it.
+Input and output are plain values (``Series`` of ``Point`` named tuples in,
+``Story`` dataclasses out); nothing here touches Django, so the detection task,
+the command, the API and the tests share it.
 
 The rule
 --------
@@ -124,8 +124,8 @@ import itertools
 import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Literal
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Literal, NamedTuple
 
 from regressions import changepoints
 from reports.stats import json_safe
@@ -138,9 +138,11 @@ ReleaseView = Literal["long-term", "all"]
 QPS = "qps"
 
 
-@dataclass(frozen=True)
-class Point:
-    """One version of a series: its value (relative QPS, or a metric), the repeats behind it, the build it is."""
+class Point(NamedTuple):
+    """One version of a series: its value (relative QPS, or a metric), the repeats behind it, the build it is.
+
+    A named tuple rather than a frozen dataclass: a refresh of a series of 300 runs makes tens of thousands of
+    them (every metric of every microbenchmark in each release view), and a tuple is made in a third of the time."""
 
     version: str
     value: float | None
@@ -165,9 +167,22 @@ class Series:
     is_group: bool = False
     releases: ReleaseView = "long-term"
 
-    @property
+    # A detection reads a series' versions, usable values and noise many times (its stories, its metric steps
+    # beside each story, a group's median): each is worked out once per series. A frozen dataclass keeps these
+    # in its __dict__, outside its fields (equality and hashing ignore them).
+    @functools.cached_property
     def versions(self) -> tuple[str, ...]:
         return tuple(p.version for p in self.points)
+
+    @functools.cached_property
+    def values(self) -> tuple[float | None, ...]:
+        """Each point's value where it is usable (``Point.usable``), else None."""
+        return tuple(p.value if p.usable else None for p in self.points)
+
+    @functools.cached_property
+    def noise(self) -> Noise:
+        """σ of this series by rule 2, with its text (``series_noise`` without overrides)."""
+        return _measured_noise(self, changepoints.DEFAULT_NOISE)
 
 
 @dataclass(frozen=True)
@@ -281,14 +296,14 @@ class Story:
                 "current_change": self.current_change,
                 "worst_change": self.worst_change,
                 "latest_version": self.latest_version,
-                "events": [asdict(e) for e in self.events],
+                "events": [_as_dict(e) for e in self.events],
                 "outliers": list(self.outliers),
                 "noise": self.noise.sigma,
                 "noise_source": self.noise.source,
                 "noise_rule": self.noise.text,
                 "builds": list(self.builds),
                 "releases": self.releases,
-                "metric_steps": [{**asdict(m), "text": m.text} for m in self.metric_steps],
+                "metric_steps": [{**_as_dict(m), "text": m.text} for m in self.metric_steps],
                 "qps_change": self.qps_change,
                 "summary": self.summary,
             }
@@ -316,6 +331,14 @@ class Story:
         return f"{head}: " + ", ".join(parts) + tail
 
 
+def _as_dict(event: Event | MetricStep) -> dict[str, Any]:
+    """``dataclasses.asdict`` of an event or a metric step, whose fields are all plain values: without its
+    deep copy of each of them (a refresh turns thousands into JSON)."""
+    return {name: getattr(event, name) for name in _FIELDS[type(event)]}
+
+
+_FIELDS: Mapping[type, tuple[str, ...]] = {cls: tuple(f.name for f in fields(cls)) for cls in (Event, MetricStep)}
+
 _VERBS: Mapping[tuple[str, str], str] = {
     **{(kind, "arrival"): "arrived in" for kind in ("regression", "improvement")},
     ("regression", "further"): "worse in",
@@ -342,10 +365,16 @@ def series_noise(
     series: Series, *, noise: float | None = None, default_noise: float = changepoints.DEFAULT_NOISE
 ) -> Noise:
     """σ of one series and where it came from (rule 2), with the text a record shows."""
-    values = [p.value if p.usable else None for p in series.points]
-    n = sum(1 for v in values if v is not None)
     if noise is not None:
         return Noise(noise, "given", f"σ {noise:.1%} given by the caller")
+    if default_noise == changepoints.DEFAULT_NOISE:
+        return series.noise
+    return _measured_noise(series, default_noise)
+
+
+def _measured_noise(series: Series, default_noise: float) -> Noise:
+    values = series.values
+    n = sum(1 for v in values if v is not None)
     sigma, source = changepoints.series_noise(values, [p.cv for p in series.points], default_noise=default_noise)
     if source == "repeats":
         repeated = sum(1 for p in series.points if p.cv is not None)
@@ -378,6 +407,10 @@ def outlier_indexes(
     """Indexes of single-version excursions (rule 3) among the present values; the first and last never are."""
     present = [i for i, v in enumerate(values) if v is not None and math.isfinite(v) and v > 0]
     gate = _one_point_gate(sigma, min_change, k)
+    if present:
+        least, greatest = min(values[i] for i in present), max(values[i] for i in present)  # type: ignore[type-var]
+        if greatest / least - 1 <= gate and 1 - least / greatest <= gate:  # type: ignore[operator]
+            return []  # no point is that far from any other, so none from its neighbours
     found: list[int] = []
     for before, here, after in zip(present, present[1:], present[2:], strict=False):
         a, x, b = values[before], values[here], values[after]
@@ -485,7 +518,7 @@ def build_stories(
     regression when it rises.
     """
     versions = series.versions
-    values = [p.value if p.usable else None for p in series.points]
+    values = series.values
     measured = series_noise(series, noise=noise, default_noise=default_noise)
     outliers, segments = levels(values, versions, measured.sigma, min_change=min_change, k=k)
     kept = [None if i in outliers else v for i, v in enumerate(values)]
@@ -660,8 +693,10 @@ def group_series(group: str, members: Sequence[Series]) -> Series:
     if any(m.versions != versions for m in members):
         raise ValueError(f"members of group {group!r} are not on the same versions")
     points = []
+    member_values = [m.values for m in members]
     for i, version in enumerate(versions):
-        usable = [m.points[i] for m in members if m.points[i].usable]
+        # A usable point is one with a value (``Series.values``); each member's are worked out once.
+        usable = [m.points[i] for m, values in zip(members, member_values, strict=True) if values[i] is not None]
         values = [p.value for p in usable if p.value is not None]
         cvs = [p.cv for p in usable if p.cv is not None]
         points.append(
@@ -705,20 +740,25 @@ def stories_for(
     *,
     min_change: float = changepoints.DEFAULT_MIN_CHANGE,
     k: float = changepoints.DEFAULT_K,
+    groups: Mapping[str, Series] | None = None,
 ) -> list[Story]:
     """Stories of every microbenchmark of one comparison and of every group: group stories first, then the members'
-    (folded ones marked). ``members`` carry their group in ``Series.group``; ungrouped ones have None."""
+    (folded ones marked). ``members`` carry their group in ``Series.group``; ungrouped ones have None. ``groups``
+    are the groups' median series (``group_series`` of their members) when the caller has made them already."""
     by_group: dict[str, list[Series]] = {}
     for series in members:
         if series.group:
             by_group.setdefault(series.group, []).append(series)
-    groups = [
+    made = groups or {}
+    group_stories = [
         story
         for group, series in by_group.items()
-        for story in build_stories(group_series(group, series), min_change=min_change, k=k)
+        for story in build_stories(
+            made[group] if group in made else group_series(group, series), min_change=min_change, k=k
+        )
     ]
     own = [story for series in members for story in build_stories(series, min_change=min_change, k=k)]
-    return groups + fold_into_groups(own, groups)
+    return group_stories + fold_into_groups(own, group_stories)
 
 
 # --------------------------------------------------------------------------- metrics
@@ -777,9 +817,8 @@ def metric_steps(
     Outliers are set aside as for QPS. ``spec`` defaults to ``METRICS[series.metric]`` (higher is worse).
     """
     spec = spec or metric_spec(series.metric)
-    values = [p.value if p.usable else None for p in series.points]
     measured = series_noise(series)
-    _, segments = levels(values, series.versions, measured.sigma, min_change=min_change, k=k)
+    _, segments = levels(series.values, series.versions, measured.sigma, min_change=min_change, k=k)
     found = []
     for before, after in itertools.pairwise(segments):
         if not spec.is_step(before.level, after.level):
@@ -905,7 +944,7 @@ def with_qps_change(story: Story, qps: Series | None) -> Story:
     versions = qps.versions
     if story.previous_version not in versions or story.arrived_in not in versions:
         return story
-    values = [p.value if p.usable else None for p in qps.points]
+    values = qps.values
     _, segments = levels(values, versions, series_noise(qps).sigma)
     previous, arrived = versions.index(story.previous_version), versions.index(story.arrived_in)
     holding = [seg for seg in segments if seg.first <= previous]

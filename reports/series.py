@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import django.dispatch
@@ -20,9 +23,32 @@ log = logging.getLogger(__name__)
 series_refreshed = django.dispatch.Signal()
 
 
+@contextmanager
+def cyclic_gc_paused() -> Iterator[None]:
+    """Python's cycle collector paused for the duration (and resumed unless something else had paused it).
+
+    A refresh allocates hundreds of thousands of small objects that live until it ends (each story's points,
+    every metric series of every microbenchmark, the stories' evidence) and makes next to no reference cycles:
+    the collections those allocations set off walk every live object, Django's included, and free nothing
+    (a fifth of a refresh's CPU time). What is freed is freed by reference counting as before; a cycle left
+    meanwhile waits for the next collection."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
+
+
 def refresh_series(server_id: int, workload_id: int) -> list[SeriesSummary]:
     """Compute each DBMS's default comparison and the saved reports of the series, store the home-page
     summaries, and let the apps above (regression detection) bring theirs up to date (idempotent)."""
+    with cyclic_gc_paused():
+        return _refresh_series(server_id, workload_id)
+
+
+def _refresh_series(server_id: int, workload_id: int) -> list[SeriesSummary]:
     computed: dict[ComparisonSpec, Comparison] = {}
     summaries, has_runs = summarise_series(server_id, workload_id, computed=computed)
     for report in Report.objects.filter(base_run__server_id=server_id, base_run__workload_id=workload_id):
