@@ -105,7 +105,7 @@ def _render(request: HttpRequest, shared: dict[str, Any]) -> str | HttpResponse:
     asked = requested_comparison(request, suite=request.GET.get("suite") or None)
     data, defaulted, base = asked.data, asked.defaulted, asked.base
     try:
-        comparison = get_comparison(asked.spec)
+        comparison = asked.comparison()
     except ComparisonError as exc:
         return HttpResponse(f"{exc}\n", status=400, content_type="text/plain")
     try:
