@@ -52,7 +52,7 @@ from reports.palette import colour_blind_heatmap
 from reports.stats import GroupSummary, metric_ratio
 from reports.stats import flag as stats_flag
 from reports.templatetags.benchdash import fixed, number_cell, rel
-from runs.models import Microbenchmark, Result, Run
+from runs.models import Result, Run
 from runs.signals import runs_stamp
 from suites import groups as groupsets
 
@@ -870,23 +870,23 @@ def drilldown(request: HttpRequest, microbenchmark_id: int) -> HttpResponse:
 
 
 def _drilldown_page(request: HttpRequest, microbenchmark_id: int, shared: dict[str, Any]) -> str | HttpResponse:
-    microbenchmark = get_object_or_404(Microbenchmark, pk=microbenchmark_id)
-    asked = requested_comparison(request, microbenchmark_id=microbenchmark.pk)
+    asked = requested_comparison(request, microbenchmark_id=microbenchmark_id)
     data, defaulted, base = asked.data, asked.defaulted, asked.base
     try:
-        comparison = asked.microbenchmark_comparison(microbenchmark.pk)
+        comparison = asked.microbenchmark_comparison(microbenchmark_id)
     except ComparisonError as exc:
         return HttpResponse(f"{exc}\n", status=400, content_type="text/plain")
-    label = microbenchmark.label
-    if label not in comparison.labels:
-        raise Http404(f"{label} is not in this comparison")
+    # The comparison names its microbenchmarks: the page reads no row of its own for the label.
+    label = next((name for name, pk in comparison.microbenchmark_ids.items() if pk == microbenchmark_id), None)
+    if label is None or label not in comparison.labels:
+        raise Http404(f"microbenchmark {microbenchmark_id} is not in this comparison")
     # Latency is not part of the cached comparison: one query for this microbenchmark's rows. Ordered by run
     # id, not by the model's order: that joins four tables to sort a few rows the columns put in order anyway.
     column_of_run = {rid: c.key for c in comparison.columns for rid in c.run_ids}
     latency: dict[str, list[tuple[float | None, float | None]]] = {}
     percentile_of_run = {}
     for run_id, avg, pct_ms, pct in (
-        Result.objects.filter(run_id__in=column_of_run, microbenchmark=microbenchmark, dop=comparison.dop)
+        Result.objects.filter(run_id__in=column_of_run, microbenchmark_id=microbenchmark_id, dop=comparison.dop)
         .order_by("run_id")
         .values_list("run_id", "lat_avg_ms", "lat_pct_ms", "lat_pct")
     ):
@@ -941,9 +941,9 @@ def _drilldown_page(request: HttpRequest, microbenchmark_id: int, shared: dict[s
     if explained not in {c.key for c in comparison.others}:
         explained = comparison.others[-1].key if comparison.others else ""
     explanation = explain(comparison, explained, label) if explained else None
-    extra_rows = _extra_metric_rows(comparison, microbenchmark, column_of_run)
+    extra_rows = _extra_metric_rows(comparison, microbenchmark_id, column_of_run)
     context = {
-        "microbenchmark": microbenchmark,
+        "microbenchmark_id": microbenchmark_id,
         "label": label,
         "comparison": comparison,
         "base": base,
@@ -990,7 +990,7 @@ def _drilldown_row(point: charts.DrilldownPoint, flag: str, *, base: bool, highl
 
 
 def _extra_metric_rows(
-    comparison: Comparison, microbenchmark: Microbenchmark, column_of_run: dict[int, str]
+    comparison: Comparison, microbenchmark_id: int, column_of_run: dict[int, str]
 ) -> list[dict[str, Any]]:
     """Per column, the suite's own metrics (Result.extra) and their ratio to the base: one query."""
     extra_metrics = suites.get(comparison.suite).extra_metrics
@@ -998,7 +998,7 @@ def _extra_metric_rows(
         return []
     values: dict[str, dict[str, list[float]]] = {}
     for run_id, extra in (
-        Result.objects.filter(run_id__in=column_of_run, microbenchmark=microbenchmark, dop=comparison.dop)
+        Result.objects.filter(run_id__in=column_of_run, microbenchmark_id=microbenchmark_id, dop=comparison.dop)
         .order_by("run_id")
         .values_list("run_id", "extra")
     ):
