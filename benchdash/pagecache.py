@@ -109,8 +109,9 @@ def counter(name: str) -> int:
     try:
         value = cache.get(key)
         if value is None:
-            cache.add(key, time.time_ns(), None)
-            value = cache.get(key)
+            # Added: the value is ours. Not added: another process started the counter first; theirs is read.
+            started = time.time_ns()
+            value = started if cache.add(key, started, None) else cache.get(key)
         return int(value) if value is not None else time.time_ns()
     except Exception:
         log.warning("cache unavailable: counter %s not read", name, exc_info=True)
