@@ -260,7 +260,7 @@ def _spec(form: CompareForm, base: Run) -> ComparisonSpec:
 class RequestedComparison:
     """What a comparison-based page's query asks for: the query (with the default base put in), that default
     base when it was used, the base run (with ``BASE_RELATED``), the comparison's spec, and the
-    series' stamp when the page's cache key read it (``stamp``)."""
+    series' stamp when the page's cache key read it (``series_stamp``)."""
 
     data: QueryDict
     defaulted: Run | None
