@@ -52,25 +52,25 @@ def _files(run_ids: Iterable[int]) -> dict[int, list[tuple[str, str, str]]]:
 def run_diff_for_column(comparison: Comparison, column_key: str) -> RunDiff:
     """Settings diff of the base run against the first run of a column (two queries).
 
-    The runs are read as the few values their settings need, not as model instances with every related row:
-    a join of six tables took the database longer to plan than the rest of a drill-down's queries together."""
-    run_id = comparison.column(column_key).run_ids[0]
-    base_id = comparison.spec.base_run_id
+    The runs are read as the few values their settings need, their DBMS and version taken from their columns:
+    as model instances with every related row, a join of six tables took the database longer to plan than the
+    rest of a drill-down's queries together."""
+    column = comparison.column(column_key)
+    base = comparison.column(comparison.base)
+    run_id, base_id = column.run_ids[0], comparison.spec.base_run_id
     files = _files([base_id, run_id])
     loaded = {
         pk: run_settings(
-            name, dbms, version, files[pk], config_text=config_text, commands=commands, sysbench_version=sysbench
+            name,
+            (base if pk == base_id else column).dbms,
+            (base if pk == base_id else column).version,
+            files[pk],
+            config_text=config_text,
+            commands=commands,
+            sysbench_version=sysbench,
         )
-        for pk, name, dbms, version, config_text, commands, sysbench in Run.objects.filter(
-            pk__in=[base_id, run_id]
-        ).values_list(
-            "pk",
-            "name",
-            "build__version__dbms__name",
-            "build__version__text",
-            "config__text",
-            "commands",
-            "sysbench_version",
+        for pk, name, config_text, commands, sysbench in Run.objects.filter(pk__in=[base_id, run_id]).values_list(
+            "pk", "name", "config__text", "commands", "sysbench_version"
         )
     }
     return diff_runs(loaded[base_id], loaded[run_id])
