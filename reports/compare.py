@@ -117,6 +117,9 @@ class Comparison:
     # The scan formula of each run in the table ("spec" or "tps×rows/1000") → their names, when the table mixes
     # both and shows scan as each run reported it: the page warns and offers the spec's formula for all.
     scan_eras: dict[str, list[str]] = field(default_factory=dict)
+    # One microbenchmark's comparison (``get_microbenchmark_comparison`` computing it): that microbenchmark's
+    # latencies, read with its results; None otherwise (its page then reads them). See ``Series.latency``.
+    latency: tuple[Latency, ...] | None = None
 
     @cached_property
     def metric_ratios(self) -> dict[str, dict[str, dict[str, float | None]]]:
@@ -267,6 +270,16 @@ class SeriesRun:
     scan_formula: str = ""  # the formula its own sb.r.qps.scan used; "" when it reported none
 
 
+class Latency(NamedTuple):
+    """A result's latency: the average and a percentile (``percentile``: 95, 99) in milliseconds."""
+
+    run_id: int
+    dop: int
+    avg_ms: float | None
+    percentile_ms: float | None
+    percentile: float | None
+
+
 class SeriesResult(NamedTuple):
     """One stored result: a test (and range) of a run at one concurrency."""
 
@@ -304,6 +317,9 @@ class Series:
     # comparison of every microbenchmark (and no workload warnings).
     microbenchmark_id: int | None = None
     dops: tuple[tuple[int, bool], ...] | None = None
+    # That microbenchmark's latencies at every concurrency, read in the same query as its results: its page
+    # shows them, and a query of their own cost as much as the rest of that one.
+    latency: tuple[Latency, ...] | None = None
 
 
 def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, base: Run | None = None) -> Series:
@@ -400,9 +416,10 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
     run_ids = [r.id for r in runs]
     # The runs as a subquery rather than their ids: hundreds of parameters cost more to send than to plan. One
     # microbenchmark's comparison reads twice from the runs, few rows each time: their ids then cost less.
-    rows = Result.objects.filter(
-        run_id__in=run_ids if microbenchmark_id is not None else runs_qs.order_by().values("pk")
-    )
+    if microbenchmark_id is not None:
+        rows = Result.objects.filter(run_id__in=run_ids)
+    else:
+        rows = Result.objects.filter(run_id__in=runs_qs.order_by().values("pk"))
     if not spec.include_warmups:
         # The import decides what a warm-up is, per suite (sysbench *.warm, db_bench revrange.t1, …).
         rows = rows.exclude(microbenchmark__is_warmup=True)
@@ -413,21 +430,33 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
         rows = rows.filter(Q(microbenchmark_id=microbenchmark_id) | Q(run_id=base_run.pk))
     # Not ordered by the database: ordering by the runs' versions there joins every run of the archive into
     # the plan. build_comparison sorts them.
-    results = tuple(
-        SeriesResult(run_id, mb_id, test, range_size, dop, qps, tuple(metrics), suite, warmup, tps)
-        for run_id, mb_id, test, range_size, dop, qps, *metrics, suite, warmup, tps in rows.order_by().values_list(
-            "run_id",
-            "microbenchmark_id",
-            "microbenchmark__test",
-            "microbenchmark__range_size",
-            "dop",
-            "qps",
-            *HW_METRICS,
-            "microbenchmark__suite",
-            "microbenchmark__is_warmup",
-            "tps",
-        )
+    columns = (
+        "run_id",
+        "microbenchmark_id",
+        "microbenchmark__test",
+        "microbenchmark__range_size",
+        "dop",
+        "qps",
+        *HW_METRICS,
+        "microbenchmark__suite",
+        "microbenchmark__is_warmup",
+        "tps",
     )
+    latency: tuple[Latency, ...] | None = None
+    if microbenchmark_id is None:
+        results = tuple(
+            SeriesResult(run_id, mb_id, test, range_size, dop, qps, tuple(metrics), suite, warmup, tps)
+            for run_id, mb_id, test, range_size, dop, qps, *metrics, suite, warmup, tps in rows.order_by().values_list(
+                *columns
+            )
+        )
+    else:
+        found = list(rows.order_by().values_list(*columns, "lat_avg_ms", "lat_pct_ms", "lat_pct"))
+        results = tuple(
+            SeriesResult(run_id, mb_id, test, range_size, dop, qps, tuple(metrics), suite, warmup, tps)
+            for run_id, mb_id, test, range_size, dop, qps, *metrics, suite, warmup, tps, _, _, _ in found
+        )
+        latency = tuple(Latency(row[0], row[4], *row[-3:]) for row in found if row[1] == microbenchmark_id)
     suite = base_run.workload.suite
     # "auto" reads a series in the groups its documents brought, when they brought some; they are named too.
     carried = carried_group_set(base_run.workload.name, base_run.workload.params or {})
@@ -444,6 +473,7 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
         results=results,
         microbenchmark_id=microbenchmark_id,
         dops=dops,
+        latency=latency,
         group_set=carried
         if carried is not None and spec.group_set == carried.name
         else (named_group_set(spec.group_set) or carried),
@@ -658,6 +688,7 @@ def build_comparison(series: Series) -> Comparison:
         warnings=warnings,
         sla_missed=sla_missed,
         scan_eras=scan_eras(series.runs, result.labels) if spec.scan_formula == "era" else {},
+        latency=series.latency,
     )
 
 

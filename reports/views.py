@@ -880,16 +880,10 @@ def _drilldown_page(request: HttpRequest, microbenchmark_id: int, shared: dict[s
     label = next((name for name, pk in comparison.microbenchmark_ids.items() if pk == microbenchmark_id), None)
     if label is None or label not in comparison.labels:
         raise Http404(f"microbenchmark {microbenchmark_id} is not in this comparison")
-    # Latency is not part of the cached comparison: one query for this microbenchmark's rows. Ordered by run
-    # id, not by the model's order: that joins four tables to sort a few rows the columns put in order anyway.
     column_of_run = {rid: c.key for c in comparison.columns for rid in c.run_ids}
     latency: dict[str, list[tuple[float | None, float | None]]] = {}
     percentile_of_run = {}
-    for run_id, avg, pct_ms, pct in (
-        Result.objects.filter(run_id__in=column_of_run, microbenchmark_id=microbenchmark_id, dop=comparison.dop)
-        .order_by("run_id")
-        .values_list("run_id", "lat_avg_ms", "lat_pct_ms", "lat_pct")
-    ):
+    for run_id, avg, pct_ms, pct in _latencies(comparison, microbenchmark_id, column_of_run):
         latency.setdefault(column_of_run[run_id], []).append((avg, pct_ms))
         percentile_of_run[run_id] = pct
     # The percentile the runs measured (p95, p99): the first the columns give, in their order.
@@ -964,6 +958,26 @@ def _drilldown_page(request: HttpRequest, microbenchmark_id: int, shared: dict[s
         **shared,
     }
     return render_to_string("reports/drilldown.html", context, request)
+
+
+def _latencies(
+    comparison: Comparison, microbenchmark_id: int, column_of_run: dict[int, str]
+) -> list[tuple[int, float | None, float | None, float | None]]:
+    """(run id, average ms, percentile ms, percentile) of the microbenchmark at the comparison's concurrency, by
+    run id: read with its results when the comparison is of this microbenchmark alone, else in a query of their
+    own (the cached comparison of the series keeps none). Not in the model's order: that joins four tables to
+    sort a few rows that the columns put in order anyway."""
+    if comparison.latency is not None:
+        return [
+            (found.run_id, found.avg_ms, found.percentile_ms, found.percentile)
+            for found in sorted(comparison.latency)
+            if found.dop == comparison.dop and found.run_id in column_of_run
+        ]
+    return list(
+        Result.objects.filter(run_id__in=column_of_run, microbenchmark_id=microbenchmark_id, dop=comparison.dop)
+        .order_by("run_id")
+        .values_list("run_id", "lat_avg_ms", "lat_pct_ms", "lat_pct")
+    )
 
 
 def _drilldown_row(point: charts.DrilldownPoint, flag: str, *, base: bool, highlighted: bool) -> SafeString:
