@@ -32,6 +32,8 @@ from suites import groups as groupsets
 from suites.openformat.parse import carried_group_set
 from suites.sysbench import parse as sysbench
 
+# What ``load_series`` reads with the base run (a caller that passes it as ``base`` selects these too).
+BASE_RELATED = ("server", "workload", "build__version")
 HW_METRICS = ("cpu_o", "cs_o", "r_o", "rkb_o", "wkb_o", "o_s")
 CACHE_SECONDS = 24 * 3600
 # Bump when the payload's shape changes, so old cached payloads are never read.
@@ -115,6 +117,9 @@ class Comparison:
     # The scan formula of each run in the table ("spec" or "tps×rows/1000") → their names, when the table mixes
     # both and shows scan as each run reported it: the page warns and offers the spec's formula for all.
     scan_eras: dict[str, list[str]] = field(default_factory=dict)
+    # One microbenchmark's comparison (``get_microbenchmark_comparison`` computing it): that microbenchmark's
+    # latencies, read with its results; None otherwise (its page then reads them). See ``Series.latency``.
+    latency: tuple[Latency, ...] | None = None
 
     @cached_property
     def metric_ratios(self) -> dict[str, dict[str, dict[str, float | None]]]:
@@ -189,41 +194,57 @@ class Comparison:
 def series_stamp(server_id: int, workload_id: int) -> str:
     """Changes whenever a run of the series is added or deleted: part of every cache key."""
     agg = Run.objects.filter(server_id=server_id, workload_id=workload_id).aggregate(n=Count("id"), last=Max("id"))
-    return f"{server_id}:{workload_id}:{agg['n']}:{agg['last']}"
+    return series_stamp_of(server_id, workload_id, agg["n"], agg["last"])
 
 
-def _cache_key(spec: ComparisonSpec) -> str:
-    base = Run.objects.filter(pk=spec.base_run_id).values("server_id", "workload_id").first()
-    if base is None:
-        raise ComparisonError(f"no run with id {spec.base_run_id}")
+def series_stamp_of(server_id: int, workload_id: int, runs: int, last_run_id: int | None) -> str:
+    """``series_stamp`` from the series' number of runs and newest run id, for a caller that read them already
+    (a page reads them with its cache key's stamps, in one query)."""
+    return f"{server_id}:{workload_id}:{runs}:{last_run_id}"
+
+
+def _cache_key(spec: ComparisonSpec, base: Run | None = None, stamp: str | None = None) -> str:
+    if stamp is None:
+        if base is None:
+            base = Run.objects.filter(pk=spec.base_run_id).only("server_id", "workload_id").first()
+            if base is None:
+                raise ComparisonError(f"no run with id {spec.base_run_id}")
+        stamp = series_stamp(base.server_id, base.workload_id)
     # Group set definitions can change without a run arriving: their generation is part of the key.
-    return spec.cache_key(f"{series_stamp(base['server_id'], base['workload_id'])}|g{pagecache.generation()}")
+    return spec.cache_key(f"{stamp}|g{pagecache.generation()}")
 
 
-def get_comparison(spec: ComparisonSpec) -> Comparison:
-    key = _cache_key(spec)
+def get_comparison(spec: ComparisonSpec, *, base: Run | None = None, stamp: str | None = None) -> Comparison:
+    """The comparison of ``spec``, from the cache when it is there.
+
+    A page that read the base run already (with its server, workload and build's version) passes it as
+    ``base``, and its series' ``series_stamp`` as ``stamp``: neither is read again."""
+    key = _cache_key(spec, base, stamp)
     found = pagecache.cached(key)
     if found is not None:
         return found  # type: ignore[no-any-return]
-    comparison = compute_comparison(spec)
+    comparison = compute_comparison(spec, base=base)
     comparison.cache_key = key
     pagecache.keep(key, comparison, CACHE_SECONDS)
     return comparison
 
 
-def get_microbenchmark_comparison(spec: ComparisonSpec, microbenchmark_id: int) -> Comparison:
+def get_microbenchmark_comparison(
+    spec: ComparisonSpec, microbenchmark_id: int, *, base: Run | None = None, stamp: str | None = None
+) -> Comparison:
     """The comparison a page about one microbenchmark reads: the whole series' when it is cached, else that
     microbenchmark's alone (``load_series``), which reads and computes a 42nd of it. Its numbers for that
-    microbenchmark are the whole comparison's; it has no other microbenchmark, and it is not cached (the page is)."""
-    found = pagecache.cached(_cache_key(spec))
+    microbenchmark are the whole comparison's; it has no other microbenchmark, and it is not cached (the page is).
+    ``base`` and ``stamp`` as for ``get_comparison``."""
+    found = pagecache.cached(_cache_key(spec, base, stamp))
     if found is not None:
         return found  # type: ignore[no-any-return]
-    return build_comparison(load_series(spec, microbenchmark_id=microbenchmark_id))
+    return build_comparison(load_series(spec, microbenchmark_id=microbenchmark_id, base=base))
 
 
-def compute_comparison(spec: ComparisonSpec) -> Comparison:
+def compute_comparison(spec: ComparisonSpec, *, base: Run | None = None) -> Comparison:
     """The comparison from raw results, uncached: the series read once, then computed without the database."""
-    return build_comparison(load_series(spec))
+    return build_comparison(load_series(spec, base=base))
 
 
 # --------------------------------------------------------------------------- what a comparison is made from
@@ -247,6 +268,16 @@ class SeriesRun:
     sysbench_version: str = ""
     commands: Mapping[str, str] | None = None
     scan_formula: str = ""  # the formula its own sb.r.qps.scan used; "" when it reported none
+
+
+class Latency(NamedTuple):
+    """A result's latency: the average and a percentile (``percentile``: 95, 99) in milliseconds."""
+
+    run_id: int
+    dop: int
+    avg_ms: float | None
+    percentile_ms: float | None
+    percentile: float | None
 
 
 class SeriesResult(NamedTuple):
@@ -286,15 +317,21 @@ class Series:
     # comparison of every microbenchmark (and no workload warnings).
     microbenchmark_id: int | None = None
     dops: tuple[tuple[int, bool], ...] | None = None
+    # That microbenchmark's latencies at every concurrency, read in the same query as its results: its page
+    # shows them, and a query of their own cost as much as the rest of that one.
+    latency: tuple[Latency, ...] | None = None
 
 
-def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None) -> Series:
+def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, base: Run | None = None) -> Series:
     """Every database read a comparison needs, in a fixed number of queries whatever the number of runs.
 
     ``microbenchmark_id``: read only what the comparison of that one microbenchmark needs (its results, the
-    base's, and the series' concurrencies), for a page about it: see ``Series.microbenchmark_id``.
+    base's, and the series' concurrencies), for a page about it: see ``Series.microbenchmark_id``. ``base``: the
+    base run when the caller read it already, with its server, workload and build's version (``BASE_RELATED``).
     """
-    base_run = Run.objects.select_related("server", "workload", "build__version").filter(pk=spec.base_run_id).first()
+    if base is not None and base.pk != spec.base_run_id:
+        raise ValueError(f"run {base.pk} is not the base of this comparison ({spec.base_run_id})")
+    base_run = base or Run.objects.select_related(*BASE_RELATED).filter(pk=spec.base_run_id).first()
     if base_run is None:
         raise ComparisonError(f"no run with id {spec.base_run_id}")
     runs_qs = Run.objects.filter(server_id=base_run.server_id, workload_id=base_run.workload_id)
@@ -377,8 +414,12 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None) -
                 "only runs of one server and workload can be compared"
             )
     run_ids = [r.id for r in runs]
-    # The runs as a subquery rather than their ids: hundreds of parameters cost more to send than to plan.
-    rows = Result.objects.filter(run_id__in=runs_qs.order_by().values("pk"))
+    # The runs as a subquery rather than their ids: hundreds of parameters cost more to send than to plan. One
+    # microbenchmark's comparison reads twice from the runs, few rows each time: their ids then cost less.
+    if microbenchmark_id is not None:
+        rows = Result.objects.filter(run_id__in=run_ids)
+    else:
+        rows = Result.objects.filter(run_id__in=runs_qs.order_by().values("pk"))
     if not spec.include_warmups:
         # The import decides what a warm-up is, per suite (sysbench *.warm, db_bench revrange.t1, …).
         rows = rows.exclude(microbenchmark__is_warmup=True)
@@ -389,21 +430,33 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None) -
         rows = rows.filter(Q(microbenchmark_id=microbenchmark_id) | Q(run_id=base_run.pk))
     # Not ordered by the database: ordering by the runs' versions there joins every run of the archive into
     # the plan. build_comparison sorts them.
-    results = tuple(
-        SeriesResult(run_id, mb_id, test, range_size, dop, qps, tuple(metrics), suite, warmup, tps)
-        for run_id, mb_id, test, range_size, dop, qps, *metrics, suite, warmup, tps in rows.order_by().values_list(
-            "run_id",
-            "microbenchmark_id",
-            "microbenchmark__test",
-            "microbenchmark__range_size",
-            "dop",
-            "qps",
-            *HW_METRICS,
-            "microbenchmark__suite",
-            "microbenchmark__is_warmup",
-            "tps",
-        )
+    columns = (
+        "run_id",
+        "microbenchmark_id",
+        "microbenchmark__test",
+        "microbenchmark__range_size",
+        "dop",
+        "qps",
+        *HW_METRICS,
+        "microbenchmark__suite",
+        "microbenchmark__is_warmup",
+        "tps",
     )
+    latency: tuple[Latency, ...] | None = None
+    if microbenchmark_id is None:
+        results = tuple(
+            SeriesResult(run_id, mb_id, test, range_size, dop, qps, tuple(metrics), suite, warmup, tps)
+            for run_id, mb_id, test, range_size, dop, qps, *metrics, suite, warmup, tps in rows.order_by().values_list(
+                *columns
+            )
+        )
+    else:
+        found = list(rows.order_by().values_list(*columns, "lat_avg_ms", "lat_pct_ms", "lat_pct"))
+        results = tuple(
+            SeriesResult(run_id, mb_id, test, range_size, dop, qps, tuple(metrics), suite, warmup, tps)
+            for run_id, mb_id, test, range_size, dop, qps, *metrics, suite, warmup, tps, _, _, _ in found
+        )
+        latency = tuple(Latency(row[0], row[4], *row[-3:]) for row in found if row[1] == microbenchmark_id)
     suite = base_run.workload.suite
     # "auto" reads a series in the groups its documents brought, when they brought some; they are named too.
     carried = carried_group_set(base_run.workload.name, base_run.workload.params or {})
@@ -420,6 +473,7 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None) -
         results=results,
         microbenchmark_id=microbenchmark_id,
         dops=dops,
+        latency=latency,
         group_set=carried
         if carried is not None and spec.group_set == carried.name
         else (named_group_set(spec.group_set) or carried),
@@ -634,6 +688,7 @@ def build_comparison(series: Series) -> Comparison:
         warnings=warnings,
         sla_missed=sla_missed,
         scan_eras=scan_eras(series.runs, result.labels) if spec.scan_formula == "era" else {},
+        latency=series.latency,
     )
 
 

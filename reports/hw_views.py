@@ -8,7 +8,7 @@ from django.http import HttpResponse
 from django.template.loader import render_to_string
 
 from benchdash.http import HtmxHttpRequest
-from reports.compare import ComparisonError, get_comparison
+from reports.compare import ComparisonError
 from reports.hw import hw_context
 from reports.views import _comparison_based_page, effective_query, release_views, requested_comparison
 
@@ -23,7 +23,7 @@ def _hw_page(request: HtmxHttpRequest, shared: dict[str, Any]) -> str | HttpResp
     asked = requested_comparison(request)
     data, defaulted, base = asked.data, asked.defaulted, asked.base
     try:
-        comparison = get_comparison(asked.spec)
+        comparison = asked.comparison()
         # Tables: every version unless the reader chose the long-term release lines only.
         comparison = release_views(comparison, data)[1]
     except (ComparisonError, ValueError) as exc:

@@ -25,7 +25,7 @@ from reports.compare import Comparison, ComparisonError, get_comparison
 from reports.scaleup import AtConcurrency, Curve, ScaleUp, scaleup
 from reports.stats import flag
 from reports.views import _comparison_based_page, effective_query, release_views, requested_comparison
-from runs.models import Microbenchmark
+from runs.models import Microbenchmark, Run
 
 # The page's own parameters, besides the comparison's (declared to the page cache).
 SCALEUP_PARAMS = ("group", "mb")
@@ -45,19 +45,26 @@ def scaleup_page(request: HttpRequest) -> HttpResponse:
     return _comparison_based_page(request, lambda shared: _render(request, shared), also=SCALEUP_PARAMS)
 
 
-def comparisons_by_concurrency(comparison: Comparison) -> list[Comparison]:
+def comparisons_by_concurrency(
+    comparison: Comparison, *, base: Run | None = None, stamp: str | None = None
+) -> list[Comparison]:
     """The same comparison at each concurrency of the series, with the group set it resolved to (an "auto"
-    group set could resolve differently at a concurrency that measured fewer microbenchmarks)."""
+    group set could resolve differently at a concurrency that measured fewer microbenchmarks). ``base`` and
+    ``stamp``: the base run and the series' stamp the page read already (``get_comparison``); the same for
+    every concurrency."""
     found = []
     for dop in comparison.dops:
         spec = dataclasses.replace(comparison.spec, dop=dop, group_set=comparison.group_set)
-        found.append(comparison if dop == comparison.dop else get_comparison(spec))
+        found.append(comparison if dop == comparison.dop else get_comparison(spec, base=base, stamp=stamp))
     return found
 
 
-def build_scaleup(comparison: Comparison) -> tuple[ScaleUp, dict[str, int]]:
-    """The curves, and the id of each microbenchmark in them (for links)."""
-    by_dop = comparisons_by_concurrency(comparison)
+def build_scaleup(
+    comparison: Comparison, *, base: Run | None = None, stamp: str | None = None
+) -> tuple[ScaleUp, dict[str, int]]:
+    """The curves, and the id of each microbenchmark in them (for links); ``base`` and ``stamp`` as for
+    ``comparisons_by_concurrency``."""
+    by_dop = comparisons_by_concurrency(comparison, base=base, stamp=stamp)
     labels = list(comparison.labels)
     for other in by_dop:
         labels.extend(label for label in other.labels if label not in labels)
@@ -105,7 +112,7 @@ def _render(request: HttpRequest, shared: dict[str, Any]) -> str | HttpResponse:
     asked = requested_comparison(request, suite=request.GET.get("suite") or None)
     data, defaulted, base = asked.data, asked.defaulted, asked.base
     try:
-        comparison = get_comparison(asked.spec)
+        comparison = asked.comparison()
     except ComparisonError as exc:
         return HttpResponse(f"{exc}\n", status=400, content_type="text/plain")
     try:
@@ -114,7 +121,7 @@ def _render(request: HttpRequest, shared: dict[str, Any]) -> str | HttpResponse:
         return HttpResponse(f"{exc}\n", status=400, content_type="text/plain")
     # Each version is divided by the base alone, so cutting versions out of the full curves gives the numbers a
     # cut comparison would: the charts and the tables read their own release view, as on the comparison page.
-    result, ids = build_scaleup(comparison)
+    result, ids = build_scaleup(comparison, base=asked.base, stamp=asked.series_stamp)
     drawn = {c.key for c in charted.columns}
     listed = {c.key for c in tabled.columns}
     red, green = comparison.spec.red, comparison.spec.green

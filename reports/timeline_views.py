@@ -10,7 +10,7 @@ from django.shortcuts import get_object_or_404
 from django.template.loader import render_to_string
 
 from reports import charts, timeline
-from reports.compare import ComparisonError, get_comparison
+from reports.compare import ComparisonError
 from reports.views import _comparison_based_page, _with_default_base, requested_comparison
 from runs.models import Microbenchmark, Run
 
@@ -24,7 +24,7 @@ def _timeline_page(request: HttpRequest, microbenchmark_id: int, shared: dict[st
     microbenchmark = get_object_or_404(Microbenchmark, pk=microbenchmark_id)
     data, defaulted = _with_default_base(request, microbenchmark_id=microbenchmark.pk)
     base_id = data.get("base", "")
-    base = (
+    base = defaulted or (
         Run.objects.select_related("server", "workload", "build__version__dbms").filter(pk=base_id).first()
         if base_id.isdigit()
         else None
@@ -65,7 +65,7 @@ def _group_timeline_page(request: HttpRequest, shared: dict[str, Any]) -> str:
     asked = requested_comparison(request)
     data, defaulted, base = asked.data, asked.defaulted, asked.base
     try:
-        comparison = get_comparison(asked.spec)
+        comparison = asked.comparison()
     except ComparisonError as exc:
         raise Http404(str(exc)) from exc
     groups = [g for g in comparison.groups if any(comparison.group_of.get(label) == g for label in comparison.labels)]
@@ -75,7 +75,6 @@ def _group_timeline_page(request: HttpRequest, shared: dict[str, Any]) -> str:
             raise Http404(f"no group {group!r} in this comparison")
         group = groups[0] if groups else ""
     members = [label for label in comparison.labels if comparison.group_of.get(label) == group]
-    base = Run.objects.select_related("server", "workload", "build__version__dbms").get(pk=base.pk)
     found = timeline.group_points(base, [comparison.microbenchmark_ids[label] for label in members], comparison.dop)
     records = timeline.regressions(base, None, group)
     versions: dict[str, int] = {}

@@ -31,6 +31,7 @@ from benchdash.http import HtmxHttpRequest
 from reports import charts, releaseview
 from reports import markers as record_markers
 from reports.compare import (
+    BASE_RELATED,
     CACHE_SECONDS,
     CONCURRENCY_RULE,
     Column,
@@ -39,6 +40,7 @@ from reports.compare import (
     ComparisonSpec,
     get_comparison,
     get_microbenchmark_comparison,
+    series_stamp_of,
 )
 from reports.errorbars import with_error_bars
 from reports.explain import explain
@@ -50,7 +52,7 @@ from reports.palette import colour_blind_heatmap
 from reports.stats import GroupSummary, metric_ratio
 from reports.stats import flag as stats_flag
 from reports.templatetags.benchdash import fixed, number_cell, rel
-from runs.models import Microbenchmark, Result, Run
+from runs.models import Result, Run
 from runs.signals import runs_stamp
 from suites import groups as groupsets
 
@@ -167,19 +169,39 @@ def _series_runs(base: Run) -> list[SeriesChoice]:
 
 
 def _form(
-    data: QueryDict, form_class: type[CompareForm] = CompareForm
+    data: QueryDict,
+    form_class: type[CompareForm] = CompareForm,
+    *,
+    rendered: bool = False,
+    known: Run | None = None,
 ) -> tuple[CompareForm, Run | None, list[SeriesChoice]]:
+    """The comparison form bound to ``data``, its base run (with ``BASE_RELATED``: what the comparison and the
+    page read of it) and the runs of the base's series.
+
+    ``rendered``: the page shows the form, so it gets its run and group-set choices; otherwise the series is
+    read only when ``data`` ticks runs (they must be the series'), and the group sets not at all. ``known``: the
+    base run when the caller read it already (the default base)."""
     form = form_class(data)
     base_id = data.get("base", "")
-    base = Run.objects.select_related("server", "workload").filter(pk=base_id).first() if base_id.isdigit() else None
-    series = _series_runs(base) if base else []
+    if known is not None and str(known.pk) == base_id:
+        base: Run | None = known
+    else:
+        base = _base_run(int(base_id)) if base_id.isdigit() else None
+    series = _series_runs(base) if base and (rendered or data.getlist("runs")) else []
     cast(forms.ChoiceField, form.fields["runs"]).choices = [(r.pk, r.label) for r in series]
-    form.fields["group_set"].widget.choices = [("auto", "auto")] + [
-        (name, name)
-        for name in [g.name for g in groupsets.SUITE_GROUP_SETS]
-        + list(GroupSetDefinition.objects.values_list("name", flat=True))
-    ]
+    if rendered:
+        form.fields["group_set"].widget.choices = [("auto", "auto")] + [
+            (name, name)
+            for name in [g.name for g in groupsets.SUITE_GROUP_SETS]
+            + list(GroupSetDefinition.objects.values_list("name", flat=True))
+        ]
     return form, base, series
+
+
+def _base_run(pk: int) -> Run | None:
+    if pk >= 2**63:
+        return None
+    return Run.objects.select_related(*BASE_RELATED).filter(pk=pk).first()
 
 
 def _run_choice(run: Run) -> str:
@@ -237,22 +259,45 @@ def _spec(form: CompareForm, base: Run) -> ComparisonSpec:
 @dataclass(frozen=True)
 class RequestedComparison:
     """What a comparison-based page's query asks for: the query (with the default base put in), that default
-    base when it was used, the base run and the comparison's spec."""
+    base when it was used, the base run (with ``BASE_RELATED``), the comparison's spec, and the
+    series' stamp when the page's cache key read it (``series_stamp``)."""
 
     data: QueryDict
     defaulted: Run | None
     base: Run
     spec: ComparisonSpec
+    series_stamp: str | None = None
+
+    def comparison(self) -> Comparison:
+        """The comparison, the base and the series' stamp not read again."""
+        return get_comparison(self.spec, base=self.base, stamp=self.series_stamp)
+
+    def microbenchmark_comparison(self, microbenchmark_id: int) -> Comparison:
+        """The comparison of one microbenchmark (``get_microbenchmark_comparison``), likewise."""
+        return get_microbenchmark_comparison(self.spec, microbenchmark_id, base=self.base, stamp=self.series_stamp)
 
 
-def requested_comparison(request: HttpRequest, *, suite: str | None = None) -> RequestedComparison:
-    """The comparison a page's query names (the series' default base when it names none); 404 when it names
-    none that can be compared."""
-    data, defaulted = _with_default_base(request, suite=suite)
-    form, base, _series = _form(data)
+def requested_comparison(
+    request: HttpRequest, *, suite: str | None = None, microbenchmark_id: int | None = None
+) -> RequestedComparison:
+    """The comparison a page's query names (the series' default base when it names none, of ``suite`` or holding
+    ``microbenchmark_id`` when given); 404 when it names none that can be compared."""
+    data, defaulted = _with_default_base(request, suite=suite, microbenchmark_id=microbenchmark_id)
+    form, base, _series = _form(data, known=defaulted)
     if base is None or not form.is_valid():
         raise Http404("no such comparison")
-    return RequestedComparison(data, defaulted, base, _spec(form, base))
+    return RequestedComparison(data, defaulted, base, _spec(form, base), known_series_stamp(request, base))
+
+
+def known_series_stamp(request: HttpRequest, base: Run) -> str | None:
+    """The series stamp (``reports.compare.series_stamp``) of ``base``'s series when this request's page cache
+    key read it already (``_shared_key``), else None."""
+    found = getattr(request, _SERIES_STAMP, None)
+    return found[1] if found is not None and found[0] == base.pk else None
+
+
+# Where _shared_key leaves (base run id, series stamp) for the page it keys: it read them in its one query.
+_SERIES_STAMP = "_benchdash_series_stamp"
 
 
 def _shared_key(request: HttpRequest) -> str | None:
@@ -271,6 +316,10 @@ def _shared_key(request: HttpRequest) -> str | None:
         row = cursor.fetchone()
     if row is None:
         return None
+    # The comparison's cache key reads the same stamp: the page need not read it again.
+    server_id, workload_id, runs = row[:3]
+    count, _, last = runs.partition(":")
+    setattr(request, _SERIES_STAMP, (int(base_id), series_stamp_of(server_id, workload_id, int(count), int(last))))
     # The release-line overrides decide what the charts show: a changed setting must not serve an old page.
     lines = hashlib.sha256(json.dumps(settings.BENCHDASH_RELEASE_LINES, sort_keys=True).encode()).hexdigest()[:12]
     return f"{request.path}|{'|'.join(str(value) for value in row)}|rl{lines}"
@@ -278,9 +327,10 @@ def _shared_key(request: HttpRequest) -> str | None:
 
 @functools.cache
 def _series_stamp_sql() -> str:
-    """The base run's series, its runs' number and newest id (a run arriving or going), and each marker
-    provider's stamp (regression records, triage, bug links)."""
+    """The base run's series, its runs' number and newest id (a run arriving or going: ``series_stamp``), and
+    each marker provider's stamp (regression records, triage, bug links)."""
     run = Run._meta.db_table
+    # "<number>:<newest id>" in one aggregate: MAX(id) alone is planned as a backward walk of every run's id.
     runs = (
         "(SELECT CAST(COUNT(*) AS TEXT) || ':' || COALESCE(CAST(MAX(id) AS TEXT), '')"
         f" FROM {run} WHERE server_id = series.server_id AND workload_id = series.workload_id)"
@@ -336,7 +386,7 @@ def _compare_page(request: HtmxHttpRequest, shared: dict[str, Any]) -> str:
         data, defaulted = request.GET.copy(), None
     else:
         data, defaulted = _with_default_base(request, suite=request.GET.get("suite") or None)
-    form, base, series = _form(data)
+    form, base, series = _form(data, rendered=True, known=defaulted)
     chosen = {str(v) for v in data.getlist("runs")}
     context: dict[str, Any] = {
         "form": form,
@@ -357,7 +407,7 @@ def _compare_page(request: HtmxHttpRequest, shared: dict[str, Any]) -> str:
         return render_to_string("reports/compare_pick.html", context, request)
     if form.is_valid():
         try:
-            comparison = get_comparison(_spec(form, base))
+            comparison = get_comparison(_spec(form, base), base=base, stamp=known_series_stamp(request, base))
         except ComparisonError as exc:
             context["error"] = str(exc)
         else:
@@ -751,7 +801,7 @@ def compare_relative_table(request: HtmxHttpRequest) -> HttpResponse:
 def _relative_table_page(request: HtmxHttpRequest, shared: dict[str, Any]) -> str | HttpResponse:
     asked = requested_comparison(request)
     try:
-        comparison = get_comparison(asked.spec)
+        comparison = asked.comparison()
         _charted, tabled, note = release_views(comparison, asked.data)
     except (ComparisonError, ValueError) as exc:
         return HttpResponse(f"{exc}\n", status=400, content_type="text/plain")
@@ -775,7 +825,7 @@ def _heatmap_page(request: HtmxHttpRequest, shared: dict[str, Any]) -> str | Htt
     asked = requested_comparison(request)
     data, defaulted, base = asked.data, asked.defaulted, asked.base
     try:
-        comparison = get_comparison(asked.spec)
+        comparison = asked.comparison()
     except ComparisonError as exc:
         return HttpResponse(f"{exc}\n", status=400, content_type="text/plain")
     try:
@@ -820,27 +870,24 @@ def drilldown(request: HttpRequest, microbenchmark_id: int) -> HttpResponse:
 
 
 def _drilldown_page(request: HttpRequest, microbenchmark_id: int, shared: dict[str, Any]) -> str | HttpResponse:
-    microbenchmark = get_object_or_404(Microbenchmark, pk=microbenchmark_id)
-    data, defaulted = _with_default_base(request, microbenchmark_id=microbenchmark.pk)
-    form, base, series = _form(data)
-    if base is None or not form.is_valid():
-        raise Http404("no such comparison")
+    asked = requested_comparison(request, microbenchmark_id=microbenchmark_id)
+    data, defaulted, base = asked.data, asked.defaulted, asked.base
     try:
-        comparison = get_microbenchmark_comparison(_spec(form, base), microbenchmark.pk)
+        comparison = asked.microbenchmark_comparison(microbenchmark_id)
     except ComparisonError as exc:
         return HttpResponse(f"{exc}\n", status=400, content_type="text/plain")
-    label = microbenchmark.label
-    if label not in comparison.labels:
-        raise Http404(f"{label} is not in this comparison")
-    # Latency is not part of the cached comparison: one query for this microbenchmark's rows.
+    # The comparison names its microbenchmarks: the page reads no row of its own for the label.
+    label = next((name for name, pk in comparison.microbenchmark_ids.items() if pk == microbenchmark_id), None)
+    if label is None or label not in comparison.labels:
+        raise Http404(f"microbenchmark {microbenchmark_id} is not in this comparison")
     column_of_run = {rid: c.key for c in comparison.columns for rid in c.run_ids}
     latency: dict[str, list[tuple[float | None, float | None]]] = {}
-    percentile = None
-    for run_id, avg, pct_ms, pct in Result.objects.filter(
-        run_id__in=column_of_run, microbenchmark=microbenchmark, dop=comparison.dop
-    ).values_list("run_id", "lat_avg_ms", "lat_pct_ms", "lat_pct"):
+    percentile_of_run = {}
+    for run_id, avg, pct_ms, pct in _latencies(comparison, microbenchmark_id, column_of_run):
         latency.setdefault(column_of_run[run_id], []).append((avg, pct_ms))
-        percentile = percentile or pct
+        percentile_of_run[run_id] = pct
+    # The percentile the runs measured (p95, p99): the first the columns give, in their order.
+    percentile = next((p for rid in column_of_run if (p := percentile_of_run.get(rid))), None)
     points = []
     rows = []
     highlight = request.GET.get("column", "")
@@ -888,14 +935,12 @@ def _drilldown_page(request: HttpRequest, microbenchmark_id: int, shared: dict[s
     if explained not in {c.key for c in comparison.others}:
         explained = comparison.others[-1].key if comparison.others else ""
     explanation = explain(comparison, explained, label) if explained else None
-    extra_rows = _extra_metric_rows(comparison, microbenchmark, column_of_run)
+    extra_rows = _extra_metric_rows(comparison, microbenchmark_id, column_of_run)
     context = {
-        "microbenchmark": microbenchmark,
+        "microbenchmark_id": microbenchmark_id,
         "label": label,
         "comparison": comparison,
         "base": base,
-        "series": series,
-        "form": form,
         "rows": rows,
         "defaulted": defaulted,
         "base_label": comparison.version_label(comparison.base),
@@ -913,6 +958,26 @@ def _drilldown_page(request: HttpRequest, microbenchmark_id: int, shared: dict[s
         **shared,
     }
     return render_to_string("reports/drilldown.html", context, request)
+
+
+def _latencies(
+    comparison: Comparison, microbenchmark_id: int, column_of_run: dict[int, str]
+) -> list[tuple[int, float | None, float | None, float | None]]:
+    """(run id, average ms, percentile ms, percentile) of the microbenchmark at the comparison's concurrency, by
+    run id: read with its results when the comparison is of this microbenchmark alone, else in a query of their
+    own (the cached comparison of the series keeps none). Not in the model's order: that joins four tables to
+    sort a few rows that the columns put in order anyway."""
+    if comparison.latency is not None:
+        return [
+            (found.run_id, found.avg_ms, found.percentile_ms, found.percentile)
+            for found in sorted(comparison.latency)
+            if found.dop == comparison.dop and found.run_id in column_of_run
+        ]
+    return list(
+        Result.objects.filter(run_id__in=column_of_run, microbenchmark_id=microbenchmark_id, dop=comparison.dop)
+        .order_by("run_id")
+        .values_list("run_id", "lat_avg_ms", "lat_pct_ms", "lat_pct")
+    )
 
 
 def _drilldown_row(point: charts.DrilldownPoint, flag: str, *, base: bool, highlighted: bool) -> SafeString:
@@ -939,16 +1004,18 @@ def _drilldown_row(point: charts.DrilldownPoint, flag: str, *, base: bool, highl
 
 
 def _extra_metric_rows(
-    comparison: Comparison, microbenchmark: Microbenchmark, column_of_run: dict[int, str]
+    comparison: Comparison, microbenchmark_id: int, column_of_run: dict[int, str]
 ) -> list[dict[str, Any]]:
     """Per column, the suite's own metrics (Result.extra) and their ratio to the base: one query."""
     extra_metrics = suites.get(comparison.suite).extra_metrics
     if not extra_metrics:
         return []
     values: dict[str, dict[str, list[float]]] = {}
-    for run_id, extra in Result.objects.filter(
-        run_id__in=column_of_run, microbenchmark=microbenchmark, dop=comparison.dop
-    ).values_list("run_id", "extra"):
+    for run_id, extra in (
+        Result.objects.filter(run_id__in=column_of_run, microbenchmark_id=microbenchmark_id, dop=comparison.dop)
+        .order_by("run_id")
+        .values_list("run_id", "extra")
+    ):
         for name in extra_metrics:
             value = (extra or {}).get(name)
             if isinstance(value, int | float):

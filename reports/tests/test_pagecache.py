@@ -118,6 +118,19 @@ def test_a_gzipped_page_carries_visitor_parts_of_any_length(rf: Any) -> None:
     assert gzip.decompress(visitor.gzip(deflated)) == expected
 
 
+@pytest.mark.parametrize("length", [0, 1, 7, 4096, 65_537])
+def test_the_crc_shift_of_a_piece_is_the_one_of_its_definition(length: int) -> None:
+    """Each column: crc32 of ``length`` zero bytes from that one bit set, less crc32 of them from 0."""
+    from benchdash import pagecache
+
+    zeros = bytes(length)
+    defined = tuple(zlib.crc32(zeros, 1 << bit) ^ zlib.crc32(zeros) for bit in range(32))
+    assert pagecache._crc_shift(length) == defined
+    text = bytes(range(256)) * (length // 256) + b"x" * (length % 256)
+    for start in (0, 1, 0xDEADBEEF, 0xFFFFFFFF):
+        assert pagecache._crc_after(pagecache._crc_shift(length), start) ^ zlib.crc32(text) == zlib.crc32(text, start)
+
+
 def test_the_log_in_link_returns_each_visitor_to_the_page_they_asked_for(small_base: Run) -> None:
     url = f"/compare/?base={small_base.pk}&red=0.9"
     Client().get(url)

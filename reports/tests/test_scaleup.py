@@ -379,3 +379,23 @@ def test_a_series_measured_at_one_concurrency_draws_no_chart_and_keeps_its_table
     assert cells(html, "scaleup-qps")["MariaDB 10.11.19 rel (base)"] == [
         f"{summary_qps()[(BASE, 'point-query_range=100')][0]:.0f}"
     ]
+
+
+def test_the_scale_up_page_reads_its_base_run_and_series_stamp_once_for_every_concurrency(
+    series: dict[str, Run],
+) -> None:
+    from django.core.cache import cache
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    base = series[BASE]
+    url = f"/compare/scaleup?base={base.pk}"
+    Client().get(url)  # what is read once per process
+    cache.clear()
+    with CaptureQueriesContext(connection) as queries:
+        assert Client().get(url).status_code == 200
+    sql = [q["sql"] for q in queries]
+    base_lookups = [q for q in sql if re.search(rf'WHERE \(?"runs_run"\."id" = {base.pk}\)? ', q + " ")]
+    # The page cache's key reads the series' runs (its stamp) once, in its own query; nothing reads them again.
+    stamps = [q for q in sql if 'COUNT("runs_run"."id")' in q]
+    assert len(base_lookups) == 1 and not stamps, sql

@@ -12,7 +12,7 @@ from django.core.management.base import CommandError
 
 from runs import importer, submit
 from runs.importer import ImportFailed, archive_directory, submit_and_import
-from runs.models import Bundle, Microbenchmark, Result, Run, RunFile, Server
+from runs.models import Bundle, Microbenchmark, Result, Run, RunFile, Server, Version
 from runs.tests.hostile import tgz_of_files
 
 pytestmark = pytest.mark.django_db
@@ -330,6 +330,8 @@ def test_a_big_import_leaves_the_planner_statistics_of_the_grown_tables_fresh(co
     call_command("import_bundle", str(corpus / "sysbench-mysql-small"))
     # The import grew the table from nothing: the command analyzed it, so the planner knows its real size.
     assert known_rows("runs_result") == Result.objects.count() > 300
+    # And the versions its runs brought, which a series' pages join to its runs.
+    assert known_rows("runs_version") == Version.objects.count() > 1
     # A small import into a table the statistics know well is left to autovacuum.
     assert analyze_if_grown({Result: 1}) == []
 

@@ -17,7 +17,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError, InterfaceError, OperationalError
 
 from runs.attach import attach_run, attachable
-from runs.models import Bundle, Result, Run
+from runs.models import Build, Bundle, Config, Result, Run, Version
 from runs.signals import announce_import
 
 # The importer (with the archive readers, the parsers and psycopg) is imported when a bundle is read, not
@@ -122,8 +122,11 @@ class Command(BaseCommand):
                     self.stdout.write(f"    {item['path']}: {item['reason']}")
                 if report.ignored_files > len(report.ignored):
                     self.stdout.write(f"    … and {report.ignored_files - len(report.ignored)} more")
-        # Planner statistics of the tables a big import grew, so pages plan their queries for the new size.
-        analyze_if_grown({Run: added_runs, Result: added_results})
+        # Planner statistics of the tables a big import grew, so pages plan their queries for the new size. A run
+        # adds at most one build, version and config, and a series' pages join them to its runs: without their
+        # statistics the planner takes each for one row and picks a nested loop per version.
+        grown = {Build: added_runs, Version: added_runs, Config: added_runs}
+        analyze_if_grown({Run: added_runs, Result: added_results, **grown})
         if failures:
             raise CommandError(f"{failures} of {len(options['paths'])} bundles failed; nothing was written for them")
 
