@@ -32,7 +32,7 @@ from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
 from django.db import IntegrityError, transaction
-from django.db.models import DateTimeField, Q, QuerySet, Value
+from django.db.models import Q, QuerySet
 from django.urls import reverse
 from django.utils import timezone
 
@@ -45,6 +45,7 @@ from reports import markers as record_markers
 from reports.compare import Comparison, ComparisonError, ComparisonSpec, get_comparison
 from reports.stats import json_safe
 from runs import releases
+from runs.bulk import create_rows
 from runs.models import Build, Result, Run
 
 State = Regression.State
@@ -930,8 +931,7 @@ def _upsert(
 
 def _share_points(server_id: int, workload_id: int, candidates: Sequence[Candidate]) -> dict[int, int]:
     """The ``SharedPoints`` rows of the points lists the candidates' evidence shows, found by digest or inserted:
-    by the ``id()`` of each list (every story of a view shares its series' list), the row's id. Two queries
-    when the points are new, one when they are stored already."""
+    by the ``id()`` of each list (every story of a view shares its series' list), the row's id."""
     lists: dict[int, list[Any]] = {}
     for candidate in candidates:
         evidence = candidate.values.get("evidence")
@@ -940,19 +940,19 @@ def _share_points(server_id: int, workload_id: int, candidates: Sequence[Candida
     if not lists:
         return {}
     digests = {key: points_digest(points) for key, points in lists.items()}
-    series = SharedPoints.objects.filter(server_id=server_id, workload_id=workload_id)
-    found = dict(series.filter(digest__in=set(digests.values())).values_list("digest", "pk"))
-    missing = {digest: lists[key] for key, digest in digests.items() if digest not in found}
-    if missing:
-        # A concurrent detection may insert the same points a moment before: its row is as good as ours.
-        SharedPoints.objects.bulk_create(
-            [
-                SharedPoints(server_id=server_id, workload_id=workload_id, digest=digest, points=points)
-                for digest, points in missing.items()
-            ],
-            ignore_conflicts=True,
-        )
-        found |= dict(series.filter(digest__in=list(missing)).values_list("digest", "pk"))
+    rows = {
+        digest: SharedPoints(server_id=server_id, workload_id=workload_id, digest=digest, points=lists[key])
+        for key, digest in digests.items()
+    }
+    # One statement whether they are new or stored already (by this detection's series before, or by a
+    # concurrent one a moment ago): a conflict on the digest gives back the stored row's id.
+    SharedPoints.objects.bulk_create(
+        list(rows.values()),
+        update_conflicts=True,
+        unique_fields=["server", "workload", "digest"],
+        update_fields=["digest"],
+    )
+    found = {digest: row.pk for digest, row in rows.items()}
     return {key: found[digest] for key, digest in digests.items()}
 
 
@@ -984,16 +984,16 @@ def _create_all(
             arrived_in_id=candidate.arrived_in_id,
             releases=candidate.releases,
             **values,
-            # An expression, not a plain value: Django then inserts with VALUES rather than with UNNEST of one
-            # array per column, whose text arrays psycopg escapes element by element in Python (the stories'
-            # JSON made that most of the insert's cost).
-            detected_at=Value(now, output_field=DateTimeField()),
+            detected_at=now,
         )
         for candidate, values in batch
     ]
     try:
         with transaction.atomic():  # a savepoint: a conflict must not abort the whole detection
-            Regression.objects.bulk_create(records)
+            # On PostgreSQL through COPY, the ids taken from the sequence first (in order, as one insert each
+            # gives them): a multi-row INSERT of the stories' columns had psycopg split and quote a statement
+            # of some 40 parameters per story in Python.
+            create_rows(Regression, records)
     except IntegrityError:
         return [None] * len(batch)
     return list(records)
