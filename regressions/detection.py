@@ -842,6 +842,8 @@ def _upsert(
                 server_id=server_id, workload_id=workload_id, arrived_in__dbms_id=dbms_id, releases=view
             )
         }
+        # The points the stored records name now (read before the records are changed below).
+        named_before = {r.shared_points_id for r in existing.values() if r.shared_points_id is not None}
         shared = _share_points(server_id, workload_id, candidates)
         stored_values = {candidate.key: _stored_values(candidate.values, shared) for candidate in candidates}
         # A member names the group story standing for it when that came before it among the candidates
@@ -918,9 +920,7 @@ def _upsert(
         Regression.objects.filter(pk__in=triaged).update(no_longer_detected=True, updated_at=now)
         Regression.objects.filter(pk__in=[pk for pk in gone if pk not in triaged]).delete()
         # The points the stored records named before, when no record names them any more.
-        superseded = {r.shared_points_id for r in existing.values() if r.shared_points_id is not None} - set(
-            shared.values()
-        )
+        superseded = named_before - set(shared.values())
         if superseded:
             SharedPoints.objects.filter(pk__in=superseded, regressions__isnull=True).delete()
         summary.stale += len(triaged)
