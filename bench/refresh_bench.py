@@ -121,7 +121,7 @@ def main() -> int:
         from django.test.utils import CaptureQueriesContext
 
         from regressions import stories
-        from regressions.models import Regression
+        from regressions.models import Regression, SharedPoints
         from reports.models import SeriesSummary
         from reports.series import refresh_series
         from runs.models import Run
@@ -164,6 +164,8 @@ def main() -> int:
 
                     def forget(series: tuple[int, int] = series) -> None:
                         Regression.objects.filter(server_id=series[0], workload_id=series[1]).delete()
+                        # The series' shared points too: after an import they are new, and written.
+                        SharedPoints.objects.filter(server_id=series[0], workload_id=series[1]).delete()
                         SeriesSummary.objects.filter(server_id=series[0], workload_id=series[1]).delete()
 
                     def refresh(series: tuple[int, int] = series) -> None:
@@ -209,6 +211,7 @@ def main() -> int:
                 )
                 assert run is not None
                 Regression.objects.filter(server_id=run["server_id"], workload_id=run["workload_id"]).delete()
+                SharedPoints.objects.filter(server_id=run["server_id"], workload_id=run["workload_id"]).delete()
                 cache.clear()
                 getattr(getattr(stories, "_levels", None), "cache_clear", lambda: None)()
                 cProfile.runctx(

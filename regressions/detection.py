@@ -32,19 +32,20 @@ from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
 from django.db import IntegrityError, transaction
-from django.db.models import DateTimeField, Q, QuerySet, Value
+from django.db.models import Q, QuerySet
 from django.urls import reverse
 from django.utils import timezone
 
 import suites
 from regressions import bugs as bugrefs
 from regressions import changepoints, stories
-from regressions.models import Bug, Regression, TriageEvent
+from regressions.models import Bug, Regression, SharedPoints, TriageEvent, points_digest
 from regressions.signals import story_opened
 from reports import markers as record_markers
 from reports.compare import Comparison, ComparisonError, ComparisonSpec, get_comparison
 from reports.stats import json_safe
 from runs import releases
+from runs.bulk import create_rows
 from runs.models import Build, Result, Run
 
 State = Regression.State
@@ -64,7 +65,9 @@ DETECTED_FIELDS = (
     "change",
     "threshold",
     "base_run_id",
-    "evidence",
+    # The evidence as stored: the series' points kept apart, once per series and view (``SharedPoints``).
+    "stored_evidence",
+    "shared_points_id",
 )
 # The story's own fields, detection's too.
 STORY_FIELDS = (
@@ -839,6 +842,10 @@ def _upsert(
                 server_id=server_id, workload_id=workload_id, arrived_in__dbms_id=dbms_id, releases=view
             )
         }
+        # The points the stored records name now (read before the records are changed below).
+        named_before = {r.shared_points_id for r in existing.values() if r.shared_points_id is not None}
+        shared = _share_points(server_id, workload_id, candidates)
+        stored_values = {candidate.key: _stored_values(candidate.values, shared) for candidate in candidates}
         # A member names the group story standing for it when that came before it among the candidates
         # (group stories come first); a new group's id is known only after the insert, so a new member is
         # inserted with the link to an existing group alone, and linked to a new one afterwards.
@@ -849,7 +856,9 @@ def _upsert(
             if candidate.key not in existing:
                 stored = existing.get(target) if target is not None and target in earlier else None
                 link = stored.pk if stored is not None else None
-                new.append((candidate, {**candidate.values, "folded_into_id": link, "no_longer_detected": False}))
+                new.append(
+                    (candidate, {**stored_values[candidate.key], "folded_into_id": link, "no_longer_detected": False})
+                )
             earlier.add(candidate.key)
         inserted: dict[NaturalKey, Regression] = {}
         for (candidate, values), record in zip(new, _create_all(server_id, workload_id, new, now), strict=True):
@@ -879,7 +888,7 @@ def _upsert(
                 seen[candidate.key] = record.pk
                 continue
             record = existing[candidate.key]
-            values = {**candidate.values, "folded_into_id": folded_into_id, "no_longer_detected": False}
+            values = {**stored_values[candidate.key], "folded_into_id": folded_into_id, "no_longer_detected": False}
             fields = [name for name in (*DETECTED_FIELDS, *STORY_FIELDS) if getattr(record, name) != values[name]]
             if fields:
                 for name in fields:
@@ -910,10 +919,53 @@ def _upsert(
         )
         Regression.objects.filter(pk__in=triaged).update(no_longer_detected=True, updated_at=now)
         Regression.objects.filter(pk__in=[pk for pk in gone if pk not in triaged]).delete()
+        # The points the stored records named before, when no record names them any more.
+        superseded = named_before - set(shared.values())
+        if superseded:
+            SharedPoints.objects.filter(pk__in=superseded, regressions__isnull=True).delete()
         summary.stale += len(triaged)
         summary.removed += len(gone) - len(triaged)
         summary.regression_ids.extend(seen.values())
     return opened
+
+
+def _share_points(server_id: int, workload_id: int, candidates: Sequence[Candidate]) -> dict[int, int]:
+    """The ``SharedPoints`` rows of the points lists the candidates' evidence shows, found by digest or inserted:
+    by the ``id()`` of each list (every story of a view shares its series' list), the row's id."""
+    lists: dict[int, list[Any]] = {}
+    for candidate in candidates:
+        evidence = candidate.values.get("evidence")
+        if isinstance(evidence, dict) and isinstance(evidence.get("points"), list):
+            lists.setdefault(id(evidence["points"]), evidence["points"])
+    if not lists:
+        return {}
+    digests = {key: points_digest(points) for key, points in lists.items()}
+    rows = {
+        digest: SharedPoints(server_id=server_id, workload_id=workload_id, digest=digest, points=lists[key])
+        for key, digest in digests.items()
+    }
+    # One statement whether they are new or stored already (by this detection's series before, or by a
+    # concurrent one a moment ago): a conflict on the digest gives back the stored row's id.
+    SharedPoints.objects.bulk_create(
+        list(rows.values()),
+        update_conflicts=True,
+        unique_fields=["server", "workload", "digest"],
+        update_fields=["digest"],
+    )
+    found = {digest: row.pk for digest, row in rows.items()}
+    return {key: found[digest] for key, digest in digests.items()}
+
+
+def _stored_values(values: dict[str, Any], shared: dict[int, int]) -> dict[str, Any]:
+    """A candidate's values as the record stores them: its evidence with ``points`` set to ``None`` and the row
+    holding them named, when they are shared (``Regression.evidence`` gives back the evidence as made)."""
+    out = dict(values)
+    evidence = out.pop("evidence")
+    points = evidence.get("points") if isinstance(evidence, dict) else None
+    ref = shared.get(id(points)) if isinstance(points, list) else None
+    out["stored_evidence"] = {**evidence, "points": None} if ref is not None else evidence
+    out["shared_points_id"] = ref
+    return out
 
 
 def _create_all(
@@ -932,16 +984,16 @@ def _create_all(
             arrived_in_id=candidate.arrived_in_id,
             releases=candidate.releases,
             **values,
-            # An expression, not a plain value: Django then inserts with VALUES rather than with UNNEST of one
-            # array per column, whose text arrays psycopg escapes element by element in Python (the stories'
-            # JSON made that most of the insert's cost).
-            detected_at=Value(now, output_field=DateTimeField()),
+            detected_at=now,
         )
         for candidate, values in batch
     ]
     try:
         with transaction.atomic():  # a savepoint: a conflict must not abort the whole detection
-            Regression.objects.bulk_create(records)
+            # On PostgreSQL through COPY, the ids taken from the sequence first (in order, as one insert each
+            # gives them): a multi-row INSERT of the stories' columns had psycopg split and quote a statement
+            # of some 40 parameters per story in Python.
+            create_rows(Regression, records)
     except IntegrityError:
         return [None] * len(batch)
     return list(records)

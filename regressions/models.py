@@ -5,6 +5,10 @@ The tables keep the names they had when these models lived in ``reports``.
 
 from __future__ import annotations
 
+import hashlib
+import json
+from typing import Any
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
@@ -38,6 +42,36 @@ class Bug(models.Model):
     @property
     def label(self) -> str:
         return bugrefs.label(self.tracker, self.key)
+
+
+def points_digest(points: Any) -> str:
+    """The ``SharedPoints.digest`` of a points list: of its canonical JSON, so the points read back from the
+    database (whose JSON may order keys otherwise) have the digest of those detection made."""
+    return hashlib.sha256(json.dumps(points, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+class SharedPoints(models.Model):
+    """The points (version, build, column, used or why not, long-term, repeats) of one series as one release view
+    read them, which the evidence of every story detection told from that view shows.
+
+    Kept once per series and view, not copied into each story's evidence (they were two thirds of what a refresh
+    wrote): a story stores ``None`` in its evidence's ``points`` and names the row, and ``Regression.evidence``
+    puts them back. Rows are found again by ``digest`` (of the points' JSON); detection deletes those of its
+    series that no story names any more.
+    """
+
+    server = models.ForeignKey("runs.Server", on_delete=models.CASCADE, related_name="+")
+    workload = models.ForeignKey("runs.Workload", on_delete=models.CASCADE, related_name="+")
+    digest = models.CharField(max_length=64, help_text="SHA-256 of the points' JSON")
+    points = models.JSONField(default=list)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["server", "workload", "digest"], name="shared_points_unique_per_series")
+        ]
+
+    def __str__(self) -> str:
+        return f"{len(self.points)} points of series {self.server_id}/{self.workload_id}"
 
 
 class Regression(models.Model):
@@ -111,8 +145,12 @@ class Regression(models.Model):
     change = models.FloatField(null=True, blank=True, help_text="level_after / level_before − 1")
     threshold = models.FloatField(null=True, blank=True, help_text="The gate |change| had to pass (noise, min change)")
     base_run = models.ForeignKey("runs.Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    # Values per version (relative QPS, cv, which build was a point) that the detection saw.
-    evidence = models.JSONField(default=dict, blank=True)
+    # Values per version (relative QPS, cv, which build was a point) that the detection saw; read it as
+    # ``evidence``, which puts back the series' points when they are kept apart (``shared_points``).
+    stored_evidence = models.JSONField(default=dict, blank=True, db_column="evidence")
+    shared_points = models.ForeignKey(
+        SharedPoints, null=True, blank=True, on_delete=models.PROTECT, related_name="regressions"
+    )
 
     # The story (``regressions.stories``) the record tells: every change is measured against the level
     # before the arrival (``level_before``, last seen at ``previous_version``), never against the base.
@@ -192,6 +230,21 @@ class Regression(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("regressions:regression", args=[self.pk])
+
+    @property
+    def evidence(self) -> Any:
+        """The evidence as detection made it: the stored dict, with the series' points in their place (the stored
+        ``points`` key holds ``None`` when they are kept in ``shared_points``). One query the first time a record
+        with shared points is asked for it; lists that show no points read ``stored_evidence``."""
+        stored = self.stored_evidence
+        if self.shared_points_id is None or not isinstance(stored, dict) or "points" not in stored:
+            return stored
+        return {**stored, "points": self.shared_points.points}  # type: ignore[union-attr]
+
+    @evidence.setter
+    def evidence(self, value: Any) -> None:
+        self.stored_evidence = value
+        self.shared_points = None
 
     @property
     def subject(self) -> str:

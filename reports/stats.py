@@ -309,5 +309,6 @@ def json_safe(value: Any) -> Any:
     if isinstance(value, dict):
         return {str(k): json_safe(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [json_safe(v) for v in value]
+        # Most lists are a series' values: finite floats and None, kept as they are without a call each.
+        return [v if v is None or (type(v) is float and math.isfinite(v)) else json_safe(v) for v in value]
     return value

@@ -120,7 +120,7 @@ def test_redetection_restores_sizes_and_keeps_the_triage(small_base: Run, user: 
     detect_regressions(small_base.server_id, small_base.workload_id)
     record = Regression.objects.get(group=POINT_QUERIES, microbenchmark=None, arrived_in__text="5.7.44")
     expected = (record.level_before, record.level_after, record.evidence)
-    Regression.objects.filter(pk=record.pk).update(level_before=0.5, evidence={})
+    Regression.objects.filter(pk=record.pk).update(level_before=0.5, stored_evidence={})
     triage([record.pk], State.ACKNOWLEDGED, user, "seen it")
     link_bug(record, "bug #102037", user=user)
 

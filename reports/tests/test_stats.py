@@ -12,6 +12,7 @@ from reports.stats import (
     GroupSummary,
     compare,
     flag,
+    json_safe,
     metric_ratio,
     outside_noise,
     relative_qps,
@@ -314,3 +315,9 @@ def test_outside_noise_never_flags_missing_and_always_flags_infinity():
 def test_outside_noise_with_noiseless_repeats_flags_any_change():
     assert outside_noise(1.001, 0.0, 0.0)
     assert not outside_noise(1.0, 0.0, 0.0)
+
+
+def test_json_safe_turns_what_json_cannot_say_into_strings_and_nulls_at_any_depth() -> None:
+    value = {1: [1.5, None, math.inf, (-math.inf, math.nan), "x", 2, True, {"k": [math.nan, 0.25]}]}
+    assert json_safe(value) == {"1": [1.5, None, "inf", ["-inf", None], "x", 2, True, {"k": [None, 0.25]}]}
+    assert json_safe((1.0, 2.0)) == [1.0, 2.0] and json_safe(math.nan) is None
