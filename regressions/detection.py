@@ -922,7 +922,11 @@ def _upsert(
         # The points the stored records named before, when no record names them any more.
         superseded = named_before - set(shared.values())
         if superseded:
-            SharedPoints.objects.filter(pk__in=superseded, regressions__isnull=True).delete()
+            try:
+                with transaction.atomic():  # a savepoint: a row a concurrent detection names meanwhile stays
+                    SharedPoints.objects.filter(pk__in=superseded, regressions__isnull=True).delete()
+            except IntegrityError:
+                pass
         summary.stale += len(triaged)
         summary.removed += len(gone) - len(triaged)
         summary.regression_ids.extend(seen.values())
