@@ -23,6 +23,7 @@ from django.db.models.functions import Cast
 
 import suites
 from benchdash import pagecache
+from benchdash.http import row_id
 from reports import sla, stats
 from reports.diff import workload_mismatch
 from reports.models import GroupSetDefinition
@@ -767,7 +768,8 @@ def resolve_run(name: str, *, server: str | None = None, workload: str | None = 
     """The run a user means by its result-directory name (``x.my5651_rel_o2nofp.z12a_c8r32.pk1``) or id."""
     runs = Run.objects.select_related("server", "workload")
     if name.isdigit():
-        found = runs.filter(pk=int(name)).first()
+        pk = row_id(name)
+        found = runs.filter(pk=pk).first() if pk is not None else None
         if found is None:
             raise ComparisonError(f"no run with id {name}")
         return found

@@ -20,7 +20,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET, require_http_methods
 
 from accounts.permissions import EDIT_SERVER, permission_required
-from benchdash.http import HtmxHttpRequest
+from benchdash.http import ROW_ID_LIMIT, HtmxHttpRequest, row_id
 from reports.diff import diff_runs
 from reports.run_settings import load_run_settings
 from runs import configs
@@ -36,8 +36,8 @@ SERVER_RUNS = 50
 
 
 class DiffForm(forms.Form):
-    a = forms.IntegerField(label="Run A", min_value=1)
-    b = forms.IntegerField(label="Run B", min_value=1, required=False)
+    a = forms.IntegerField(label="Run A", min_value=1, max_value=ROW_ID_LIMIT - 1)
+    b = forms.IntegerField(label="Run B", min_value=1, max_value=ROW_ID_LIMIT - 1, required=False)
 
 
 def picker_runs() -> list[Run]:
@@ -105,10 +105,8 @@ def run_diff(request: HtmxHttpRequest) -> HttpResponse:
     if not request.htmx:
         chosen = {name: form.data.get(name, "") for name in ("a", "b")}
         runs = picker_runs()
-        context["options_a"] = run_options(runs, int(chosen["a"]) if chosen["a"].isdigit() else None)
-        context["options_b"] = run_options(
-            runs, int(chosen["b"]) if chosen["b"].isdigit() else None, blank="(none: list A's series)"
-        )
+        context["options_a"] = run_options(runs, row_id(chosen["a"]))
+        context["options_b"] = run_options(runs, row_id(chosen["b"]), blank="(none: list A's series)")
     template = "reports/diff/run_diff.html#diff" if request.htmx else "reports/diff/run_diff.html"
     return render(request, template, context, status=400 if form.is_bound and not form.is_valid() else 200)
 

@@ -14,7 +14,7 @@ from django import forms
 from django.http import Http404, HttpResponse
 from django.shortcuts import render
 
-from benchdash.http import HtmxHttpRequest
+from benchdash.http import HtmxHttpRequest, row_id
 from reports import charts
 from reports import ibench as ibench_reports
 from reports.compare import Comparison, ComparisonError, ComparisonSpec, get_comparison
@@ -37,8 +37,8 @@ def ibench_page(request: HtmxHttpRequest) -> HttpResponse:
     defaulted = None
     if base_id:
         base = (
-            Run.objects.select_related("server", "workload").filter(pk=base_id, workload__suite=Suite.IBENCH).first()
-            if base_id.isdigit()
+            Run.objects.select_related("server", "workload").filter(pk=pk, workload__suite=Suite.IBENCH).first()
+            if (pk := row_id(base_id)) is not None
             else None
         )
     else:

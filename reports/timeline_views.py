@@ -9,6 +9,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.template.loader import render_to_string
 
+from benchdash.http import row_id
 from reports import charts, timeline
 from reports.compare import ComparisonError
 from reports.views import _comparison_based_page, _with_default_base, requested_comparison
@@ -25,8 +26,8 @@ def _timeline_page(request: HttpRequest, microbenchmark_id: int, shared: dict[st
     data, defaulted = _with_default_base(request, microbenchmark_id=microbenchmark.pk)
     base_id = data.get("base", "")
     base = defaulted or (
-        Run.objects.select_related("server", "workload", "build__version__dbms").filter(pk=base_id).first()
-        if base_id.isdigit()
+        Run.objects.select_related("server", "workload", "build__version__dbms").filter(pk=pk).first()
+        if (pk := row_id(base_id)) is not None
         else None
     )
     if base is None:

@@ -27,7 +27,7 @@ from django.views.decorators.http import require_POST, require_safe
 import suites
 from accounts.permissions import SAVE_REPORT, permission_required
 from benchdash import health, pagecache
-from benchdash.http import HtmxHttpRequest
+from benchdash.http import HtmxHttpRequest, row_id
 from reports import charts, releaseview
 from reports import markers as record_markers
 from reports.compare import (
@@ -186,7 +186,8 @@ def _form(
     if known is not None and str(known.pk) == base_id:
         base: Run | None = known
     else:
-        base = _base_run(int(base_id)) if base_id.isdigit() else None
+        pk = row_id(base_id)
+        base = Run.objects.select_related(*BASE_RELATED).filter(pk=pk).first() if pk is not None else None
     series = _series_runs(base) if base and (rendered or data.getlist("runs")) else []
     cast(forms.ChoiceField, form.fields["runs"]).choices = [(r.pk, r.label) for r in series]
     if rendered:
@@ -196,12 +197,6 @@ def _form(
             + list(GroupSetDefinition.objects.values_list("name", flat=True))
         ]
     return form, base, series
-
-
-def _base_run(pk: int) -> Run | None:
-    if pk >= 2**63:
-        return None
-    return Run.objects.select_related(*BASE_RELATED).filter(pk=pk).first()
 
 
 def _run_choice(run: Run) -> str:
@@ -308,18 +303,18 @@ def _shared_key(request: HttpRequest) -> str | None:
     query and whether htmx asked for a fragment. None: no such base, not shared.
     Read in one query: a page served from the cache makes no other.
     """
-    base_id = request.GET.get("base", "")
-    if not (base_id.isascii() and base_id.isdigit()) or int(base_id) >= 2**63:
+    base_id = row_id(request.GET.get("base", ""))
+    if base_id is None:
         return None
     with connection.cursor() as cursor:
-        cursor.execute(_series_stamp_sql(), [int(base_id)])
+        cursor.execute(_series_stamp_sql(), [base_id])
         row = cursor.fetchone()
     if row is None:
         return None
     # The comparison's cache key reads the same stamp: the page need not read it again.
     server_id, workload_id, runs = row[:3]
     count, _, last = runs.partition(":")
-    setattr(request, _SERIES_STAMP, (int(base_id), series_stamp_of(server_id, workload_id, int(count), int(last))))
+    setattr(request, _SERIES_STAMP, (base_id, series_stamp_of(server_id, workload_id, int(count), int(last))))
     # The release-line overrides decide what the charts show: a changed setting must not serve an old page.
     lines = hashlib.sha256(json.dumps(settings.BENCHDASH_RELEASE_LINES, sort_keys=True).encode()).hexdigest()[:12]
     return f"{request.path}|{'|'.join(str(value) for value in row)}|rl{lines}"
