@@ -62,7 +62,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from run import free_port, percentile  # noqa: E402
+from run import free_port, percentile, run_threads  # noqa: E402
 
 OUT = REPO / "bench" / "out"
 VENV = OUT / "codespeed-venv"
@@ -266,13 +266,7 @@ def throughput(fetch: Callable[[], object], clients: int, pages: int) -> tuple[f
                 with lock:
                     errors[0] += 1
 
-    threads = [threading.Thread(target=client) for _ in range(clients)]
-    start = time.perf_counter()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return pages / (time.perf_counter() - start), errors[0]
+    return pages / run_threads(client, clients), errors[0]
 
 
 def main() -> int:

@@ -46,8 +46,10 @@ import socket
 import statistics
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -71,6 +73,17 @@ TARGETS = {
 def percentile(values: list[float], pct: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, round(pct / 100 * (len(ordered) - 1))))]
+
+
+def run_threads(target: Callable[[], None], count: int) -> float:
+    """Run ``target`` in ``count`` threads at once until every one returns; the seconds that took."""
+    threads = [threading.Thread(target=target) for _ in range(count)]
+    start = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return time.perf_counter() - start
 
 
 def free_port() -> int:

@@ -54,7 +54,7 @@ REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / "bench" / "out"
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
-from run import free_port, percentile  # noqa: E402
+from run import free_port, percentile, run_threads  # noqa: E402
 
 TARGET_PAGES_PER_SECOND = 200.0
 UNREAD_QUEUE = "bd-served-unread"
@@ -150,13 +150,7 @@ def with_threads(
                 else:
                     errors[0] += 1
 
-    threads = [threading.Thread(target=client) for _ in range(clients)]
-    start = time.perf_counter()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    took = time.perf_counter() - start
+    took = run_threads(client, clients)
     return len(times) + errors[0], took, statistics.median(times), percentile(times, 95), errors[0]
 
 
