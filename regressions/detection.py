@@ -980,16 +980,7 @@ def _create_all(
     if not batch:
         return []
     records = [
-        Regression(
-            server_id=server_id,
-            workload_id=workload_id,
-            microbenchmark_id=candidate.microbenchmark_id,
-            kind=candidate.kind,
-            arrived_in_id=candidate.arrived_in_id,
-            releases=candidate.releases,
-            **values,
-            detected_at=now,
-        )
+        Regression(**_own_fields(server_id, workload_id, candidate), **values, detected_at=now)
         for candidate, values in batch
     ]
     try:
@@ -1003,10 +994,9 @@ def _create_all(
     return list(records)
 
 
-def _create(
-    server_id: int, workload_id: int, candidate: Candidate, values: dict[str, Any], now: Any
-) -> tuple[Regression, bool]:
-    fields = {
+def _own_fields(server_id: int, workload_id: int, candidate: Candidate) -> dict[str, Any]:
+    """What a new record takes from its series and its candidate, besides the candidate's values."""
+    return {
         "server_id": server_id,
         "workload_id": workload_id,
         "microbenchmark_id": candidate.microbenchmark_id,
@@ -1014,6 +1004,12 @@ def _create(
         "arrived_in_id": candidate.arrived_in_id,
         "releases": candidate.releases,
     }
+
+
+def _create(
+    server_id: int, workload_id: int, candidate: Candidate, values: dict[str, Any], now: Any
+) -> tuple[Regression, bool]:
+    fields = _own_fields(server_id, workload_id, candidate)
     try:
         # A savepoint: a concurrent detection may have stored the same record a moment ago.
         with transaction.atomic():
