@@ -13,6 +13,25 @@ import pytest
 CORPUS = Path(__file__).resolve().parent.parent / "shared" / "corpus"
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Each pytest-xdist worker keeps its cache keys under a prefix of its own.
+
+    The workers share the Redis database the suite was given (and pytest-django gives each its own test
+    database, ``test_<name>_gw<N>``): one worker's ``cache.clear()`` between tests must not empty another's
+    cache in the middle of a test. Processes a test starts (gunicorn, Celery workers) inherit the prefix
+    through the environment. Nothing has touched the cache yet: Django builds it on first use.
+    """
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if not worker:
+        return
+    from django.conf import settings
+
+    prefix = f"{settings.CACHE_KEY_PREFIX}-{worker}"
+    os.environ["BENCHDASH_CACHE_PREFIX"] = prefix
+    settings.CACHE_KEY_PREFIX = prefix
+    settings.CACHES["default"]["KEY_PREFIX"] = prefix
+
+
 @pytest.fixture(scope="session")
 def corpus() -> Path:
     if not CORPUS.is_dir():

@@ -220,8 +220,14 @@ CELERY_WORKER_MAX_MEMORY_PER_CHILD = env.int("CELERY_WORKER_MAX_MEMORY_PER_CHILD
 CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=15 * 60)
 CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=20 * 60)
 # Redis redelivers an unacknowledged task after this long; it must exceed the hard limit.
+_VISIBILITY_TIMEOUT = env.int("CELERY_VISIBILITY_TIMEOUT", default=CELERY_TASK_TIME_LIMIT + 5 * 60)
 CELERY_BROKER_TRANSPORT_OPTIONS = {
-    "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=CELERY_TASK_TIME_LIMIT + 5 * 60)
+    "visibility_timeout": _VISIBILITY_TIMEOUT,
+    # A worker looks for tasks overdue for redelivery (their worker died) every tenth of the timeout, 1 s to
+    # 100 s apart, with one scan each time. kombu's default looks every 10 s and scans on every tenth look:
+    # 100 s whatever the timeout, so a short timeout was not honoured.
+    "unacked_restore_interval": min(max(_VISIBILITY_TIMEOUT // 10, 1), 100),
+    "unacked_restore_throttle": 1,
 }
 CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_QUEUE", default="celery")
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"

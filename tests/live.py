@@ -140,6 +140,8 @@ def gunicorn(
         "DJANGO_SETTINGS_MODULE": "benchdash.settings",
         "DATABASE_URL": database_url(),
         "BENCHDASH_VAR_DIR": str(tmp_path),
+        # The test's own cache keys, should the server be given Redis (conftest: one prefix per xdist worker).
+        "BENCHDASH_CACHE_PREFIX": settings.CACHE_KEY_PREFIX,
         "DEBUG": "0",
         # Reads of the test's pages need no login, as in the demo.
         "BENCHDASH_PUBLIC_BROWSING": "1",

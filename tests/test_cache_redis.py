@@ -45,3 +45,23 @@ def test_the_cache_uses_only_the_databases_it_is_given() -> None:
     if settings.REDIS_URL:
         assert settings.CACHES["default"]["LOCATION"] in {settings.REDIS_URL, settings.REDIS_CACHE_URL}
         assert settings.CACHES["default"]["KEY_PREFIX"]
+
+
+def test_each_test_process_keeps_its_cache_keys_under_a_prefix_of_its_own(cache_redis: redis.Redis) -> None:
+    """Under pytest-xdist the processes share the Redis database: one's ``cache.clear()`` must miss the others'."""
+    import os
+
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if not worker:
+        pytest.skip("not run by pytest-xdist: one process, one prefix")
+    assert settings.CACHES["default"]["KEY_PREFIX"] == settings.CACHE_KEY_PREFIX == os.environ["BENCHDASH_CACHE_PREFIX"]
+    assert settings.CACHE_KEY_PREFIX.endswith(f"-{worker}")
+    other = f"{settings.CACHE_KEY_PREFIX}x:1:page"  # another process's prefix may extend this one's
+    cache_redis.set(other, b"theirs")
+    try:
+        cache.set("page", "ours", 60)
+        cache.clear()
+        assert cache.get("page") is None
+        assert cache_redis.get(other) == b"theirs"
+    finally:
+        cache_redis.delete(other)
