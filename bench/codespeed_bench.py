@@ -62,7 +62,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from run import free_port, percentile, run_threads  # noqa: E402
+from run import free_port, percentile, queue_busy, run_threads  # noqa: E402
 
 OUT = REPO / "bench" / "out"
 VENV = OUT / "codespeed-venv"
@@ -601,7 +601,7 @@ def drain_queue(seconds: float = 900) -> None:
     broker = redis.Redis.from_url(os.environ["REDIS_URL"])
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        if broker.llen(settings.CELERY_TASK_DEFAULT_QUEUE) == 0 and not broker.hlen("unacked"):
+        if not queue_busy(broker, settings.CELERY_TASK_DEFAULT_QUEUE):
             return
         time.sleep(1)
     raise RuntimeError(f"the worker still had queued tasks after {seconds:.0f} s")

@@ -52,6 +52,7 @@ import urllib.request
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -84,6 +85,22 @@ def run_threads(target: Callable[[], None], count: int) -> float:
     for thread in threads:
         thread.join()
     return time.perf_counter() - start
+
+
+def queue_busy(broker: Any, queue: str) -> bool:
+    """Whether ``queue`` has a task waiting, or one taken by a worker and not yet acknowledged (tasks are
+    acknowledged late: after they ran). The unacknowledged messages of every queue in the Redis database share
+    one hash, so only those routed to ``queue`` count: another queue's, or one a killed worker left behind long
+    ago, must not keep this one from being quiet."""
+    if broker.llen(queue):
+        return True
+    for _tag, payload in broker.hscan_iter("unacked"):
+        try:
+            if json.loads(payload)[2] == queue:  # [message, exchange, routing key]
+                return True
+        except (ValueError, TypeError, IndexError):
+            continue
+    return False
 
 
 def free_port() -> int:
@@ -528,7 +545,7 @@ def upload_until_shown(url: str, queue: str, runs: int) -> tuple[float, float, f
         time.sleep(0.2)
     idle = 0
     while time.monotonic() < deadline and idle < 10:
-        idle = idle + 1 if not broker.llen(queue) and not broker.hlen("unacked") else 0
+        idle = 0 if queue_busy(broker, queue) else idle + 1
         time.sleep(0.1)
     request = urllib.request.Request(
         url + "/api/bundles/",
@@ -550,7 +567,7 @@ def upload_until_shown(url: str, queue: str, runs: int) -> tuple[float, float, f
             imported_at = time.perf_counter()
         # Acknowledged late, a task stays in "unacked" until it has run; three quiet looks in a row close the
         # gap between a message leaving the queue and entering "unacked".
-        busy = broker.llen(queue) or broker.hlen("unacked")
+        busy = queue_busy(broker, queue)
         summarised = SeriesSummary.objects.filter(server__name=server).exists()
         quiet = quiet + 1 if imported_at and not busy and summarised else 0
         if quiet >= 3:

@@ -238,7 +238,40 @@ def celery_workers(
         app.conf.task_default_queue = saved
         for proc in started:
             stop(proc)
+        forget_queue(queue)
         release_test_database()
+
+
+# kombu's Redis transport keeps a queue's messages in a list named after it (and one per priority step beyond
+# the first), its bindings in two sets, and every message taken but not yet acknowledged in two keys that all
+# queues share.
+_PRIORITY_LISTS = ("\x06\x163", "\x06\x166", "\x06\x169")
+_UNACKED, _UNACKED_INDEX = "unacked", "unacked_index"
+
+
+def forget_queue(queue: str) -> None:
+    """Take a test's own queue out of the Redis database the suite was given, once its workers are stopped.
+
+    A test's queue outlives it otherwise: its list, its bindings, and a message a killed or cut-off worker
+    took and never acknowledged, which sits among every queue's unacknowledged messages and which any
+    worker's sweep would put back on a queue nobody reads again. Only this queue's keys and messages go.
+    """
+    import redis
+
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    try:
+        client.delete(
+            queue,
+            *(queue + step for step in _PRIORITY_LISTS),
+            f"_kombu.binding.{queue}",
+            f"_kombu.binding_permanent.{queue}",
+        )
+        for tag, payload in client.hscan_iter(_UNACKED):
+            with contextlib.suppress(ValueError, TypeError, IndexError):
+                if json.loads(payload)[2] == queue:  # [message, exchange, routing key]
+                    client.pipeline().hdel(_UNACKED, tag).zrem(_UNACKED_INDEX, tag).execute()
+    finally:
+        client.close()
 
 
 def stop(process: subprocess.Popen[bytes], timeout: float = 20) -> None:

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import redis
 from django.conf import settings
 
 from accounts.permissions import UPLOADER, create_token
@@ -161,7 +160,7 @@ def test_four_uploads_at_once_in_one_threaded_worker_grow_it_by_a_few_chunks_eac
                 thread.join(timeout=600)
             peak = _status(worker)["VmHWM"]
     finally:
-        redis.Redis.from_url(settings.REDIS_URL).delete(queue)
+        live.forget_queue(queue)
     assert sorted(status for status, _ in answers) == [202] * CONCURRENT, [body[:300] for _, body in answers]
     bundles = Bundle.objects.filter(pk__in=[json.loads(body)["bundle_id"] for _, body in answers])
     assert sorted(b.size for b in bundles) == sorted(path.stat().st_size for path in paths)

@@ -89,6 +89,7 @@ class ComposeWorker:
     def close(self) -> None:
         if self.process is not None:
             live.stop(self.process)
+        live.forget_queue(self.queue)
         self.broker.close()
         self.cache.close()
 

@@ -78,6 +78,7 @@ def prefork(tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
         app.conf.task_default_queue = saved
         for proc in started:
             live.stop(proc)
+        live.forget_queue(queue)
         live.release_test_database()
 
 

@@ -123,6 +123,7 @@ def test_a_real_worker_runs_a_triggered_benchmark_from_a_redis_queue(postgres: S
         before_task_publish.disconnect(record)
         sender.close()
         live.stop(worker, timeout=30)  # a warm shutdown lets a running benchmark end
+        live.forget_queue(queue)
 
     log_text = log_path.read_text(errors="replace")
     assert state == BenchmarkRun.State.IMPORTED, (

@@ -83,6 +83,7 @@ def prefork_worker() -> Iterator[subprocess.Popen[bytes]]:
     finally:
         app.conf.task_default_queue = saved
         live.stop(worker)
+        live.forget_queue(queue)
         live.release_test_database()
 
 
