@@ -4,7 +4,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
-# Test processes (pytest-xdist): one per core by default; `make test TEST_WORKERS=0` runs them in this process.
+# Test processes (pytest-xdist): one per core by default, an idle one taking tests queued for a busy one; `make test
+# TEST_WORKERS=0` runs them in this process.
 TEST_WORKERS ?= auto
 
 .PHONY: install demo serve test lint format lock migrate clean
@@ -42,7 +43,7 @@ serve: migrate
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
 
 test: install
-	$(BIN)/python -m pytest -n $(TEST_WORKERS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal
 
 # Style, types (the application code, settings in pyproject.toml) and the apps' layering contract.
 lint: install
