@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -73,4 +74,28 @@ def test_the_tabs_switch_between_open_stories_improvements_outliers_and_all(
     assert page.locator("p.headline").is_visible() and "against" in page.locator("p.headline").inner_text()
     body_width, window_width = page.evaluate("() => [document.body.scrollWidth, window.innerWidth]")
     assert body_width <= window_width + 1
+    assert console_errors == []
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP], ids=["1400"])
+@pytest.mark.parametrize("tab", ["", "metrics"])
+def test_on_a_desktop_screen_every_column_triage_acts_on_is_in_view_without_scrolling_sideways(
+    page: Page, demo_data: DemoData, console_errors: list[str], log_in: Callable[[str], Any], tab: str
+) -> None:
+    """With the triage tick column (and on the HW-metrics tab, the metric's), long microbenchmark, workload and
+    server names wrap: Bugs and State stay on screen rather than past the table's right edge."""
+    from regressions.detection import detect_regressions
+    from runs.models import Run
+
+    for server_id, workload_id in Run.objects.values_list("server_id", "workload_id").distinct():
+        detect_regressions(server_id, workload_id)
+    log_in("triager")
+    page.goto(f"/regressions/?tab={tab}" if tab else "/regressions/")
+    assert _rows(page) != []
+    wrap = page.locator(".table-wrap:has(table.regressions)")
+    assert wrap.evaluate("w => w.scrollWidth - w.clientWidth") <= 1
+    width = page.viewport_size["width"] if page.viewport_size else DESKTOP[0]
+    for header in ("Bugs", "State"):
+        box = page.locator("table.regressions thead th", has_text=header).bounding_box()
+        assert box is not None and box["x"] + box["width"] <= width, header
     assert console_errors == []
