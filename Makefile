@@ -4,9 +4,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
-# Test processes (pytest-xdist): one per core by default, an idle one taking tests queued for a busy one; `make test
-# TEST_WORKERS=0` runs them in this process.
-TEST_WORKERS ?= auto
+# Test processes (pytest-xdist): one per core, at most 4 (each starts its own servers, workers and browser), an idle
+# one taking tests queued for a busy one; `make test TEST_WORKERS=0` runs them in this process.
+TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ "$$n" -gt 4 ] && n=4; echo $$n)
 
 .PHONY: install demo serve test lint format lock migrate clean
 
