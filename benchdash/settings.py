@@ -238,6 +238,8 @@ CELERY_BEAT_SCHEDULE = {
     "refresh-lost-series": {"task": "runs.tasks.refresh_lost_series", "schedule": 60.0},
     # Regression alerts whose announcement or retry was lost the same way are sent.
     "resend-lost-alerts": {"task": "regressions.tasks.resend_lost_alerts", "schedule": 60.0},
+    # Stories' shared points that no story names any more (stories deleted outside detection) are deleted.
+    "sweep-unused-points": {"task": "regressions.tasks.sweep_unused_points", "schedule": 3600.0},
 }
 CELERY_TIMEZONE = TIME_ZONE
 

@@ -57,7 +57,8 @@ class SharedPoints(models.Model):
     Kept once per series and view, not copied into each story's evidence (they were two thirds of what a refresh
     wrote): a story stores ``None`` in its evidence's ``points`` and names the row, and ``Regression.evidence``
     puts them back. Rows are found again by ``digest`` (of the points' JSON); detection deletes those of its
-    series that no story names any more.
+    series that no story names any more, and beat's hourly ``sweep_unused_points`` those left by stories
+    deleted another way.
     """
 
     server = models.ForeignKey("runs.Server", on_delete=models.CASCADE, related_name="+")

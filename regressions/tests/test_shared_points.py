@@ -56,3 +56,24 @@ def test_a_record_given_its_evidence_whole_keeps_it_whole(small_base: Run) -> No
     record.save()
     record.refresh_from_db()
     assert record.shared_points_id is None and record.evidence == {"points": [{"version": "1.0"}], "values": {}}
+
+
+def test_the_hourly_sweep_deletes_the_points_of_stories_deleted_outside_detection_and_keeps_named_ones(
+    small_base: Run,
+) -> None:
+    from regressions.tasks import sweep_unused_points
+
+    detect_regressions(small_base.server_id, small_base.workload_id)
+    named = SharedPoints.objects.get()
+    orphan = SharedPoints.objects.create(
+        server_id=small_base.server_id, workload_id=small_base.workload_id, digest="0" * 64, points=[]
+    )
+    assert sweep_unused_points.delay().get() == 1
+    assert set(SharedPoints.objects.values_list("pk", flat=True)) == {named.pk} != {orphan.pk}
+
+    # As the admin deletes stories: the points they named stay until the sweep.
+    Regression.objects.all().delete()
+    assert SharedPoints.objects.filter(pk=named.pk).exists()
+    assert sweep_unused_points.delay().get() == 1
+    assert not SharedPoints.objects.exists()
+    assert "sweep-unused-points" in settings.CELERY_BEAT_SCHEDULE
