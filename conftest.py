@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -14,22 +15,55 @@ CORPUS = Path(__file__).resolve().parent.parent / "shared" / "corpus"
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Each pytest-xdist worker keeps its cache keys under a prefix of its own.
+    """Each pytest-xdist worker keeps its cache keys, and its broker keys, under prefixes of its own.
 
     The workers share the Redis database the suite was given (and pytest-django gives each its own test
-    database, ``test_<name>_gw<N>``): one worker's ``cache.clear()`` between tests must not empty another's
-    cache in the middle of a test. Processes a test starts (gunicorn, Celery workers) inherit the prefix
-    through the environment. Nothing has touched the cache yet: Django builds it on first use.
+    database, ``test_<name>_gw<N>``). One worker's ``cache.clear()`` between tests must not empty another's
+    cache in the middle of a test; and a Celery worker a test starts hands back every overdue task it finds
+    under its broker prefix, so a test's worker with a visibility timeout of a few seconds would hand back
+    another process's long task, which then runs twice. Processes a test starts (gunicorn, Celery workers)
+    inherit both prefixes through the environment. Nothing has used the cache or the broker yet.
     """
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     if not worker:
         return
     from django.conf import settings
 
+    from benchdash.celery import app
+
     prefix = f"{settings.CACHE_KEY_PREFIX}-{worker}"
     os.environ["BENCHDASH_CACHE_PREFIX"] = prefix
     settings.CACHE_KEY_PREFIX = prefix
     settings.CACHES["default"]["KEY_PREFIX"] = prefix
+    broker_prefix = f"{settings.BROKER_KEY_PREFIX}benchdash-test-{worker}:"
+    os.environ["BENCHDASH_BROKER_PREFIX"] = broker_prefix
+    settings.BROKER_KEY_PREFIX = broker_prefix
+    settings.CELERY_BROKER_TRANSPORT_OPTIONS["global_keyprefix"] = broker_prefix
+    app.conf.broker_transport_options = settings.CELERY_BROKER_TRANSPORT_OPTIONS
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """A parallel test process leaves nothing under its broker prefix: kombu's own keys (its event bindings)
+    outlive the queues the tests take out (``tests.live.forget_queue``)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if not worker:
+        return
+    from django.conf import settings
+
+    if not settings.REDIS_URL or not settings.BROKER_KEY_PREFIX.endswith(f"benchdash-test-{worker}:"):
+        return
+    import redis
+
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    try:
+        pattern = re.sub(r"([*?\[\]\\])", r"\\\1", settings.BROKER_KEY_PREFIX) + "*"
+        keys = list(client.scan_iter(match=pattern, count=1000))
+        if keys:
+            client.delete(*keys)
+    except redis.RedisError:
+        pass  # the suite's verdict stands; a key left here is only litter
+    finally:
+        client.close()
 
 
 @pytest.fixture(scope="session")

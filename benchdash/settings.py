@@ -229,6 +229,12 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "unacked_restore_interval": min(max(_VISIBILITY_TIMEOUT // 10, 1), 100),
     "unacked_restore_throttle": 1,
 }
+# Put before every key the broker keeps in Redis (queues, bindings, unacknowledged tasks), for deployments that
+# share one Redis database: a worker's sweep hands back overdue tasks of every queue under its prefix, its own
+# deployment's only. The test processes of a parallel run each have one (conftest.py).
+BROKER_KEY_PREFIX = env.str("BENCHDASH_BROKER_PREFIX", default="")
+if BROKER_KEY_PREFIX:
+    CELERY_BROKER_TRANSPORT_OPTIONS["global_keyprefix"] = BROKER_KEY_PREFIX
 CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_QUEUE", default="celery")
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_BEAT_SCHEDULE = {

@@ -140,8 +140,10 @@ def gunicorn(
         "DJANGO_SETTINGS_MODULE": "benchdash.settings",
         "DATABASE_URL": database_url(),
         "BENCHDASH_VAR_DIR": str(tmp_path),
-        # The test's own cache keys, should the server be given Redis (conftest: one prefix per xdist worker).
+        # The test's own cache and broker keys, should the server be given Redis (conftest: prefixes per xdist
+        # worker).
         "BENCHDASH_CACHE_PREFIX": settings.CACHE_KEY_PREFIX,
+        "BENCHDASH_BROKER_PREFIX": settings.BROKER_KEY_PREFIX,
         "DEBUG": "0",
         # Reads of the test's pages need no login, as in the demo.
         "BENCHDASH_PUBLIC_BROWSING": "1",
@@ -244,9 +246,8 @@ def celery_workers(
 
 # kombu's Redis transport keeps a queue's messages in a list named after it (and one per priority step beyond
 # the first), its bindings in two sets, and every message taken but not yet acknowledged in two keys that all
-# queues share.
+# queues share; each key begins with the broker prefix (settings.BROKER_KEY_PREFIX).
 _PRIORITY_LISTS = ("\x06\x163", "\x06\x166", "\x06\x169")
-_UNACKED, _UNACKED_INDEX = "unacked", "unacked_index"
 
 
 def forget_queue(queue: str) -> None:
@@ -258,18 +259,21 @@ def forget_queue(queue: str) -> None:
     """
     import redis
 
+    prefix = settings.BROKER_KEY_PREFIX
+    unacked, unacked_index = f"{prefix}unacked", f"{prefix}unacked_index"
     client = redis.Redis.from_url(settings.REDIS_URL)
     try:
-        client.delete(
-            queue,
-            *(queue + step for step in _PRIORITY_LISTS),
-            f"_kombu.binding.{queue}",
-            f"_kombu.binding_permanent.{queue}",
-        )
-        for tag, payload in client.hscan_iter(_UNACKED):
+        # The unacknowledged messages first: a sweep between the two steps would put one back on its list.
+        for tag, payload in client.hscan_iter(unacked):
             with contextlib.suppress(ValueError, TypeError, IndexError):
                 if json.loads(payload)[2] == queue:  # [message, exchange, routing key]
-                    client.pipeline().hdel(_UNACKED, tag).zrem(_UNACKED_INDEX, tag).execute()
+                    client.pipeline().hdel(unacked, tag).zrem(unacked_index, tag).execute()
+        client.delete(
+            prefix + queue,
+            *(prefix + queue + step for step in _PRIORITY_LISTS),
+            f"{prefix}_kombu.binding.{queue}",
+            f"{prefix}_kombu.binding_permanent.{queue}",
+        )
     finally:
         client.close()
 

@@ -92,7 +92,7 @@ def test_a_worker_killed_mid_import_is_redelivered_and_nothing_is_duplicated(
     # A new worker restores the unacknowledged task and runs it: it looks for overdue tasks every 1 s at this
     # timeout (kombu's default, every 100 s whatever the timeout, took 90 s here).
     worker_queue(visibility_timeout=3)
-    _wait(lambda: Bundle.objects.get(pk=bundle_id).status == Bundle.Status.IMPORTED, 45, "the redelivered import")
+    _wait(lambda: Bundle.objects.get(pk=bundle_id).status == Bundle.Status.IMPORTED, 60, "the redelivered import")
     assert Run.objects.filter(bundle_id=bundle_id).count() == len(spec.versions)
     assert Result.objects.filter(run__bundle_id=bundle_id).count() == len(spec.versions) * len(spec.tests) * 3
     assert Bundle.objects.filter(sha256=Bundle.objects.get(pk=bundle_id).sha256).count() == 1

@@ -39,7 +39,7 @@ def _import_without_refresh(corpus: Path) -> None:
 
 def _rows(html: str) -> list[str]:
     body = html.split('data-name="series"', 1)[1].split("</table>", 1)[0]
-    return re.findall(r"<tr>\s*<td>([^<]*)</td>", body)
+    return re.findall(r"<tr>\s*<td[^>]*>([^<]*)</td>", body)  # each row's first cell: its server
 
 
 def test_before_the_refresh_home_says_the_series_are_being_summarised_and_the_command_writes_them(

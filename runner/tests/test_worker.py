@@ -101,6 +101,7 @@ def test_a_real_worker_runs_a_triggered_benchmark_from_a_redis_queue(postgres: S
     # set_as_current=False: a new app would otherwise become Celery's current app for the rest of the session,
     # and every later .delay() in other tests would go to this broker instead of running eagerly.
     sender = Celery("benchdash-test-sender", broker=redis_url, set_as_current=False)
+    sender.conf.broker_transport_options = settings.CELERY_BROKER_TRANSPORT_OPTIONS  # the worker's key prefix
     try:
         started = time.monotonic()
         sender.send_task("runner.tasks.run_benchmark", args=[run.pk], queue=queue)
