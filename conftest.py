@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -54,12 +53,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         return
     import redis
 
+    from benchdash.cache import delete_keys_under
+
     client = redis.Redis.from_url(settings.REDIS_URL)
     try:
-        pattern = re.sub(r"([*?\[\]\\])", r"\\\1", settings.BROKER_KEY_PREFIX) + "*"
-        keys = list(client.scan_iter(match=pattern, count=1000))
-        if keys:
-            client.delete(*keys)
+        delete_keys_under(client, settings.BROKER_KEY_PREFIX)
     except redis.RedisError:
         pass  # the suite's verdict stands; a key left here is only litter
     finally:

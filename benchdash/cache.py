@@ -23,6 +23,20 @@ from django.core.exceptions import ImproperlyConfigured
 _BATCH = 500
 
 
+def delete_keys_under(client: Any, prefix: str) -> None:
+    """Delete every key of the client's database that begins with ``prefix``, in batches; no other key."""
+    # Redis MATCH is a glob: the prefix's own glob characters are escaped.
+    pattern = re.sub(r"([*?\[\]\\])", r"\\\1", prefix) + "*"
+    batch: list[bytes] = []
+    for key in client.scan_iter(match=pattern, count=_BATCH):
+        batch.append(key)
+        if len(batch) >= _BATCH:
+            client.delete(*batch)
+            batch.clear()
+    if batch:
+        client.delete(*batch)
+
+
 class ReusedClientRedisCacheClient(RedisCacheClient):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -44,15 +58,5 @@ class PrefixedRedisCache(RedisCache):
             raise ImproperlyConfigured("the Redis cache needs a KEY_PREFIX: clearing it deletes only those keys")
 
     def clear(self) -> bool:  # type: ignore[override]  # django-redis's clear answers too; callers may ignore it
-        client = self._cache.get_client(None, write=True)
-        # Redis MATCH is a glob: the prefix's own glob characters are escaped.
-        pattern = re.sub(r"([*?\[\]\\])", r"\\\1", self.key_prefix) + ":*"
-        batch: list[bytes] = []
-        for key in client.scan_iter(match=pattern, count=_BATCH):
-            batch.append(key)
-            if len(batch) >= _BATCH:
-                client.delete(*batch)
-                batch.clear()
-        if batch:
-            client.delete(*batch)
+        delete_keys_under(self._cache.get_client(None, write=True), f"{self.key_prefix}:")
         return True
