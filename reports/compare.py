@@ -486,14 +486,12 @@ def named_group_set(name: str) -> groupsets.GroupSet | None:
     """The group set called ``name`` (a built-in one or a user's definition), None for "auto"."""
     if name in ("", "auto"):
         return None
-    for standard in groupsets.SUITE_GROUP_SETS:
+    for standard in suites.group_sets():
         if standard.name == name:
             return standard
     definition = GroupSetDefinition.objects.filter(name=name).first()
     if definition is None:
-        known = [g.name for g in groupsets.SUITE_GROUP_SETS] + list(
-            GroupSetDefinition.objects.values_list("name", flat=True)
-        )
+        known = [g.name for g in suites.group_sets()] + list(GroupSetDefinition.objects.values_list("name", flat=True))
         raise ComparisonError(f"unknown group set {name!r}; known: auto, {', '.join(known)}")
     return groupsets.user_group_set(definition.name, definition.ordered_rules())
 
