@@ -41,7 +41,7 @@ READ, OPEN, LOGIN, NOT_FOUND = "read", "open", "login", "not found"
 # Per URL name, per method: the rule. GET for reads; POST (or the API's own method) for writes.
 RULES: dict[str, dict[str, str]] = {
     "reports:home": {"GET": READ},
-    "reports:healthz": {"GET": OPEN},
+    "healthz": {"GET": OPEN},
     "reports:search": {"GET": READ},
     "reports:compare": {"GET": READ},
     "reports:compare_export": {"GET": READ},
