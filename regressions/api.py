@@ -21,12 +21,12 @@ from ninja import Field, Query, Router, Schema, Status
 from pydantic import ConfigDict
 
 from accounts.permissions import TRIAGE, api_auth
+from benchdash.api_errors import ErrorOut, responses
 from regressions import bugs as bugrefs
 from regressions.filters import RegressionFilters
 from regressions.models import Bug, Regression, TriageEvent
 from regressions.tasks import detect_regressions_task
 from regressions.triage import link_bug, triage, unlink_bug
-from runs.api_errors import ErrorOut, responses
 from runs.models import Dbms, Microbenchmark, Server, Version, Workload
 
 regressions_router = Router(tags=["regressions"])
