@@ -27,6 +27,7 @@ from django.conf import settings
 
 import suites
 from regressions import changepoints, stories
+from regressions.evidence import Evidence, EvidencePoint, Rule, SeriesContext
 from regressions.models import Regression
 from regressions.records import Candidate, DetectionSummary, natural_key, upsert
 from regressions.signals import story_opened
@@ -478,182 +479,224 @@ def find_candidates(
     Pure: it reads only ``series`` (see ``load_series``) and touches no database. ``built`` is the series'
     ``story_series`` with these arguments when the caller has made it already.
     """
-    points = series.points
     if built is None:
         built = story_series(series, view=view, experimental=experimental, release_overrides=release_overrides)
     told = find_stories(built, min_change=min_change, k=k)
-    chosen = built.chosen
-    index_of = {points[i].version: i for i in chosen}
-    context = {
-        "base": series.base,
-        "dop": series.dop,
-        "group_set": series.group_set,
-        "releases": view,
-        "experimental": experimental,
-        "points": [
-            {
-                "version": p.version,
-                "build": p.build,
-                "column": p.key,
-                "used": i not in built.unused,
-                "unused_because": built.unused.get(i),
-                "long_term": built.long_term[i],
-                "repeats": p.repeats,
-            }
-            for i, p in enumerate(points)
-        ],
-    }
-    # Every story's evidence carries the series' points, and its subject's values: each is made JSON-safe once
-    # (``json_safe``), not once per story that shows it, and the stories' evidence shares them.
-    safe_context = json_safe(context)
-    safe_lists: dict[tuple[str, str, str], list[Any]] = {}
+    maker = _CandidateMaker(series, built, told, view=view, experimental=experimental, min_change=min_change, k=k)
+    candidates = [maker.candidate(story) for story in told]
+    # The folded-into key names arrival points; resolve them to version ids.
+    for c in candidates:
+        if c.folded_into_key is not None:
+            mb, group, kind, point, metric = c.folded_into_key
+            c.folded_into_key = (mb, group, kind, series.points[point].version_id, metric)  # type: ignore[assignment]
+    return candidates, _median_noise(told, built)
 
-    def safe(kind: str, label: str, metric: str = stories.QPS) -> list[Any]:
+
+def _median_noise(told: Sequence[stories.Story], built: StorySeries) -> float | None:
+    """The median noise of the series' microbenchmarks: over their QPS stories, else over every QPS series."""
+    noises = [s.noise.sigma for s in told if not s.is_group and s.metric == stories.QPS]
+    if not noises:
+        noises = [stories.series_noise(s).sigma for s in built.qps if any(p.usable for p in s.points)]
+    return statistics.median(noises) if noises else None
+
+
+@dataclass
+class _CandidateMaker:
+    """Makes one series' candidates: what every story's evidence shares (the series' points, each subject's
+    values, made JSON-safe once and shared by the stories that show them) and what each story has of its own."""
+
+    series: SeriesData
+    built: StorySeries
+    told: Sequence[stories.Story]
+    view: releases.ReleaseView
+    experimental: bool
+    min_change: float
+    k: float
+    context: SeriesContext = field(init=False)
+    index_of: dict[str, int] = field(init=False)
+    members: dict[str, list[str]] = field(init=False)
+    _safe: dict[tuple[str, str, str], list[Any]] = field(init=False, default_factory=dict)
+
+    def __post_init__(self) -> None:
+        series, built = self.series, self.built
+        self.index_of = {series.points[i].version: i for i in built.chosen}
+        self.context = SeriesContext(
+            base=series.base,
+            dop=series.dop,
+            group_set=series.group_set,
+            releases=self.view,
+            experimental=self.experimental,
+            points=tuple(
+                EvidencePoint(
+                    version=p.version,
+                    build=p.build,
+                    column=p.key,
+                    used=i not in built.unused,
+                    unused_because=built.unused.get(i),
+                    long_term=built.long_term[i],
+                    repeats=p.repeats,
+                )
+                for i, p in enumerate(series.points)
+            ),
+        )
+        self.members = defaultdict(list)
+        for label in series.labels:
+            group = series.group_of.get(label)
+            if group:
+                self.members[group].append(label)
+
+    def safe(self, kind: str, label: str, metric: str = stories.QPS) -> list[Any]:
+        """A subject's values (or cv) at every point, JSON-safe, made once per series."""
         key = (kind, label, metric)
-        if key not in safe_lists:
+        if key not in self._safe:
             if kind == "cv":
-                values = series.cv[label]
+                values = self.series.cv[label]
             elif metric == stories.QPS:
-                values = series.relative[label]
+                values = self.series.relative[label]
             else:
-                values = series.metrics.get(label, {}).get(metric, [None] * len(points))
-            safe_lists[key] = json_safe(values)
-        return safe_lists[key]
+                values = self.series.metrics.get(label, {}).get(metric, [None] * len(self.series.points))
+            self._safe[key] = json_safe(values)
+        return self._safe[key]
 
-    members: dict[str, list[str]] = defaultdict(list)
-    for label in series.labels:
-        if series.group_of.get(label):
-            members[series.group_of[label]].append(label)  # type: ignore[index]
-
-    def levels(story: stories.Story) -> list[float | None]:
+    def levels(self, story: stories.Story) -> list[Any]:
         """The story's level at each point: level_before up to the arrival, then each event's level."""
+        points = self.series.points
         out: list[float | None] = [None] * len(points)
         if story.kind == "outlier":
             return out
         current, events = story.level_before, list(story.events)
-        for i in chosen:
+        for i in self.built.chosen:
             while events and points[i].version == events[0].version:
                 current = events.pop(0).level
             out[i] = current
-        return out
+        return json_safe(out)  # type: ignore[no-any-return]
 
-    candidates: list[Candidate] = []
-    for story in told:
-        folded_into = _standing_for(story, told)
-        arrived, previous = index_of[story.arrived_in], index_of[story.previous_version]
+    def subject_evidence(self, story: stories.Story) -> dict[str, Any]:
+        """The evidence's fields that depend on what the story is of: a group, a metric, a microbenchmark's QPS."""
+        if story.is_group:
+            labels = self.members.get(story.subject, [])
+            folded = [
+                s.subject for s in self.told if s.folded_into == story.subject and _standing_for(s, self.told) is story
+            ]
+            own: dict[str, Any] = {
+                "members": tuple(folded),
+                "members_total": len(labels),
+                # A group's metric story rests on its members' measured values per operation, a QPS one on their
+                # relative QPS.
+                "values": {label: self.safe("values", label, story.metric) for label in labels},
+            }
+            if story.metric != stories.QPS:
+                own |= {"metric": story.metric, "levels": self.levels(story)}
+            return own
+        if story.metric != stories.QPS:
+            # A metric's own story: its evidence is the metric's values (absolute, per operation), no QPS.
+            return {
+                "metric": story.metric,
+                "values": {story.subject: self.safe("values", story.subject, story.metric)},
+                "cv": [None] * len(self.series.points),
+                "levels": self.levels(story),
+            }
+        return {
+            "values": {story.subject: self.safe("values", story.subject)},
+            "cv": self.safe("cv", story.subject),
+            "levels": self.levels(story),
+        }
+
+    def rule(self, story: stories.Story) -> Rule:
+        floor = self.min_change if story.metric == stories.QPS else max(self.min_change, stories.METRIC_MIN_CHANGE)
+        gate = max(floor, self.k * story.noise.sigma * math.sqrt(2))
+        safe = json_safe([floor, self.k, story.noise.sigma, gate])
+        return Rule(min_change=safe[0], k=safe[1], noise=safe[2], noise_source=story.noise.source, threshold=safe[3])
+
+    def points_of(self, story: stories.Story) -> tuple[int, int, int, int | None]:
+        """The indexes of the story's arrival, the version before it, the last version it persists in and its fix."""
+        index_of = self.index_of
         fixed = index_of[story.fixed_in] if story.fixed_in else None
         fix_event = next((e for e in story.events if e.kind == "fixed"), None)
         persists = (
             index_of[fix_event.previous_version] if fix_event and story.fixed_in else index_of[story.latest_version]
         )
-        if story.is_group:
-            folded = [s.subject for s in told if s.folded_into == story.subject and _standing_for(s, told) is story]
-            subject: dict[str, Any] = {
-                "subject": story.subject,
-                "members": folded,
-                "members_total": len(members.get(story.subject, [])),
-                # A group's metric story rests on its members' measured values per operation, a QPS one on their
-                # relative QPS.
-                "values": {label: safe("values", label, story.metric) for label in members.get(story.subject, [])},
-            }
-            if story.metric != stories.QPS:
-                subject |= {"metric": story.metric, "levels": json_safe(levels(story))}
-            microbenchmark_id, group = None, story.subject
-        elif story.metric != stories.QPS:
-            # A metric's own story: its evidence is the metric's values (absolute, per operation), no QPS.
-            subject = {
-                "subject": story.subject,
-                "metric": story.metric,
-                "values": {story.subject: safe("values", story.subject, story.metric)},
-                "cv": [None] * len(points),
-                "levels": json_safe(levels(story)),
-            }
-            microbenchmark_id, group = series.microbenchmark_ids[story.subject], story.group or ""
-        else:
-            subject = {
-                "subject": story.subject,
-                "values": {story.subject: safe("values", story.subject)},
-                "cv": safe("cv", story.subject),
-                "levels": json_safe(levels(story)),
-            }
-            microbenchmark_id, group = series.microbenchmark_ids[story.subject], story.group or ""
-        floor = min_change if story.metric == stories.QPS else max(min_change, stories.METRIC_MIN_CHANGE)
-        gate = max(floor, k * story.noise.sigma * math.sqrt(2))
-        evidence = {
-            **safe_context,
-            **subject,
-            "arrived_point": arrived,
-            "previous_point": previous,
-            "persists_point": persists,
-            "fixed_point": fixed,
-            "builds": list(story.builds),
-            "rule": json_safe(
-                {
-                    "min_change": floor,
-                    "k": k,
-                    "noise": story.noise.sigma,
-                    "noise_source": story.noise.source,
-                    "threshold": gate,
-                }
-            ),
-        }
-        as_dict = story.as_dict()
-        kind = as_dict["kind"]
-        candidates.append(
-            Candidate(
-                microbenchmark_id=microbenchmark_id,
-                group=group,
-                kind=kind,
-                arrived_in_id=points[arrived].version_id,  # type: ignore[arg-type]
-                releases=view,
-                folded_into_key=None
-                if folded_into is None
-                else natural_key(
-                    None, folded_into.subject, folded_into.kind, index_of[folded_into.arrived_in], folded_into.metric
-                ),
-                # Alerts announce QPS stories; a metric's story waits on the list's own tab.
-                opened=story.is_open and folded_into is None and story.metric == stories.QPS,
-                metric=story.metric,
-                values={
-                    "group": group,
-                    "group_set": series.group_set,
-                    "arrived_in_build_id": points[arrived].build_id,
-                    "previous_version_id": points[previous].version_id,
-                    "fixed_in_id": points[fixed].version_id if fixed is not None else None,
-                    "persists_until_id": points[persists].version_id,
-                    "level_before": story.level_before,
-                    "level_after": story.level_before * (1 + story.current_change)
-                    if math.isfinite(story.current_change)
-                    else None,
-                    "change": story.change if math.isfinite(story.change) else None,
-                    "threshold": gate,
-                    "evidence": evidence,  # JSON-safe as it is made
-                    "base_run_id": series.base_run_id,
-                    "metric": story.metric,
-                    "outlier": story.kind == "outlier",
-                    "current_change": story.current_change if math.isfinite(story.current_change) else None,
-                    "worst_change": story.worst_change if math.isfinite(story.worst_change) else None,
-                    "story_events": as_dict["events"],
-                    "outliers": as_dict["outliers"],
-                    "noise": story.noise.sigma,
-                    "noise_source": story.noise.source,
-                    "noise_rule": story.noise.text,
-                    "builds": as_dict["builds"],
-                    "metric_steps": as_dict["metric_steps"],
-                    "summary": story.summary,
-                    "qps_change": story.qps_change,
-                    # The long-term records of a series that does not mix release kinds stand for both views:
-                    # detect_regressions decides, as it knows the series.
-                    "same_over_every_release": False,
-                },
-            )
+        return index_of[story.arrived_in], index_of[story.previous_version], persists, fixed
+
+    def candidate(self, story: stories.Story) -> Candidate:
+        series, points = self.series, self.series.points
+        folded_into = _standing_for(story, self.told)
+        arrived, previous, persists, fixed = self.points_of(story)
+        rule = self.rule(story)
+        evidence = Evidence(
+            context=self.context,
+            subject=story.subject,
+            arrived_point=arrived,
+            previous_point=previous,
+            persists_point=persists,
+            fixed_point=fixed,
+            builds=tuple(story.builds),
+            rule=rule,
+            **self.subject_evidence(story),
         )
-    # The folded-into key names arrival points; resolve them to version ids.
-    for c in candidates:
-        if c.folded_into_key is not None:
-            mb, group, kind, point, metric = c.folded_into_key
-            c.folded_into_key = (mb, group, kind, points[point].version_id, metric)  # type: ignore[assignment]
-    noises = [s.noise.sigma for s in told if not s.is_group and s.metric == stories.QPS]
-    if not noises:
-        noises = [stories.series_noise(s).sigma for s in built.qps if any(p.usable for p in s.points)]
-    return candidates, statistics.median(noises) if noises else None
+        microbenchmark_id = None if story.is_group else series.microbenchmark_ids[story.subject]
+        group = story.subject if story.is_group else story.group or ""
+        as_dict = story.as_dict()
+        return Candidate(
+            microbenchmark_id=microbenchmark_id,
+            group=group,
+            kind=as_dict["kind"],
+            arrived_in_id=points[arrived].version_id,  # type: ignore[arg-type]
+            releases=self.view,
+            folded_into_key=None
+            if folded_into is None
+            else natural_key(
+                None, folded_into.subject, folded_into.kind, self.index_of[folded_into.arrived_in], folded_into.metric
+            ),
+            # Alerts announce QPS stories; a metric's story waits on the list's own tab.
+            opened=story.is_open and folded_into is None and story.metric == stories.QPS,
+            metric=story.metric,
+            evidence=evidence,
+            values=_story_values(story, as_dict, group, series, (arrived, previous, persists, fixed), rule),
+        )
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def _story_values(
+    story: stories.Story,
+    as_dict: dict[str, Any],
+    group: str,
+    series: SeriesData,
+    at: tuple[int, int, int, int | None],
+    rule: Rule,
+) -> dict[str, Any]:
+    """The record's fields detection owns, of one story (``at``: its arrival, previous, persists and fixed points)."""
+    points = series.points
+    arrived, previous, persists, fixed = at
+    return {
+        "group": group,
+        "group_set": series.group_set,
+        "arrived_in_build_id": points[arrived].build_id,
+        "previous_version_id": points[previous].version_id,
+        "fixed_in_id": points[fixed].version_id if fixed is not None else None,
+        "persists_until_id": points[persists].version_id,
+        "level_before": story.level_before,
+        "level_after": story.level_before * (1 + story.current_change) if math.isfinite(story.current_change) else None,
+        "change": _finite(story.change),
+        "threshold": rule.threshold,
+        "base_run_id": series.base_run_id,
+        "metric": story.metric,
+        "outlier": story.kind == "outlier",
+        "current_change": _finite(story.current_change),
+        "worst_change": _finite(story.worst_change),
+        "story_events": as_dict["events"],
+        "outliers": as_dict["outliers"],
+        "noise": story.noise.sigma,
+        "noise_source": story.noise.source,
+        "noise_rule": story.noise.text,
+        "builds": as_dict["builds"],
+        "metric_steps": as_dict["metric_steps"],
+        "summary": story.summary,
+        "qps_change": story.qps_change,
+        # The long-term records of a series that does not mix release kinds stand for both views:
+        # detect_regressions decides, as it knows the series.
+        "same_over_every_release": False,
+    }

@@ -20,6 +20,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from regressions import stories
+from regressions.evidence import Evidence
 from regressions.models import Regression, SharedPoints, points_digest
 from runs import releases
 from runs.bulk import create_rows
@@ -80,6 +81,8 @@ class Candidate:
     folded_into_key: NaturalKey | None = None
     opened: bool = False  # an open regression story of its own (not folded): news when it is new
     metric: str = stories.QPS
+    # What the story rests on, as its page and the API show it (stored as JSON on the record).
+    evidence: Evidence | None = None
 
     @property
     def key(self) -> NaturalKey:
@@ -195,7 +198,7 @@ def upsert(
         # The points the stored records name now (read before the records are changed below).
         named_before = {r.shared_points_id for r in existing.values() if r.shared_points_id is not None}
         shared = _share_points(server_id, workload_id, candidates)
-        stored_values = {candidate.key: _stored_values(candidate.values, shared) for candidate in candidates}
+        stored_values = {candidate.key: _stored_values(candidate, shared) for candidate in candidates}
         # A member names the group story standing for it when that came before it among the candidates
         # (group stories come first); a new group's id is known only after the insert, so a new member is
         # inserted with the link to an existing group alone, and linked to a new one afterwards.
@@ -288,9 +291,9 @@ def _share_points(server_id: int, workload_id: int, candidates: Sequence[Candida
     by the ``id()`` of each list (every story of a view shares its series' list), the row's id."""
     lists: dict[int, list[Any]] = {}
     for candidate in candidates:
-        evidence = candidate.values.get("evidence")
-        if isinstance(evidence, dict) and isinstance(evidence.get("points"), list):
-            lists.setdefault(id(evidence["points"]), evidence["points"])
+        if candidate.evidence is not None:
+            points = candidate.evidence.context.points_json
+            lists.setdefault(id(points), points)
     if not lists:
         return {}
     digests = {key: points_digest(points) for key, points in lists.items()}
@@ -310,12 +313,12 @@ def _share_points(server_id: int, workload_id: int, candidates: Sequence[Candida
     return {key: found[digest] for key, digest in digests.items()}
 
 
-def _stored_values(values: dict[str, Any], shared: dict[int, int]) -> dict[str, Any]:
-    """A candidate's values as the record stores them: its evidence with ``points`` set to ``None`` and the row
-    holding them named, when they are shared (``Regression.evidence`` gives back the evidence as made)."""
-    out = dict(values)
-    evidence = out.pop("evidence")
-    points = evidence.get("points") if isinstance(evidence, dict) else None
+def _stored_values(candidate: Candidate, shared: dict[int, int]) -> dict[str, Any]:
+    """A candidate's values as the record stores them, with its evidence as JSON: ``points`` set to ``None`` and
+    the row holding them named, when they are shared (``Regression.evidence`` gives back the evidence as made)."""
+    out = dict(candidate.values)
+    evidence = candidate.evidence.as_json() if candidate.evidence is not None else {}
+    points = evidence.get("points")
     ref = shared.get(id(points)) if isinstance(points, list) else None
     out["stored_evidence"] = {**evidence, "points": None} if ref is not None else evidence
     out["shared_points_id"] = ref
