@@ -74,6 +74,32 @@ def detect_regressions(
     computes each DBMS's for its summary): one with the spec detection asks for
     is used as it is, not computed or fetched from the cache again.
     """
+    bases = _bases(server_id, workload_id, base_run_id)
+    summary = DetectionSummary()
+    for dbms_id, base in bases.items():
+        # Versions of different DBMSs interleave in version order: each DBMS is a series of its own, which is
+        # the comparison's default series (the base's DBMS), so no run ids are named.
+        series = load_series(base, comparisons=comparisons)
+        summary.series += 1
+        _detect_series(
+            series,
+            (server_id, workload_id, dbms_id),
+            summary,
+            min_change=min_change,
+            k=k,
+            view=view,
+            experimental=experimental,
+            every_release=every_release,
+        )
+    if summary.opened:
+        story_opened.send(
+            sender=Regression, regression_ids=list(summary.opened), server_id=server_id, workload_id=workload_id
+        )
+    return summary
+
+
+def _bases(server_id: int, workload_id: int, base_run_id: int | None) -> dict[int, int]:
+    """The base run of each DBMS series to examine: ``base_run_id``'s alone when given, else each DBMS's oldest."""
     runs = list(
         Run.objects.filter(server_id=server_id, workload_id=workload_id)
         .order_by("build__version__sort_key", "build__name", "pk")
@@ -81,64 +107,66 @@ def detect_regressions(
     )
     if not runs:
         raise ComparisonError(f"no runs on server {server_id} with workload {workload_id}")
-    by_dbms: dict[int, list[int]] = defaultdict(list)
-    for run in runs:
-        by_dbms[run["build__version__dbms_id"]].append(run["pk"])
     if base_run_id is not None:
         dbms_of_base = next((r["build__version__dbms_id"] for r in runs if r["pk"] == base_run_id), None)
         if dbms_of_base is None:
             raise ComparisonError(f"run {base_run_id} is not on server {server_id} with workload {workload_id}")
-        bases = {dbms_of_base: base_run_id}
-    else:
-        bases = {dbms: run_ids[0] for dbms, run_ids in by_dbms.items()}
+        return {dbms_of_base: base_run_id}
+    bases: dict[int, int] = {}
+    for run in runs:
+        bases.setdefault(run["build__version__dbms_id"], run["pk"])
+    return bases
 
-    summary = DetectionSummary()
-    for dbms_id, base in bases.items():
-        # Versions of different DBMSs interleave in version order: each DBMS is a series of its own, which is
-        # the comparison's default series (the base's DBMS), so no run ids are named.
-        series = load_series(base, comparisons=comparisons)
-        summary.series += 1
-        # The long-term view's input tells whether the series mixes release kinds, and is that view's input too.
-        long_term = story_series(
+
+def _detect_series(
+    series: SeriesData,
+    where: tuple[int, int, int],
+    summary: DetectionSummary,
+    *,
+    min_change: float,
+    k: float,
+    view: releases.ReleaseView,
+    experimental: bool,
+    every_release: bool,
+) -> None:
+    """Detect and store one DBMS series' stories in the views asked for (``where``: server, workload, DBMS)."""
+    server_id, workload_id, dbms_id = where
+    # The long-term view's input tells whether the series mixes release kinds, and is that view's input too.
+    long_term = story_series(
+        series,
+        view=releases.DEFAULT_VIEW,
+        experimental=experimental,
+        release_overrides=settings.BENCHDASH_RELEASE_LINES,
+    )
+    mixed = _mixes(long_term)
+    # A series that does not mix release kinds reads the same points in both views: its long-term records
+    # stand for both, whichever view was asked for.
+    stored_views: list[releases.ReleaseView] = []
+    if view == releases.DEFAULT_VIEW or not mixed:
+        stored_views.append(releases.DEFAULT_VIEW)
+    if mixed and (view == "all" or every_release):
+        stored_views.append("all")
+    for stored in stored_views:
+        candidates, noise = find_candidates(
             series,
-            view=releases.DEFAULT_VIEW,
+            min_change=min_change,
+            k=k,
+            view=stored,
             experimental=experimental,
             release_overrides=settings.BENCHDASH_RELEASE_LINES,
+            built=long_term if stored == releases.DEFAULT_VIEW else None,
         )
-        mixed = _mixes(long_term)
-        # A series that does not mix release kinds reads the same points in both views: its long-term records
-        # stand for both, whichever view was asked for.
-        stored_views: list[releases.ReleaseView] = []
-        if view == releases.DEFAULT_VIEW or not mixed:
-            stored_views.append(releases.DEFAULT_VIEW)
-        if mixed and (view == "all" or every_release):
-            stored_views.append("all")
-        for stored in stored_views:
-            candidates, noise = find_candidates(
-                series,
-                min_change=min_change,
-                k=k,
-                view=stored,
-                experimental=experimental,
-                release_overrides=settings.BENCHDASH_RELEASE_LINES,
-                built=long_term if stored == releases.DEFAULT_VIEW else None,
-            )
-            if stored == view or len(stored_views) == 1:
-                summary.noise[next(p.dbms for p in series.points if p.key == series.base)] = noise
-            for candidate in candidates:
-                candidate.values["same_over_every_release"] = not mixed
-            opened = upsert(server_id, workload_id, dbms_id, stored, candidates, summary)
-            if stored == releases.DEFAULT_VIEW:
-                summary.opened.extend(opened)
-        if not mixed and (view == "all" or every_release):
-            # "all" records left from before (the series once mixed, or the release lines were classified
-            # otherwise) go the way of every record detection no longer finds.
-            upsert(server_id, workload_id, dbms_id, "all", [], summary)
-    if summary.opened:
-        story_opened.send(
-            sender=Regression, regression_ids=list(summary.opened), server_id=server_id, workload_id=workload_id
-        )
-    return summary
+        if stored == view or len(stored_views) == 1:
+            summary.noise[next(p.dbms for p in series.points if p.key == series.base)] = noise
+        for candidate in candidates:
+            candidate.values["same_over_every_release"] = not mixed
+        opened = upsert(server_id, workload_id, dbms_id, stored, candidates, summary)
+        if stored == releases.DEFAULT_VIEW:
+            summary.opened.extend(opened)
+    if not mixed and (view == "all" or every_release):
+        # "all" records left from before (the series once mixed, or the release lines were classified
+        # otherwise) go the way of every record detection no longer finds.
+        upsert(server_id, workload_id, dbms_id, "all", [], summary)
 
 
 def mixes_release_lines(series: SeriesData, *, experimental: bool = False) -> bool:
@@ -223,35 +251,6 @@ def load_series(
             return 1.0 if comparison.qps[column_key].get(label) is not None else None
         return comparison.relative[column_key].get(label)
 
-    # Result.extra (w_amp, stall%, p99) per column and microbenchmark, the mean over the column's runs.
-    column_of_run = {run_id: c.key for c in columns for run_id in c.run_ids}
-    label_of = {mb: label for label, mb in comparison.microbenchmark_ids.items()}
-    extra: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    # Only the results that measured one of them: a sysbench series has none, and reading (and decoding) every
-    # result's JSON again cost as much as the comparison's own read.
-    rows = Result.objects.filter(
-        run_id__in=column_of_run, dop=comparison.dop, extra__has_any_keys=EXTRA_METRICS
-    ).values_list("run_id", "microbenchmark_id", "extra")
-    for run_id, mb_id, values in rows:
-        label = label_of.get(mb_id)
-        for name in EXTRA_METRICS:
-            value = (values or {}).get(name)
-            if label is not None and isinstance(value, int | float) and not isinstance(value, bool):
-                extra[(column_of_run[run_id], label)][name].append(float(value))
-
-    metrics: dict[str, dict[str, list[float | None]]] = {}
-    for label in comparison.labels:
-        per_metric: dict[str, list[float | None]] = {
-            shown: [(comparison.metrics[c.key].get(label) or {}).get(column) for c in columns]
-            for column, shown in HW_METRICS.items()
-        }
-        for name in EXTRA_METRICS:
-            found = [extra.get((c.key, label), {}).get(name) for c in columns]
-            if any(found):
-                shown = suites.get(comparison.suite).metric_label(name)
-                per_metric[shown] = [statistics.mean(v) if v else None for v in found]
-        metrics[label] = per_metric
-
     base_key = comparison.base
     return SeriesData(
         server=comparison.server,
@@ -279,7 +278,7 @@ def load_series(
         microbenchmark_ids=dict(comparison.microbenchmark_ids),
         relative={label: [relative(c.key, label) for c in columns] for label in comparison.labels},
         cv={label: [comparison.cv[c.key].get(label) for c in columns] for label in comparison.labels},
-        metrics=metrics,
+        metrics=_metrics(comparison, _extra_measurements(comparison)),
         sla_missed={
             label: [
                 (c.key, label) in comparison.sla_missed or (base_key, label) in comparison.sla_missed for c in columns
@@ -287,6 +286,46 @@ def load_series(
             for label in comparison.labels
         },
     )
+
+
+def _extra_measurements(comparison: Comparison) -> dict[tuple[str, str], dict[str, list[float]]]:
+    """Result.extra (w_amp, stall%, p99) per (column, microbenchmark label): every run's value of the column."""
+    column_of_run = {run_id: c.key for c in comparison.columns for run_id in c.run_ids}
+    label_of = {mb: label for label, mb in comparison.microbenchmark_ids.items()}
+    extra: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    # Only the results that measured one of them: a sysbench series has none, and reading (and decoding) every
+    # result's JSON again cost as much as the comparison's own read.
+    rows = Result.objects.filter(
+        run_id__in=column_of_run, dop=comparison.dop, extra__has_any_keys=EXTRA_METRICS
+    ).values_list("run_id", "microbenchmark_id", "extra")
+    for run_id, mb_id, values in rows:
+        label = label_of.get(mb_id)
+        for name in EXTRA_METRICS:
+            value = (values or {}).get(name)
+            if label is not None and isinstance(value, int | float) and not isinstance(value, bool):
+                extra[(column_of_run[run_id], label)][name].append(float(value))
+    return extra
+
+
+def _metrics(
+    comparison: Comparison, extra: dict[tuple[str, str], dict[str, list[float]]]
+) -> dict[str, dict[str, list[float | None]]]:
+    """Per label, each metric's value per column: the comparison's HW metrics, then the suite's measurements (the
+    mean over the column's runs) under the names the suite shows them by."""
+    columns = comparison.columns
+    metrics: dict[str, dict[str, list[float | None]]] = {}
+    for label in comparison.labels:
+        per_metric: dict[str, list[float | None]] = {
+            shown: [(comparison.metrics[c.key].get(label) or {}).get(column) for c in columns]
+            for column, shown in HW_METRICS.items()
+        }
+        for name in EXTRA_METRICS:
+            found = [extra.get((c.key, label), {}).get(name) for c in columns]
+            if any(found):
+                shown = suites.get(comparison.suite).metric_label(name)
+                per_metric[shown] = [statistics.mean(v) if v else None for v in found]
+        metrics[label] = per_metric
+    return metrics
 
 
 @dataclass(frozen=True)
@@ -313,10 +352,32 @@ def story_series(
     release view of ``runs.releases``, relative QPS against the base. Pure."""
     points = series.points
     base_index = next(i for i, p in enumerate(points) if p.key == series.base)
+    policy = releases.policy_for(points[base_index].dbms, series.server, release_overrides)
+    chosen, unused = _choose_points(series, base_index, policy, view=view, experimental=experimental)
+    qps, metrics = _label_series(series, chosen, view)
+    return StorySeries(
+        chosen=chosen,
+        unused=unused,
+        long_term=[policy.is_long_term(p.version) for p in points],
+        qps=qps,
+        metrics=metrics,
+        versions=[points[i].version for i in chosen],
+    )
+
+
+def _choose_points(
+    series: SeriesData,
+    base_index: int,
+    policy: releases.ReleasePolicy,
+    *,
+    view: releases.ReleaseView,
+    experimental: bool,
+) -> tuple[list[int], dict[int, str]]:
+    """The series' points in the view (indexes, in version order) and why each other build is none."""
+    points = series.points
     chosen = changepoints.choose_points(
         [(p.version, p.flavour, p.config) for p in points], base_index, experimental=experimental
     )
-    policy = releases.policy_for(points[base_index].dbms, series.server, release_overrides)
     in_view = releases.points_in_view([points[i].version for i in chosen], policy, view, keep=chosen.index(base_index))
     short_term = {i for i, keep in zip(chosen, in_view, strict=True) if not keep}
     chosen = [i for i, keep in zip(chosen, in_view, strict=True) if keep]
@@ -329,6 +390,14 @@ def story_series(
         for i, p in enumerate(points)
         if i not in used
     }
+    return chosen, unused
+
+
+def _label_series(
+    series: SeriesData, chosen: list[int], view: releases.ReleaseView
+) -> tuple[list[stories.Series], dict[str, list[stories.Series]]]:
+    """Each microbenchmark's QPS series over the chosen points, and its metric series."""
+    points = series.points
     # Points by column rather than one keyword call each: a series of 300 runs makes 50,000 of them.
     versions = [points[i].version for i in chosen]
     builds = [points[i].build for i in chosen]
@@ -365,14 +434,7 @@ def story_series(
             )
             for name, values in (series.metrics.get(label) or {}).items()
         ]
-    return StorySeries(
-        chosen=chosen,
-        unused=unused,
-        long_term=[policy.is_long_term(p.version) for p in points],
-        qps=qps,
-        metrics=metrics,
-        versions=versions,
-    )
+    return qps, metrics
 
 
 def find_stories(
