@@ -266,7 +266,8 @@ def _detail(request: HttpRequest, pk: int) -> dict[str, Any]:
     events = TriageEvent.objects.filter(regression=r).select_related("user")
     return {
         **regression_out(request, r),
-        "evidence": r.evidence,
+        # The typed evidence the story page reads too; a record entered by hand has none.
+        "evidence": r.evidence_record.as_json() if r.stored_evidence else {},
         "events": [
             {
                 "at": e.at.isoformat(),
