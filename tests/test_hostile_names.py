@@ -15,10 +15,11 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from regressions.detection import detect_regressions, link_bug
+from regressions.detection import detect_regressions
 from regressions.models import Regression, Subscription
 from regressions.tasks import announce_story_task
 from regressions.tests.loopback import HttpReceiver, SmtpServer, http_receiver, smtp_server
+from regressions.triage import link_bug
 from reports.exports import FORMATS
 from runs.importer import archive_directory, submit_and_import
 from runs.models import Bundle, Run
