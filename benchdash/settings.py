@@ -343,6 +343,18 @@ if PRODUCTION:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
+# Security and reliability limits (outbound requests, database hangs, proxies, render budgets): one block.
+# Where alert webhooks (and any other request benchdash makes) may go: comma-separated networks
+# (10.20.0.0/16,192.0.2.7). Unset: public addresses only. Link-local and metadata addresses never
+# (benchdash.outbound checks the resolved address at send time and connects to that address).
+BENCHDASH_ALERT_NETWORKS = env.list("BENCHDASH_ALERT_NETWORKS", default=[])
+try:
+    from benchdash.outbound import parse_networks
+
+    parse_networks(BENCHDASH_ALERT_NETWORKS)
+except ValueError as _exc:
+    raise ImproperlyConfigured(f"BENCHDASH_ALERT_NETWORKS: {_exc}") from _exc
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
