@@ -17,6 +17,7 @@ import environ
 from django.core.exceptions import ImproperlyConfigured
 
 from benchdash.deployment import DEMO_SECRET_KEY, Deployment, banner, deployment_warnings, refusals
+from benchdash.logs import logging_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -72,6 +73,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "benchdash.logs.RequestIdMiddleware",  # first: every later log line of the request carries its id
+    "benchdash.metrics.MetricsMiddleware",  # counts and times every answer, refusals included (/metrics)
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -355,12 +358,10 @@ try:
 except ValueError as _exc:
     raise ImproperlyConfigured(f"BENCHDASH_ALERT_NETWORKS: {_exc}") from _exc
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
-}
+# Logs (benchdash/logs.py): time, level, logger and request id on every line; LOG_FORMAT=json for one JSON object
+# per line. django-axes's start-up banner is left out (it printed once per process: web, worker, every command).
+LOGGING = logging_config(env.str("LOG_LEVEL", default="INFO"), env.str("LOG_FORMAT", default="text"))
+AXES_VERBOSE = False
 
 # Start-up warnings (benchdash/deployment.py): either mode warns loudly, on stderr in every process, when its
 # settings look like the other mode's (a deployment left in demo mode, a production site on SQLite).

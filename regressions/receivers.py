@@ -12,6 +12,7 @@ from django.db import transaction
 from django.dispatch import receiver
 from django.utils import timezone
 
+from benchdash import metrics
 from regressions.detection import detect_regressions
 from regressions.models import Subscription
 from regressions.signals import story_opened
@@ -35,7 +36,8 @@ def detect_after_refresh(
     # comparisons are those detection reads: each is computed once per refresh.
     data_as_of = started_at or timezone.now()
     try:
-        detect_regressions(server_id, workload_id, every_release=True, comparisons=comparisons)
+        with metrics.timed("detection"):
+            detect_regressions(server_id, workload_id, every_release=True, comparisons=comparisons)
     except ComparisonError:
         mark_derived(server_id, workload_id, data_as_of)  # nothing to compare is an answer too
         raise
