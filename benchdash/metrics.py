@@ -86,6 +86,10 @@ def queue_lengths() -> Iterable[Metric]:
 
 
 class _ReadWhenScraped(Collector):
+    def describe(self) -> Iterable[Metric]:
+        # Without it the registry would collect once at registration, at import time: before Django's settings.
+        return []
+
     def collect(self) -> Iterable[Metric]:
         for source in [queue_lengths, *_SOURCES]:
             yield from source()
