@@ -16,8 +16,8 @@ TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ "$$n" -gt 4 ] && n=
 install: $(VENV)/.installed
 
 # The Python packages of both locks, hashes checked (requirements.txt: runtime, what the image installs;
-# requirements-dev.txt: tests and tools); plotly.js's cartesian bundle (package.json, package-lock.json) into
-# $(VENV)/js with npm when the machine has it. Without npm the pages are served the plotly package's full
+# requirements-dev.txt: tests and tools); plotly.js's cartesian bundle and axe-core (the browser tests' accessibility
+# check), pinned by package.json and package-lock.json, into $(VENV)/js with npm when the machine has it. Without npm the pages are served the plotly package's full
 # plotly.js instead: the same charts, a 4.8 MB script rather than 1.5 MB (`manage.py check` says which).
 $(VENV)/.installed: requirements.txt requirements-dev.txt package.json package-lock.json
 	@echo "installing the pinned dependencies into $(VENV)/ (the first time takes a few minutes)"
