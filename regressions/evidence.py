@@ -157,6 +157,15 @@ class Evidence:
         found = self.cv[index] if self.cv is not None and index < len(self.cv) else None
         return float(found) if isinstance(found, int | float) else None
 
+    def incomplete(self, index: int) -> tuple[int, int] | None:
+        """For a group story: (n, N) when the point lacks some of the group's fixed member set (every member with
+        a value somewhere in the series), else None. Such a version is no point of the group's series."""
+        if not self.is_group:
+            return None
+        measured = [found for found in self.values.values() if any(v is not None for v in found)]
+        present = sum(1 for found in measured if index < len(found) and found[index] is not None)
+        return (present, len(measured)) if 0 < present < len(measured) else None
+
     def as_json(self) -> dict[str, Any]:
         """The stored form (the keys every story shows, then its kind's own); ``points`` is the context's list."""
         c = self.context

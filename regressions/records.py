@@ -165,6 +165,7 @@ def record_as_dict(r: Regression) -> dict[str, Any]:
         "metric_steps": r.metric_steps,
         "qps_change": r.qps_change,
         "summary": r.summary,
+        "figures": r.figures.as_json(),
         "no_longer_detected": r.no_longer_detected,
         "state": r.state,
     }

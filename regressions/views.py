@@ -195,6 +195,7 @@ def regression_detail(request: HttpRequest, pk: int) -> HttpResponse:
                 "text": _EVENT_TEXT.get((regression.kind, e.get("kind")), e.get("kind")),
                 "change_text": _signed(e.get("change")),
                 "change_vs_before_text": _signed(e.get("change_vs_before")),
+                "against": e.get("against") or "",
             }
             for e in regression.story_events or []
         ],
@@ -206,6 +207,7 @@ def regression_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "rule": stories.__doc__,
         "next": request.get_full_path(),
         "explanation": _explanation(regression),
+        "figures": regression.figures,
     }
     return render(request, "regressions/detail.html", context)
 
@@ -328,6 +330,9 @@ def _phase(regression: Regression, evidence: Evidence, i: int, point: EvidencePo
     """Where a point stands in the story: before, arrived, after, fixed, a later event's name, or no point."""
     if not point.used:
         return f"not a point: {point.unused_because or 'another build of this version'}"
+    incomplete = evidence.incomplete(i)
+    if incomplete is not None:
+        return f"incomplete: {incomplete[0]} of {incomplete[1]} members, no point of the group"
     moved = {
         e.get("version"): _EVENT_TEXT.get((regression.kind, e.get("kind")), e.get("kind"))
         for e in regression.story_events or []
