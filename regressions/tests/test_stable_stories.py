@@ -222,3 +222,18 @@ def test_mariadb_stories_last_until_the_newest_release_marked_provisional(settin
     assert all(r.provisional_release == "12.1.1" and r.until_provisional for r in lasting)
     row = Client().get("/regressions/", {"tab": "all"}).content.decode()
     assert "until 12.1.1" in row and '<span class="provisional"' in row and "until 11.8.3" not in row
+
+
+def test_the_compare_api_and_pages_say_which_releases_the_default_view_leaves_out(corpus: Path) -> None:
+    run = _import(_mysql_bundle(corpus), "mysql.tar.gz")
+    client = Client()
+    view = client.get("/api/compare", {"base": run.pk, "releases": "long-term"}).json()["release_view"]
+    assert [label.split()[-1] for label in view["left_out"]] == ["9.4.0"]
+    assert [label.split()[-1] for label in view["provisional"]] == ["9.5.0"]
+    assert view["note"].endswith("releases=all for every release.")
+    assert client.get("/api/compare", {"base": run.pk}).json()["release_view"]["left_out"] == []
+    # The comparison page's note: 9.4.0 left out of the charts, 9.5.0 read, provisional.
+    page = client.get("/compare/", {"base": run.pk}).content.decode()
+    note = re.search(r'<div class="card note" role="status" id="release-note".*?</div>', page, re.S)
+    assert note is not None and "9.4.0" in note.group(0) and "9.5.0" in note.group(0)
+    assert "provisional" in note.group(0) and 'id="releases-all"' in note.group(0)
