@@ -21,13 +21,13 @@ from ninja import Field, Query, Router, Schema, Status
 from pydantic import ConfigDict
 
 from accounts.permissions import TRIAGE, api_auth
+from benchdash.api_errors import ErrorOut, responses
 from regressions import bugs as bugrefs
 from regressions.filters import RegressionFilters
 from regressions.models import Bug, Regression, TriageEvent
 from regressions.tasks import detect_regressions_task
 from regressions.triage import link_bug, triage, unlink_bug
 from regressions.viewnote import view_note
-from runs.api_errors import ErrorOut, responses
 from runs.models import Dbms, Microbenchmark, Server, Version, Workload
 
 regressions_router = Router(tags=["regressions"])
@@ -273,7 +273,8 @@ def _detail(request: HttpRequest, pk: int) -> dict[str, Any]:
     events = TriageEvent.objects.filter(regression=r).select_related("user")
     return {
         **regression_out(request, r),
-        "evidence": r.evidence,
+        # The typed evidence the story page reads too; a record entered by hand has none.
+        "evidence": r.evidence_record.as_json() if r.stored_evidence else {},
         "events": [
             {
                 "at": e.at.isoformat(),

@@ -5,17 +5,20 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from django.db import transaction
 from django.dispatch import receiver
+from django.utils import timezone
 
 from regressions.detection import detect_regressions
 from regressions.models import Subscription
 from regressions.signals import story_opened
 from regressions.tasks import announce_story_task
-from reports.compare import Comparison, ComparisonSpec
+from reports.compare import Comparison, ComparisonError, ComparisonSpec
 from reports.series import series_refreshed
+from runs.derived import mark_derived
 from runs.models import Run
 
 
@@ -25,6 +28,7 @@ def detect_after_refresh(
     server_id: int,
     workload_id: int,
     comparisons: Mapping[ComparisonSpec, Comparison] | None = None,
+    started_at: datetime | None = None,
     bundle_id: int | None = None,
     **kwargs: Any,
 ) -> None:
@@ -39,7 +43,16 @@ def detect_after_refresh(
                 "build__version__text", flat=True
             )
         )
-    detect_regressions(server_id, workload_id, every_release=True, comparisons=comparisons, announce_versions=versions)
+    data_as_of = started_at or timezone.now()
+    try:
+        detect_regressions(
+            server_id, workload_id, every_release=True, comparisons=comparisons, announce_versions=versions
+        )
+    except ComparisonError:
+        mark_derived(server_id, workload_id, data_as_of)  # nothing to compare is an answer too
+        raise
+    # Whoever waits for this series' stories (the CI verdict) may read them now.
+    mark_derived(server_id, workload_id, data_as_of)
 
 
 @receiver(story_opened, dispatch_uid="regressions.announce_new_stories")

@@ -18,7 +18,7 @@ its own.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +27,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from regressions import stories
+from regressions.evidence import Evidence
 from regressions.models import Regression, SharedPoints, TriageEvent, points_digest
 from runs import releases
 from runs.bulk import create_rows
@@ -89,6 +90,8 @@ class Candidate:
     folded_into_key: NaturalKey | None = None
     opened: bool = False  # an open regression story of its own (not folded): news when it is new
     metric: str = stories.QPS
+    # What the story rests on, as its page and the API show it (stored as JSON on the record).
+    evidence: Evidence | None = None
 
     @property
     def key(self) -> NaturalKey:
@@ -195,7 +198,6 @@ def upsert(
     event): then it is kept and marked no longer detected.
     """
     now = timezone.now()
-    opened: list[int] = []
     with transaction.atomic():
         existing = {
             natural_key(r.microbenchmark_id, r.group, r.kind, r.arrived_in_id, r.metric): r
@@ -207,113 +209,154 @@ def upsert(
         named_before = {r.shared_points_id for r in existing.values() if r.shared_points_id is not None}
         moved = _match_moved(candidates, existing)
         shared = _share_points(server_id, workload_id, candidates)
-        stored_values = {candidate.key: _stored_values(candidate.values, shared) for candidate in candidates}
-        # A member names the group story standing for it when that came before it among the candidates
-        # (group stories come first); a new group's id is known only after the insert, so a new member is
-        # inserted with the link to an existing group alone, and linked to a new one afterwards.
-        earlier: set[NaturalKey] = set()
-        new: list[tuple[Candidate, dict[str, Any]]] = []
-        for candidate in candidates:
-            target = candidate.folded_into_key
-            if candidate.key not in existing:
-                stored = existing.get(target) if target is not None and target in earlier else None
-                link = stored.pk if stored is not None else None
-                new.append(
-                    (
-                        candidate,
-                        {
-                            **stored_values[candidate.key],
-                            "folded_into_id": link,
-                            "no_longer_detected": False,
-                            "superseded_by_id": None,
-                            "news": candidate.opened,
-                        },
-                    )
-                )
-            earlier.add(candidate.key)
-        inserted: dict[NaturalKey, Regression] = {}
-        for (candidate, values), record in zip(new, _create_all(server_id, workload_id, new, now), strict=True):
-            if record is None:
-                # A concurrent detection stored some of them a moment ago: one at a time, as before.
-                record, created = _create(server_id, workload_id, candidate, values, now)
-                if not created:
-                    existing[candidate.key] = record  # updated below like any stored record
-                    continue
-            inserted[candidate.key] = record
-            summary.created += 1
-            if candidate.opened:
-                opened.append(record.pk)
-
+        stored_values = {candidate.key: _stored_values(candidate, shared) for candidate in candidates}
+        new = _new_records(candidates, existing, stored_values)
+        inserted, opened = _insert(server_id, workload_id, new, existing, summary, now)
         _inherit_from_other_view(list(inserted.values()), now)
-
-        seen: dict[NaturalKey, int] = {}
-        links: list[Regression] = []
-        changed: list[Regression] = []
-        changed_fields: set[str] = set()
-        for candidate in candidates:
-            target = candidate.folded_into_key
-            folded_into_id = seen.get(target) if target else None
-            record = inserted.get(candidate.key)
-            if record is not None:
-                if record.folded_into_id != folded_into_id:
-                    record.folded_into_id = folded_into_id
-                    links.append(record)
-                seen[candidate.key] = record.pk
-                continue
-            record = existing[candidate.key]
-            values = {
-                **stored_values[candidate.key],
-                "folded_into_id": folded_into_id,
-                "no_longer_detected": False,
-                "superseded_by_id": None,
-                # The same story, its arrival moved by versions imported since (set by _match_moved).
-                "arrived_in_id": candidate.arrived_in_id,
-            }
-            fields = [name for name in (*DETECTED_FIELDS, *STORY_FIELDS) if getattr(record, name) != values[name]]
-            if record.pk in moved:
-                fields.append("arrived_in_id")
-            if fields:
-                for name in fields:
-                    setattr(record, name, values[name])
-                changed.append(record)
-                changed_fields.update(fields)
-                summary.updated += 1
-            else:
-                summary.unchanged += 1
-            seen[candidate.key] = record.pk
-        if links:
-            Regression.objects.bulk_update(links, ["folded_into_id"])
-        if changed:
-            for record in changed:
-                record.detected_at = record.updated_at = now
-            # One statement for all of them: a field a record did not change is written with the value it has.
-            fields = [name for name in ("arrived_in_id", *DETECTED_FIELDS, *STORY_FIELDS) if name in changed_fields]
-            Regression.objects.bulk_update(changed, [*fields, "detected_at", "updated_at"])
-        # The records inserted above carry this detection's time already: only the stored ones are stamped.
-        stamped = [pk for key, pk in seen.items() if key not in inserted]
-        if stamped:
-            Regression.objects.filter(pk__in=stamped).update(detected_at=now)
-        gone = [r.pk for key, r in existing.items() if key not in seen]
-        triaged = set(
-            Regression.objects.filter(pk__in=gone)
-            .filter(~Q(state=State.NEW) | Q(bugs__isnull=False) | Q(events__isnull=False) | Q(deliveries__isnull=False))
-            .values_list("pk", flat=True)
-        )
-        Regression.objects.filter(pk__in=triaged).update(no_longer_detected=True, updated_at=now)
-        _supersede([r for r in existing.values() if r.pk in triaged], seen, now)
-        Regression.objects.filter(pk__in=[pk for pk in gone if pk not in triaged]).delete()
-        # The points the stored records named before, when no record names them any more.
-        superseded = named_before - set(shared.values())
-        if superseded:
-            try:
-                with transaction.atomic():  # a savepoint: a row a concurrent detection names meanwhile stays
-                    SharedPoints.objects.filter(pk__in=superseded, regressions__isnull=True).delete()
-            except IntegrityError:
-                pass
-        summary.stale += len(triaged)
-        summary.removed += len(gone) - len(triaged)
+        seen = _update_stored(candidates, existing, inserted, stored_values, summary, now, moved)
+        gone = [r for key, r in existing.items() if key not in seen]
+        _supersede(_retire_gone([r.pk for r in gone], summary, now), gone, seen)
+        _drop_points(named_before - set(shared.values()))
         summary.regression_ids.extend(seen.values())
     return opened
+
+
+def _new_records(
+    candidates: Sequence[Candidate], existing: dict[NaturalKey, Regression], stored_values: dict[NaturalKey, Any]
+) -> list[tuple[Candidate, dict[str, Any]]]:
+    """The candidates no record stands for yet, with their values.
+
+    A member names the group story standing for it when that came before it among the candidates (group stories
+    come first); a new group's id is known only after the insert, so a new member is inserted with the link to an
+    existing group alone, and linked to a new one afterwards."""
+    earlier: set[NaturalKey] = set()
+    new: list[tuple[Candidate, dict[str, Any]]] = []
+    for candidate in candidates:
+        target = candidate.folded_into_key
+        if candidate.key not in existing:
+            stored = existing.get(target) if target is not None and target in earlier else None
+            link = stored.pk if stored is not None else None
+            values = {
+                **stored_values[candidate.key],
+                "folded_into_id": link,
+                "no_longer_detected": False,
+                "superseded_by_id": None,
+                "news": candidate.opened,
+            }
+            new.append((candidate, values))
+        earlier.add(candidate.key)
+    return new
+
+
+def _insert(
+    server_id: int,
+    workload_id: int,
+    new: list[tuple[Candidate, dict[str, Any]]],
+    existing: dict[NaturalKey, Regression],
+    summary: DetectionSummary,
+    now: Any,
+) -> tuple[dict[NaturalKey, Regression], list[int]]:
+    """Insert the new records; returns them by key and the ids of the open stories among them. One a concurrent
+    detection stored first joins ``existing``, to be updated like any stored record."""
+    inserted: dict[NaturalKey, Regression] = {}
+    opened: list[int] = []
+    for (candidate, values), record in zip(new, _create_all(server_id, workload_id, new, now), strict=True):
+        if record is None:
+            # A concurrent detection stored some of them a moment ago: one at a time, as before.
+            record, created = _create(server_id, workload_id, candidate, values, now)
+            if not created:
+                existing[candidate.key] = record
+                continue
+        inserted[candidate.key] = record
+        summary.created += 1
+        if candidate.opened:
+            opened.append(record.pk)
+    return inserted, opened
+
+
+def _update_stored(
+    candidates: Sequence[Candidate],
+    existing: dict[NaturalKey, Regression],
+    inserted: dict[NaturalKey, Regression],
+    stored_values: dict[NaturalKey, Any],
+    summary: DetectionSummary,
+    now: Any,
+    moved: Collection[int] = (),
+) -> dict[NaturalKey, int]:
+    """Link new members to new group stories and write what detection changed of the stored records, each in one
+    statement; stamp the stored ones with this detection's time. Returns every candidate's record id by key.
+    ``moved`` are the stored records whose arrival ``_match_moved`` moved: their ``arrived_in_id`` is written."""
+    seen: dict[NaturalKey, int] = {}
+    links: list[Regression] = []
+    changed: list[Regression] = []
+    changed_fields: set[str] = set()
+    for candidate in candidates:
+        target = candidate.folded_into_key
+        folded_into_id = seen.get(target) if target else None
+        record = inserted.get(candidate.key)
+        if record is not None:
+            if record.folded_into_id != folded_into_id:
+                record.folded_into_id = folded_into_id
+                links.append(record)
+            seen[candidate.key] = record.pk
+            continue
+        record = existing[candidate.key]
+        values = {
+            **stored_values[candidate.key],
+            "folded_into_id": folded_into_id,
+            "no_longer_detected": False,
+            "superseded_by_id": None,
+            "arrived_in_id": candidate.arrived_in_id,
+        }
+        fields = [name for name in (*DETECTED_FIELDS, *STORY_FIELDS) if getattr(record, name) != values[name]]
+        fields += ["arrived_in_id"] if record.pk in moved else []
+        for name in fields:
+            setattr(record, name, values[name])
+        if fields:
+            changed.append(record)
+            changed_fields.update(fields)
+        summary.updated += bool(fields)
+        summary.unchanged += not fields
+        seen[candidate.key] = record.pk
+    if links:
+        Regression.objects.bulk_update(links, ["folded_into_id"])
+    if changed:
+        for record in changed:
+            record.detected_at = record.updated_at = now
+        # One statement for all of them: a field a record did not change is written with the value it has.
+        fields = [name for name in ("arrived_in_id", *DETECTED_FIELDS, *STORY_FIELDS) if name in changed_fields]
+        Regression.objects.bulk_update(changed, [*fields, "detected_at", "updated_at"])
+    # The records inserted above carry this detection's time already: only the stored ones are stamped.
+    stamped = [pk for key, pk in seen.items() if key not in inserted]
+    if stamped:
+        Regression.objects.filter(pk__in=stamped).update(detected_at=now)
+    return seen
+
+
+def _retire_gone(gone: list[int], summary: DetectionSummary, now: Any) -> set[int]:
+    """Records detection no longer finds: kept and marked when people touched them or were told of them (a state
+    other than new, a bug, a logged event, a delivery), deleted otherwise. Returns the ids kept."""
+    triaged = set(
+        Regression.objects.filter(pk__in=gone)
+        .filter(~Q(state=State.NEW) | Q(bugs__isnull=False) | Q(events__isnull=False) | Q(deliveries__isnull=False))
+        .values_list("pk", flat=True)
+    )
+    Regression.objects.filter(pk__in=triaged).update(no_longer_detected=True, updated_at=now)
+    Regression.objects.filter(pk__in=[pk for pk in gone if pk not in triaged]).delete()
+    summary.stale += len(triaged)
+    summary.removed += len(gone) - len(triaged)
+    return triaged
+
+
+def _drop_points(superseded: set[int]) -> None:
+    """The points the stored records named before, when no record names them any more."""
+    if not superseded:
+        return
+    try:
+        with transaction.atomic():  # a savepoint: a row a concurrent detection names meanwhile stays
+            SharedPoints.objects.filter(pk__in=superseded, regressions__isnull=True).delete()
+    except IntegrityError:
+        pass
 
 
 def _subject_of(key: NaturalKey) -> tuple[int | None, str, str, str]:
@@ -409,10 +452,12 @@ def _inherit_from_other_view(records: Sequence[Regression], now: Any) -> None:
         )
 
 
-def _supersede(kept: Sequence[Regression], seen: dict[NaturalKey, int], now: Any) -> None:
+def _supersede(kept_ids: set[int], gone: Sequence[Regression], seen: dict[NaturalKey, int]) -> None:
     """Link each kept record detection no longer finds to the story of the same subject, metric and direction
     it tells now (the first in the series' order), and give that story the record's triage state and bugs when
     it has none of its own (a triage event says where they came from)."""
+    kept = [r for r in gone if r.pk in kept_ids]
+    now = timezone.now()
     successors: dict[tuple[int | None, str, str, str], int] = {}
     for key, pk in seen.items():
         successors.setdefault(_subject_of(key), pk)
@@ -461,9 +506,9 @@ def _share_points(server_id: int, workload_id: int, candidates: Sequence[Candida
     by the ``id()`` of each list (every story of a view shares its series' list), the row's id."""
     lists: dict[int, list[Any]] = {}
     for candidate in candidates:
-        evidence = candidate.values.get("evidence")
-        if isinstance(evidence, dict) and isinstance(evidence.get("points"), list):
-            lists.setdefault(id(evidence["points"]), evidence["points"])
+        if candidate.evidence is not None:
+            points = candidate.evidence.context.points_json
+            lists.setdefault(id(points), points)
     if not lists:
         return {}
     digests = {key: points_digest(points) for key, points in lists.items()}
@@ -483,12 +528,12 @@ def _share_points(server_id: int, workload_id: int, candidates: Sequence[Candida
     return {key: found[digest] for key, digest in digests.items()}
 
 
-def _stored_values(values: dict[str, Any], shared: dict[int, int]) -> dict[str, Any]:
-    """A candidate's values as the record stores them: its evidence with ``points`` set to ``None`` and the row
-    holding them named, when they are shared (``Regression.evidence`` gives back the evidence as made)."""
-    out = dict(values)
-    evidence = out.pop("evidence")
-    points = evidence.get("points") if isinstance(evidence, dict) else None
+def _stored_values(candidate: Candidate, shared: dict[int, int]) -> dict[str, Any]:
+    """A candidate's values as the record stores them, with its evidence as JSON: ``points`` set to ``None`` and
+    the row holding them named, when they are shared (``Regression.evidence`` gives back the evidence as made)."""
+    out = dict(candidate.values)
+    evidence = candidate.evidence.as_json() if candidate.evidence is not None else {}
+    points = evidence.get("points")
     ref = shared.get(id(points)) if isinstance(points, list) else None
     out["stored_evidence"] = {**evidence, "points": None} if ref is not None else evidence
     out["shared_points_id"] = ref

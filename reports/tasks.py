@@ -15,6 +15,7 @@ from kombu.exceptions import OperationalError as KombuOperationalError
 from reports.compare import ComparisonError
 from reports.models import SeriesSummary
 from reports.series import refresh_series
+from runs.derived import mark_derived
 from runs.models import Bundle, Run
 
 log = logging.getLogger(__name__)
@@ -24,10 +25,13 @@ log = logging.getLogger(__name__)
 def refresh_series_task(server_id: int, workload_id: int, bundle_id: int | None = None) -> None:
     """New runs arrived (from ``bundle_id`` when an import sent it): recompute the series' comparisons (so pages
     hit the cache), its home-page summary, and its regressions."""
+    started_at = timezone.now()
     try:
         refresh_series(server_id, workload_id, bundle_id=bundle_id)
     except ComparisonError as exc:
         log.info("series %s/%s not refreshed: %s", server_id, workload_id, exc)
+        # Nothing to compare is the refresh's answer: whoever waits for the series' stories need wait no more.
+        mark_derived(server_id, workload_id, started_at)
 
 
 def refresh_after_import(bundle_id: int) -> None:
