@@ -9,10 +9,10 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from ninja import Field, Query, Router, Schema
 
+from benchdash.api_errors import responses
 from regressions import verdict_text
 from regressions.verdict import FAIL_ON, Cell, GroupVerdict, RunRef, RunVerdict, StoryRef, Verdict
 from regressions.verdict_load import bundle_verdict
-from runs.api_errors import responses
 from runs.models import Bundle
 
 router = Router(tags=["verdict"])

@@ -12,11 +12,11 @@ from ninja import Query, Router, Schema, Status
 from ninja.responses import NinjaJSONEncoder
 
 from benchdash import pagecache
+from benchdash.api_errors import ErrorOut, responses
 from reports import releaseview
 from reports.compare import ComparisonError, ComparisonSpec, get_comparison, resolve_run, series_stamp
 from reports.exports import CONTENT_TYPES, export, spec_for_format
 from reports.writeup_views import writeup_response
-from runs.api_errors import ErrorOut, responses
 from runs.models import Run
 
 router = Router(tags=["comparisons"])

@@ -13,7 +13,7 @@ from ninja import Field, File, Form, Router, Schema, Status
 from ninja.files import UploadedFile
 
 from accounts.permissions import UPLOAD, api_auth
-from runs.api_errors import ErrorOut, ValidationErrorOut, responses
+from benchdash.api_errors import ErrorOut, ValidationErrorOut, responses
 from runs.attach import AttachError, attach_run, attachable
 from runs.importer import ImportFailed
 from runs.manifest import ManifestError, check_upload_fields

@@ -19,16 +19,8 @@ from suites.base import STARTED_CONTENT, STARTED_FILE_TIME
 from suites.sysbench.parse import SCAN_SPEC, SCAN_TPS_ROWS, SCAN_UNKNOWN
 
 
-class Suite(models.TextChoices):
-    """The built-in suites' names, for code that means one of them. Which names a row may hold is the suites
-    registry's business (``validate_suite``): a suite added as its own package needs no migration."""
-
-    SYSBENCH = "sysbench", "sysbench"
-    IBENCH = "ibench", "Insert Benchmark"
-    DBBENCH = "db_bench", "RocksDB db_bench"
-    CUSTOM = "custom", "Custom suite (open result format)"
-
-
+# Which suite names a row may hold is the suites registry's business: a suite added as its own package needs no
+# migration, and code that means one suite names it through the registry (``suites.SYSBENCH.name``).
 def validate_suite(value: str) -> None:
     try:
         suites.get(value)
@@ -123,7 +115,7 @@ class Server(models.Model):
 class Workload(models.Model):
     """Benchmark parameters that must match for relative QPS to mean anything."""
 
-    suite = models.CharField(max_length=16, default=Suite.SYSBENCH, validators=[validate_suite])
+    suite = models.CharField(max_length=16, default=suites.SYSBENCH.name, validators=[validate_suite])
     name = models.CharField(max_length=200)
     params = models.JSONField(default=dict, blank=True)
 
@@ -323,14 +315,14 @@ class Run(models.Model):
     def start_origin(self) -> str:
         """Where ``started_at`` came from, in words for a page or a write-up."""
         if self.start_recorded:
-            if self.workload.suite == Suite.DBBENCH:
+            if self.workload.suite == suites.DBBENCH.name:
                 return "recorded in the results: the earliest date column of its db_bench tests"
             return "recorded by the run scripts' ps sampler when the load (or the first test) began"
         return "oldest result file; the run started about then if the files were not copied since"
 
 
 class Microbenchmark(models.Model):
-    suite = models.CharField(max_length=16, default=Suite.SYSBENCH, validators=[validate_suite])
+    suite = models.CharField(max_length=16, default=suites.SYSBENCH.name, validators=[validate_suite])
     test = models.CharField(max_length=200, help_text="point-query, point-query.pre, scan.warm, …")
     range_size = models.PositiveIntegerField(null=True, blank=True)
     is_warmup = models.BooleanField(default=False)
