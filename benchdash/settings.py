@@ -9,6 +9,7 @@ turns the safety checks on: no DEBUG, a real SECRET_KEY and ALLOWED_HOSTS.
 
 from __future__ import annotations
 
+import sys
 from datetime import timedelta
 from pathlib import Path
 
@@ -347,6 +348,34 @@ try:
     parse_networks(BENCHDASH_ALERT_NETWORKS)
 except ValueError as _exc:
     raise ImproperlyConfigured(f"BENCHDASH_ALERT_NETWORKS: {_exc}") from _exc
+
+# Database waits, bounded for web and worker: a server that hangs (accepts, never answers) must not hold
+# threads for the whole outage. statement_timeout ends a slow query server-side; keepalives and
+# tcp_user_timeout notice a peer that went away; connect_timeout bounds connecting (above); and the backend
+# (benchdash.postgresql) cuts a connection whose wait passes the statement timeout plus a grace, which the
+# site answers with a 503. A Celery worker (imports, detection: long statements, lock waits) has its own limit.
+_CELERY_WORKER = "worker" in sys.argv[1:] and "celery" in sys.argv[0]  # `celery … worker`, `python -m celery … worker`
+BENCHDASH_DB_STATEMENT_TIMEOUT = (
+    env.float("BENCHDASH_DB_WORKER_STATEMENT_TIMEOUT", default=float(CELERY_TASK_TIME_LIMIT))
+    if _CELERY_WORKER
+    else env.float("BENCHDASH_DB_STATEMENT_TIMEOUT", default=10.0)
+)
+BENCHDASH_DB_HANG_GRACE = env.float("BENCHDASH_DB_HANG_GRACE", default=2.0)
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    DATABASES["default"]["ENGINE"] = "benchdash.postgresql"
+    _options = DATABASES["default"].setdefault("OPTIONS", {})
+    if BENCHDASH_DB_STATEMENT_TIMEOUT > 0:
+        _options["options"] = (
+            f"{_options.get('options', '')} -c statement_timeout={int(BENCHDASH_DB_STATEMENT_TIMEOUT * 1000)}"
+        ).strip()
+    for _name, _value in (
+        ("keepalives", 1),
+        ("keepalives_idle", 30),
+        ("keepalives_interval", 10),
+        ("keepalives_count", 3),
+        ("tcp_user_timeout", 30_000),  # ms: sent data unacknowledged this long ends the connection
+    ):
+        _options.setdefault(_name, _value)
 
 LOGGING = {
     "version": 1,
