@@ -42,8 +42,10 @@ elif not SECRET_KEY:
     # Demo mode only: a fixed key is fine on a laptop, never in production (checked above).
     SECRET_KEY = "benchdash-demo-only-not-secret"
 
-# Key for secrets stored in the database (target passwords); SECRET_KEY when unset.
+# Key for secrets stored in the database (target passwords); SECRET_KEY when unset. BENCHDASH_ENCRYPTION_KEYS
+# (comma-separated) rotates them: the first encrypts, every one decrypts (runner.fields, reencrypt_secrets).
 BENCHDASH_ENCRYPTION_KEY = env.str("BENCHDASH_ENCRYPTION_KEY", default="")
+BENCHDASH_ENCRYPTION_KEYS = env.list("BENCHDASH_ENCRYPTION_KEYS", default=[])
 
 # Networks benchmark targets may be in (comma-separated CIDRs); link-local and metadata addresses never are.
 BENCHDASH_TARGET_NETWORKS = env.list("BENCHDASH_TARGET_NETWORKS", default=["127.0.0.0/8", "::1/128"])
@@ -334,7 +336,6 @@ if PRODUCTION:
     CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
     # Browsers only honour HSTS from an https response, and SecurityMiddleware only sends it on one.
     SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=365 * 24 * 3600)
-    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
 # Security and reliability limits (outbound requests, database hangs, proxies, render budgets): one block.
@@ -348,6 +349,11 @@ try:
     parse_networks(BENCHDASH_ALERT_NETWORKS)
 except ValueError as _exc:
     raise ImproperlyConfigured(f"BENCHDASH_ALERT_NETWORKS: {_exc}") from _exc
+
+# X-Forwarded-Proto is believed only from a proxy the site trusts (BENCHDASH_TRUSTED_PROXIES > 0): with none,
+# any client could claim https itself and get HSTS and https-only cookies' behaviour over plain HTTP.
+if PRODUCTION and BENCHDASH_TRUSTED_PROXIES > 0:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 # Database waits, bounded for web and worker: a server that hangs (accepts, never answers) must not hold
 # threads for the whole outage. statement_timeout ends a slow query server-side; keepalives and
