@@ -606,6 +606,10 @@ def drilldown_charts(
     into the titles so a downloaded PNG says what it shows; ``percentile`` (95,
     99) names the latency percentile line.
 
+    - x: the columns' version labels (made unique with the column key where two
+      columns share one), as categories; ``layout.meta.keys`` maps each back to
+      its column key. A label is a fifth of a run key's length, and x is written
+      once per trace: at 200 versions that is most of the charts' bytes;
     - "qps": absolute QPS as bars, relative QPS as a line on a second y axis
       (right, from 0) with a reference line at 1.0 on that axis;
     - "latency": average and percentile latency in ms, one line each;
@@ -614,17 +618,49 @@ def drilldown_charts(
     Missing values are gaps; infinite ratios are clipped and marked "∞" as in
     ``group_line_chart``.
     """
-    keys = [p["key"] for p in series]
-    ticks = [p["version_label"] for p in series]
+    xs = _unique_labels(series)
     prefix = f"{microbenchmark}: " if microbenchmark else ""
 
+    def layout(title: str, height: int, **axes: Any) -> dict[str, Any]:
+        found = _base_layout(title=f"{prefix}{title}", height=height)
+        # Plotly picks which labels to print: with every one forced, 200 versions are an unreadable smear.
+        axis = {"type": "category", "automargin": True, "showgrid": False}
+        found.update(xaxis=axis, meta={"keys": {x: p["key"] for x, p in zip(xs, series, strict=True)}})
+        found.update(axes)
+        return found
+
+    return {
+        "qps": _drilldown_qps(series, xs, layout),
+        "latency": _drilldown_latency(series, xs, layout, percentile),
+        "hw": _drilldown_hw(series, xs, layout),
+    }
+
+
+_Layout = Callable[..., dict[str, Any]]
+
+
+def _unique_labels(series: Sequence[DrilldownPoint]) -> list[str]:
+    """Each point's version label, with its column key added where two points share a label."""
+    counts = Counter(p["version_label"] for p in series)
+    return [
+        p["version_label"] if counts[p["version_label"]] == 1 else f"{p['version_label']} {p['key']}" for p in series
+    ]
+
+
+def _finite_top(values: Iterable[float | None]) -> float:
+    """The axis step just above the largest finite value (and above 1.0): where an infinite ratio is drawn."""
+    return _step_above(max([v for v in values if v is not None and math.isfinite(v)] + [1.0]))
+
+
+def _drilldown_qps(series: Sequence[DrilldownPoint], xs: list[str], layout: _Layout) -> dict[str, Any]:
     relative = [p["relative"] for p in series]
-    rel_clip = _step_above(max([v for v in relative if v is not None and math.isfinite(v)] + [1.0]))
+    rel_clip = _finite_top(relative)
     rel_top = rel_clip + 2 * STEP if any(v is not None and math.isinf(v) for v in relative) else rel_clip
     rel_points = [_plotted(v, rel_clip, False) for v in relative]
-    qps_layout = _base_layout(title=f"{prefix}QPS", height=400)
-    qps_layout.update(
-        xaxis=_category_axis(keys, ticks),
+    marks = [mark for _, _, mark in rel_points]
+    qps_layout = layout(
+        "QPS",
+        400,
         yaxis={"title": {"text": "QPS"}, "rangemode": "tozero", "gridcolor": GRID, "automargin": True},
         yaxis2={
             "title": {"text": "relative QPS"},
@@ -639,64 +675,66 @@ def drilldown_charts(
         },
         shapes=[_reference_line("y2")],
     )
-    qps_figure = _figure(
-        [
-            _trace(
-                "bar",
-                x=keys,
-                y=[_absolute(p["qps"]) for p in series],
-                name="QPS",
-                marker={"color": "#9db4e3"},
-                hovertemplate="%{x}<br>QPS: %{y:,}<extra></extra>",
-            ),
-            _trace(
-                "scatter",
-                x=keys,
-                y=[y for y, _, _ in rel_points],
-                customdata=[text for _, text, _ in rel_points],
-                text=[mark for _, _, mark in rel_points] if any(m for _, _, m in rel_points) else None,
-                mode="lines+markers+text" if any(m for _, _, m in rel_points) else "lines+markers",
-                textposition="top center",
-                name="relative QPS",
-                yaxis="y2",
-                line={"color": PALETTE[1], "width": 2},
-                marker={"symbol": SYMBOLS[1], "size": 8},
-                hovertemplate="%{x}<br>relative QPS: %{customdata}<extra></extra>",
-            ),
-        ],
-        qps_layout,
+    bars = _trace(
+        "bar",
+        x=xs,
+        y=[_absolute(p["qps"]) for p in series],
+        name="QPS",
+        marker={"color": "#9db4e3"},
+        hovertemplate="%{x}<br>QPS: %{y:,}<extra></extra>",
     )
+    line = _trace(
+        "scatter",
+        x=xs,
+        y=[y for y, _, _ in rel_points],
+        customdata=[text for _, text, _ in rel_points],
+        text=marks if any(marks) else None,
+        mode="lines+markers+text" if any(marks) else "lines+markers",
+        textposition="top center",
+        name="relative QPS",
+        yaxis="y2",
+        line={"color": PALETTE[1], "width": 2},
+        marker={"symbol": SYMBOLS[1], "size": 8},
+        hovertemplate="%{x}<br>relative QPS: %{customdata}<extra></extra>",
+    )
+    return _figure([bars, line], qps_layout)
 
+
+def _drilldown_latency(
+    series: Sequence[DrilldownPoint], xs: list[str], layout: _Layout, percentile: float | None
+) -> dict[str, Any]:
     pct_name = f"p{percentile:g} latency" if percentile is not None else "percentile latency"
-    latency_hover = "%{x}<br>%{fullData.name}: %{y} ms<extra></extra>"
-    latency_layout = _base_layout(title=f"{prefix}latency", height=380)
-    latency_layout.update(
-        xaxis=_category_axis(keys, ticks),
-        yaxis={"title": {"text": "ms"}, "rangemode": "tozero", "gridcolor": GRID, "automargin": True},
-    )
-    latency_figure = _figure(
+    hover = "%{x}<br>%{fullData.name}: %{y} ms<extra></extra>"
+    return _figure(
         [
-            _metric_line(keys, [_sig(p["lat_avg_ms"]) for p in series], "avg latency", 0, hovertemplate=latency_hover),
-            _metric_line(keys, [_sig(p["lat_pct_ms"]) for p in series], pct_name, 1, hovertemplate=latency_hover),
+            _metric_line(xs, [_sig(p["lat_avg_ms"]) for p in series], "avg latency", 0, hovertemplate=hover),
+            _metric_line(xs, [_sig(p["lat_pct_ms"]) for p in series], pct_name, 1, hovertemplate=hover),
         ],
-        latency_layout,
+        layout(
+            "latency",
+            380,
+            yaxis={"title": {"text": "ms"}, "rangemode": "tozero", "gridcolor": GRID, "automargin": True},
+        ),
     )
 
-    hw_names = (
-        ("cpu_o", "CPU / operation"),
-        ("cs_o", "context switches / operation"),
-        ("rkb_o", "KB read / operation"),
-        ("wkb_o", "KB written / operation"),
-    )
-    ratios = [p[f"{name}_ratio"] for p in series for name, _ in hw_names]  # type: ignore[literal-required]
-    hw_clip = _step_above(max([v for v in ratios if v is not None and math.isfinite(v)] + [1.0]))
-    hw_traces = []
-    for i, (name, title) in enumerate(hw_names):
-        points = [_plotted(p[f"{name}_ratio"], hw_clip, False) for p in series]  # type: ignore[literal-required]
+
+_HW_NAMES = (
+    ("cpu_o", "CPU / operation"),
+    ("cs_o", "context switches / operation"),
+    ("rkb_o", "KB read / operation"),
+    ("wkb_o", "KB written / operation"),
+)
+
+
+def _drilldown_hw(series: Sequence[DrilldownPoint], xs: list[str], layout: _Layout) -> dict[str, Any]:
+    clip = _finite_top(p[f"{name}_ratio"] for p in series for name, _ in _HW_NAMES)  # type: ignore[literal-required]
+    traces = []
+    for i, (name, title) in enumerate(_HW_NAMES):
+        points = [_plotted(p[f"{name}_ratio"], clip, False) for p in series]  # type: ignore[literal-required]
         marks = [mark for _, _, mark in points]
-        hw_traces.append(
+        traces.append(
             _metric_line(
-                keys,
+                xs,
                 [y for y, _, _ in points],
                 title,
                 i,
@@ -712,19 +750,14 @@ def drilldown_charts(
                 ),
             )
         )
-    hw_layout = _base_layout(title=f"{prefix}HW efficiency", height=400)
-    hw_layout.update(
-        xaxis=_category_axis(keys, ticks),
-        yaxis={
-            "title": {"text": "relative to base"},
-            "rangemode": "tozero",
-            "tickformat": ".2f",
-            "gridcolor": GRID,
-            "automargin": True,
-        },
-        shapes=[_reference_line("y")],
-    )
-    return {"qps": qps_figure, "latency": latency_figure, "hw": _figure(hw_traces, hw_layout)}
+    hw_axis = {
+        "title": {"text": "relative to base"},
+        "rangemode": "tozero",
+        "tickformat": ".2f",
+        "gridcolor": GRID,
+        "automargin": True,
+    }
+    return _figure(traces, layout("HW efficiency", 400, yaxis=hw_axis, shapes=[_reference_line("y")]))
 
 
 # --------------------------------------------------------------------------- internals
