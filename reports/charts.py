@@ -27,7 +27,8 @@ import re
 import statistics
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, TypedDict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
 
 if TYPE_CHECKING:
     from reports.compare import Column, Comparison
@@ -279,66 +280,12 @@ def group_line_chart(
 
     ticks = column_labels(columns, sep="<br>")
     xs = [ticks[k] for k in keys]
+    axis = _LineAxis(start=start, end=end, top=top, log=log)
     edge_marks = _edge_marks(comparison, keys, members, start, end)
-    traces = []
-    for i, label in enumerate(members):
-        ys: list[float | None] = []
-        texts: list[str | None] = []
-        qps: list[float | None] = []
-        marks: list[str | None] = []
-        places: list[str] = []
-        at_value: list[bool] = []
-        clipped = False
-        for key in keys:
-            rel = comparison.relative[key].get(label)
-            noisy = comparison.noisy.get(key, {}).get(label, False)
-            y, text, mark = _plotted(rel, top, noisy)
-            place = "top center"
-            if mark is None and y is not None:
-                y, mark, place = _edge(rel, start, end)
-                if mark is not None:
-                    clipped = True
-                    text += " (outside the axis: drawn at its edge)"
-                    # Several lines leaving the axis at one version share one label, on the most extreme point.
-                    mark = edge_marks.get((key, label))
-            if log and y is not None and y <= 0:
-                y, mark = start, f"▼{rel:.2f}" if rel is not None and math.isfinite(rel) else INFINITY_TEXT
-            ys.append(y)
-            at_value.append(rel is not None and math.isfinite(rel) and start <= rel <= end and (rel > 0 or not log))
-            marks.append(mark)
-            places.append(place)
-            texts.append(text)
-            qps.append(None if y is None else _absolute(comparison.qps[key].get(label)))
-        style = _line_style(i)
-        base_text = _number_text(base_qps.get(label))
-        # Payload: a plain line carries only its QPS per point and formats relative QPS from y; the hover
-        # text per point (clipped, ∞, "within noise") is sent only for the lines that need it.
-        special = clipped or any(marks) or any(comparison.noisy.get(k, {}).get(label, False) for k in keys)
-        relative_part = "%{customdata[0]}" if special else "%{y:.2f}"
-        qps_part = "%{customdata[1]:,}" if special else "%{customdata:,}"
-        traces.append(
-            _trace(
-                "scatter",
-                x=xs,
-                y=ys,
-                customdata=[None if y is None else [t, q] for y, t, q in zip(ys, texts, qps, strict=True)]
-                if special
-                else qps,
-                name=label,
-                mode="lines+markers+text" if any(marks) else "lines+markers",
-                text=marks if any(marks) else None,
-                textposition=(places if len(set(places)) > 1 else places[0]) if any(marks) else None,
-                textfont={"color": style["color"], "size": 10} if any(marks) else None,
-                line={"color": style["color"], "dash": style["dash"], "width": GUIDE_WIDTH},
-                marker={"symbol": style["symbol"], "size": 8, "color": style["color"]},
-                connectgaps=False,
-                error_y=_error_bars([relative_spread(comparison, k, label) for k in keys], at_value, style["color"]),
-                hovertemplate=(
-                    f"<b>%{{fullData.name}}</b><br>%{{x}}<br>relative QPS: {relative_part}"
-                    f"<br>QPS: {qps_part}<br>base QPS: {base_text}<extra></extra>"
-                ),
-            )
-        )
+    traces = [
+        _group_line_trace(comparison, label, i, keys, xs, axis, edge_marks, _number_text(base_qps.get(label)))
+        for i, label in enumerate(members)
+    ]
 
     layout = _base_layout(title=_group_title(comparison, group), height=500)
     layout.update(
@@ -350,6 +297,104 @@ def group_line_chart(
         annotations=_threshold_annotations(red, green, start, end, log=log),
     )
     return _figure(traces, layout)
+
+
+@dataclass(frozen=True)
+class _LineAxis:
+    """A group chart's relative-QPS axis: where it starts and ends, where an infinite ratio is drawn, log or not."""
+
+    start: float
+    end: float
+    top: float
+    log: bool
+
+
+class _LinePoint(NamedTuple):
+    y: float | None
+    text: str  # the relative QPS for the hover
+    mark: str | None  # drawn beside the point: "▼0.35" at an axis edge, "∞"
+    place: str  # where the mark goes
+    at_value: bool  # drawn at its own value (not clipped), so an error bar belongs on it
+    clipped: bool
+
+
+def _group_line_point(rel: float | None, noisy: bool, axis: _LineAxis, shared_mark: str | None) -> _LinePoint:
+    """One point of a group chart's line; ``shared_mark``: the label this point carries when it leaves the axis
+    (several lines leaving it at one version share one label, on the most extreme point)."""
+    y, text, mark = _plotted(rel, axis.top, noisy)
+    place = "top center"
+    clipped = False
+    if mark is None and y is not None:
+        y, mark, place = _edge(rel, axis.start, axis.end)
+        if mark is not None:
+            clipped = True
+            text += " (outside the axis: drawn at its edge)"
+            mark = shared_mark
+    if axis.log and y is not None and y <= 0:
+        y, mark = axis.start, f"▼{rel:.2f}" if rel is not None and math.isfinite(rel) else INFINITY_TEXT
+    finite = rel is not None and math.isfinite(rel)
+    at_value = finite and axis.start <= rel <= axis.end and (rel > 0 or not axis.log)  # type: ignore[operator]
+    return _LinePoint(y, text, mark, place, at_value, clipped)
+
+
+def _mark_texts(marks: list[str | None], places: list[str], colour: str) -> dict[str, Any]:
+    """A line's trace properties for the marks beside its points ("▼0.35", "∞"); a line without any has none."""
+    if not any(marks):
+        return {"mode": "lines+markers"}
+    return {
+        "mode": "lines+markers+text",
+        "text": marks,
+        "textposition": places if len(set(places)) > 1 else places[0],
+        "textfont": {"color": colour, "size": 10},
+    }
+
+
+def _group_line_trace(
+    comparison: Comparison,
+    label: str,
+    i: int,
+    keys: list[str],
+    xs: list[str],
+    axis: _LineAxis,
+    edge_marks: dict[tuple[str, str], str],
+    base_text: str,
+) -> dict[str, Any]:
+    """The line of one microbenchmark across the compared columns (see ``group_line_chart``)."""
+    noisy = [comparison.noisy.get(key, {}).get(label, False) for key in keys]
+    points = [
+        _group_line_point(comparison.relative[key].get(label), quiet, axis, edge_marks.get((key, label)))
+        for key, quiet in zip(keys, noisy, strict=True)
+    ]
+    ys = [p.y for p in points]
+    marks = [p.mark for p in points]
+    places = [p.place for p in points]
+    qps = [
+        None if p.y is None else _absolute(comparison.qps[key].get(label)) for key, p in zip(keys, points, strict=True)
+    ]
+    style = _line_style(i)
+    # Payload: a plain line carries only its QPS per point and formats relative QPS from y; the hover
+    # text per point (clipped, ∞, "within noise") is sent only for the lines that need it.
+    special = any(p.clipped for p in points) or any(marks) or any(noisy)
+    relative_part = "%{customdata[0]}" if special else "%{y:.2f}"
+    qps_part = "%{customdata[1]:,}" if special else "%{customdata:,}"
+    return _trace(
+        "scatter",
+        x=xs,
+        y=ys,
+        customdata=[None if p.y is None else [p.text, q] for p, q in zip(points, qps, strict=True)] if special else qps,
+        name=label,
+        **_mark_texts(marks, places, style["color"]),
+        line={"color": style["color"], "dash": style["dash"], "width": GUIDE_WIDTH},
+        marker={"symbol": style["symbol"], "size": 8, "color": style["color"]},
+        connectgaps=False,
+        error_y=_error_bars(
+            [relative_spread(comparison, k, label) for k in keys], [p.at_value for p in points], style["color"]
+        ),
+        hovertemplate=(
+            f"<b>%{{fullData.name}}</b><br>%{{x}}<br>relative QPS: {relative_part}"
+            f"<br>QPS: {qps_part}<br>base QPS: {base_text}<extra></extra>"
+        ),
+    )
 
 
 def group_bar_chart(
