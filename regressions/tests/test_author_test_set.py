@@ -42,7 +42,7 @@ def test_the_small_series_compares_and_tells_the_authors_33_tests(small_base: Ru
 
 def test_scan_warm_stored_as_a_warm_up_before_is_measured_after_the_migration() -> None:
     stored = Microbenchmark.objects.create(suite="sysbench", test="scan.warm", range_size=100, is_warmup=True)
-    migration = importlib.import_module("runs.migrations.0017_scan_warm_is_a_measured_scan")
+    migration = importlib.import_module("runs.migrations.0018_scan_warm_is_a_measured_scan")
     migration.measured(django_apps, None)
     stored.refresh_from_db()
     assert not stored.is_warmup

@@ -18,5 +18,5 @@ def warm_up(apps: Any, schema_editor: Any) -> None:
 
 
 class Migration(migrations.Migration):
-    dependencies = [("runs", "0016_run_notes")]
+    dependencies = [("runs", "0017_run_commit_and_series_derived")]
     operations = [migrations.RunPython(measured, warm_up)]
