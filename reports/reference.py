@@ -5,8 +5,14 @@ What the author's scripts do, and so what these functions reproduce:
 - ``qps.{abs,rel}.all.{tsv,csv}``: one row per test label (``<test>_range=<R>``)
   in three blocks — point, range, write — each in the order ``ls | sort`` gives
   the ``sb.r.qps.<test>.range<R>.pk<P>`` files in an en_US locale. Absolute QPS
-  is printed as an integer (C ``%.0f``, round half to even); the relative table
-  divides those printed integers and prints ``%.2f``.
+  is printed as the author's ``sb.r.qps`` files print it in each era: an integer
+  (C ``%.0f``, round half to even) for most, decimals where he printed them
+  (scan's millions of rows/s with 3 in 2021-2025, sysbench's own ``%.2f`` in
+  2018-2020) — a run read from his tables keeps the decimals its cells have,
+  and a value whose precision nothing records keeps at least three significant
+  digits. The relative table divides those printed values and prints ``%.2f``.
+  The ``.pre`` rows are printed where the author's tables of that era have them
+  (2023 to October 2024; ``keep_pre``).
 - ``o.met.all``: one block per ``sb.met`` file (see ``format_met_blocks``).
 
 Where the scripts would print an empty field for a missing result (and shift
@@ -19,6 +25,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
+from reports.cells import csv_text, tsv_line
 from reports.stats import ComparisonResult, GroupSummary, RunKey, metric_ratio, relative_qps
 from suites.groups import bare_test
 from suites.sysbench.parse import is_load
@@ -77,19 +84,20 @@ def reference_block(name: str) -> str | None:
     return "range"
 
 
-def reference_tests(labels: Iterable[str], pk: int = 1) -> list[str]:
+def reference_tests(labels: Iterable[str], pk: int = 1, *, keep_pre: bool = False) -> list[str]:
     """The labels of a reference QPS table, in its row order.
 
     Takes test labels (``point-query_range=100``). Drops the pre-write phase
-    (tests ending ``.pre`` and ``.warmpre``: the nov25 mysql-small tables have
-    none) and point warm-ups; keeps the rest in point, range, write blocks,
-    each sorted like ``ls | sort`` sorts their ``sb.r.qps.<test>.range<R>.pk<pk>``
-    files.
+    (tests ending ``.pre`` and ``.warmpre``: the author's tables since November
+    2024 have none) unless ``keep_pre`` (his tables of 2023-2024 keep the
+    ``.pre`` rows), and point warm-ups; keeps the rest in point, range, write
+    blocks, each sorted like ``ls | sort`` sorts their
+    ``sb.r.qps.<test>.range<R>.pk<pk>`` files.
     """
     blocks: dict[str, list[str]] = {block: [] for block in REFERENCE_BLOCKS}
     for label in dict.fromkeys(labels):
         test = bare_test(label)
-        if test.endswith((".pre", ".warmpre")):
+        if test.endswith(".warmpre") or (test.endswith(".pre") and not keep_pre):
             continue
         block = reference_block(test)
         if block is not None:
@@ -103,18 +111,35 @@ def reference_tests(labels: Iterable[str], pk: int = 1) -> list[str]:
 # --------------------------------------------------------------------------- QPS tables
 
 
-def _qps_text(value: float | None) -> str:
+# A value whose printed precision nothing records keeps at least this many significant digits: printed as an
+# integer from 100 up (the author's %.0f), with decimals below, so a ratio of printed values is never off by more
+# than about 1 % (scan's 1.466 → 1.596 is 1.47 → 1.60, 1.09, never 1 → 2, 2.00).
+SIGNIFICANT_DIGITS = 3
+MAX_DECIMALS = 6
+
+
+def printed_decimals(value: float | None, decimals: int | None = None) -> int:
+    """How many decimals a QPS cell prints: ``decimals`` when the author's table said (a run read from it), else
+    enough for SIGNIFICANT_DIGITS."""
+    if decimals is not None:
+        return decimals
+    if value is None or math.isnan(value) or math.isinf(value) or value == 0:
+        return 0
+    return max(0, min(MAX_DECIMALS, SIGNIFICANT_DIGITS - 1 - math.floor(math.log10(abs(value)))))
+
+
+def _qps_text(value: float | None, decimals: int | None = None) -> str:
     if value is None or math.isnan(value):
         return NA
-    return f"{value:.0f}"
+    return f"{value:.{printed_decimals(value, decimals)}f}"
 
 
-def _printed_qps(value: float | None) -> float | None:
-    # The relative table divides the integers the absolute table prints, not the exact QPS: this is what makes
+def _printed_qps(value: float | None, decimals: int | None = None) -> float | None:
+    # The relative table divides the values the absolute table prints, not the exact QPS: this is what makes
     # it match the reference to the last digit (the exact ratio differs in 2 of 231 cells of mysql-small).
     if value is None or math.isnan(value):
         return None
-    return float(round(value))
+    return float(_qps_text(value, decimals))
 
 
 def _ratio_text(rel: float | None) -> str:
@@ -130,17 +155,26 @@ def _qps_rows(
     labels: Sequence[str],
     values: Mapping[tuple[str, str], float | None],
     relative_to: str | None,
+    decimals: Mapping[tuple[str, str], int] | None = None,
 ) -> tuple[list[str], list[tuple[str, list[str]]]]:
-    """The column runs and, per label, the cell texts: absolute QPS, or relative to ``relative_to``."""
+    """The column runs and, per label, the cell texts: absolute QPS, or relative to ``relative_to``.
+    ``decimals``: per (run, label), the decimals the author printed the value with, where known."""
+    said = decimals or {}
     if relative_to is None:
         columns = list(runs)
-        rows = [(label, [_qps_text(values.get((run, label))) for run in columns]) for label in labels]
+        rows = [
+            (label, [_qps_text(values.get((run, label)), said.get((run, label))) for run in columns])
+            for label in labels
+        ]
         return columns, rows
     columns = [run for run in runs if run != relative_to]
     rows = []
     for label in labels:
-        base = _printed_qps(values.get((relative_to, label)))
-        cells = [_ratio_text(relative_qps(_printed_qps(values.get((run, label))), base)) for run in columns]
+        base = _printed_qps(values.get((relative_to, label)), said.get((relative_to, label)))
+        cells = [
+            _ratio_text(relative_qps(_printed_qps(values.get((run, label)), said.get((run, label))), base))
+            for run in columns
+        ]
         rows.append((label, cells))
     return columns, rows
 
@@ -150,6 +184,7 @@ def format_qps_tsv(
     labels: Sequence[str],
     values: Mapping[tuple[str, str], float | None],
     relative_to: str | None = None,
+    decimals: Mapping[tuple[str, str], int] | None = None,
 ) -> str:
     """The ``qps.abs.all.tsv`` layout, or ``qps.rel.all.tsv`` when ``relative_to`` names the base run.
 
@@ -160,12 +195,12 @@ def format_qps_tsv(
     integers (``inf`` when the base prints 0, ``1.00`` when both do). Missing
     cells are ``NA``. ``labels`` gives the row order (see reference_tests).
     """
-    columns, rows = _qps_rows(runs, labels, values, relative_to)
-    lines = [] if relative_to is None else [f"Relative to: {relative_to}"]
-    lines.extend(f"col-{i} : {run}" for i, run in enumerate(columns, start=1))
+    columns, rows = _qps_rows(runs, labels, values, relative_to, decimals)
+    lines = [] if relative_to is None else [tsv_line([f"Relative to: {relative_to}"])]
+    lines.extend(tsv_line([f"col-{i} : {run}"]) for i, run in enumerate(columns, start=1))
     lines.append("")
     lines.append("\t".join(f"col-{i}" for i in range(1, len(columns) + 1)))
-    lines.extend("\t".join([*cells, label]) for label, cells in rows)
+    lines.extend(tsv_line([*cells, label]) for label, cells in rows)
     return "\n".join(lines) + "\n"
 
 
@@ -174,14 +209,15 @@ def format_qps_csv(
     labels: Sequence[str],
     values: Mapping[tuple[str, str], float | None],
     relative_to: str | None = None,
+    decimals: Mapping[tuple[str, str], int] | None = None,
 ) -> str:
     """The ``qps.abs.all.csv`` / ``qps.rel.all.csv`` layout: ``label,v1,…,vK`` rows, no header at all.
 
     Cells as in format_qps_tsv; the relative file likewise leaves out the base
     column and, unlike the tsv, does not name the base.
     """
-    _, rows = _qps_rows(runs, labels, values, relative_to)
-    return "".join(",".join([label, *cells]) + "\n" for label, cells in rows)
+    _, rows = _qps_rows(runs, labels, values, relative_to, decimals)
+    return csv_text([label, *cells] for label, cells in rows)
 
 
 # --------------------------------------------------------------------------- o.met.all
@@ -238,7 +274,7 @@ def format_met_blocks(
             for key, fmt in zip(MET_KEYS, _MET_ABS_FORMATS, strict=True):
                 value = _met_value(row, key)
                 cells.append(NA if value is None else fmt.format(value))
-            out.append("\t".join([*cells, run]))
+            out.append(tsv_line([*cells, run]))
         out.append("--- relative to first result")
         base_row = metrics.get((runs[0], file)) if runs else None
         for run in runs[1:]:
@@ -250,7 +286,7 @@ def format_met_blocks(
                     value = None if value is None else float(round(value))
                     base = None if base is None else float(round(base))
                 cells.append(_met_ratio_text(value, base))
-            out.append("\t".join([cells[0], "", *cells[1:], run]))
+            out.append(tsv_line([cells[0], "", *cells[1:], run]))
         out.append("")
     return "".join(line + "\n" for line in out)
 
@@ -386,8 +422,8 @@ def format_dbbench_tsv(
     integer ops_sec. Missing is ``NA``. ``header=False`` gives the older
     ``abs.<workload>.<set>.tsv`` layout (nov23), which has none.
     """
-    lines = ["\t".join([*versions, "test"])] if header else []
-    lines.extend("\t".join([*cells, test]) for test, cells in _dbbench_rows(runs, tests, values, relative))
+    lines = [tsv_line([*versions, "test"])] if header else []
+    lines.extend(tsv_line([*cells, test]) for test, cells in _dbbench_rows(runs, tests, values, relative))
     return "".join(line + "\n" for line in lines)
 
 
@@ -409,9 +445,9 @@ def format_dbbench_csv(
     only, without the base's 1.00 column.
     """
     skip = 0 if base_column else 1
-    lines = [",".join(["test", *versions[skip:]]) + ","] if header else []
-    lines.extend(",".join([test, *cells[skip:]]) for test, cells in _dbbench_rows(runs, tests, values, relative))
-    return "".join(line + "\n" for line in lines)
+    rows = [["test", *versions[skip:], ""]] if header else []  # the scripts end the header with a comma
+    rows.extend([test, *cells[skip:]] for test, cells in _dbbench_rows(runs, tests, values, relative))
+    return csv_text(rows)
 
 
 # --------------------------------------------------------------------------- Insert Benchmark
@@ -444,18 +480,18 @@ def format_ibench_table(
     ``%.2f`` of cell / base cell, ``NA`` when either is NA, ``1`` when both are
     0, ``inf`` when only the base is; the tag is copied.
     """
-    header = [*columns, "tag"]
-    lines = [separator.join(header)]
+    table: list[list[str]] = [[*columns, "tag"]]
     texts = [(tag, [NA if cells is None else cells.get(c, NA) for c in columns]) for tag, cells in rows]
     if not relative:
-        lines.extend(separator.join([*cells, tag]) for tag, cells in texts)
-        return "".join(line + "\n" for line in lines)
-    if texts:
+        table.extend([*cells, tag] for tag, cells in texts)
+    elif texts:
         _, base = texts[0]
         for tag, cells in texts[1:]:
             ratios = [
                 _met_ratio_text(_ibench_number(cell), _ibench_number(base_cell))
                 for cell, base_cell in zip(cells, base, strict=True)
             ]
-            lines.append(separator.join([*ratios, tag]))
-    return "".join(line + "\n" for line in lines)
+            table.append([*ratios, tag])
+    if separator == ",":
+        return csv_text(table)
+    return "".join(tsv_line(row) + "\n" for row in table)
