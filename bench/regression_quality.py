@@ -61,9 +61,9 @@ def main() -> int:
         from django.conf import settings
         from django.core.management import call_command
 
-        from regressions.detection import record_as_dict
         from regressions.filters import in_release_view
         from regressions.models import Regression
+        from regressions.records import record_as_dict
 
         with bench_database(args.db, args.database) as described:
             corpus = args.corpus or settings.DEMO_CORPUS_DIR

@@ -3,8 +3,8 @@
 Reading is open like the pages; every change needs the triager role, through an
 API token (``Authorization: Bearer``) or a logged-in session (CSRF-checked), and is
 written to the triage log.
-All changes go through ``regressions.detection``, the same functions the pages and
-the command use.
+All changes go through ``regressions.triage`` and ``regressions.detection``, the same functions the pages
+and the command use.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from pydantic import ConfigDict
 
 from accounts.permissions import TRIAGE, api_auth
 from regressions import bugs as bugrefs
-from regressions.detection import link_bug, triage, unlink_bug
 from regressions.filters import RegressionFilters
 from regressions.models import Bug, Regression, TriageEvent
 from regressions.tasks import detect_regressions_task
+from regressions.triage import link_bug, triage, unlink_bug
 from runs.api_errors import ErrorOut, responses
 from runs.models import Dbms, Microbenchmark, Server, Version, Workload
 

@@ -20,10 +20,10 @@ from benchdash import pagecache
 from benchdash.http import HtmxHttpRequest
 from regressions import stories
 from regressions.bugs import ACCEPTED
-from regressions.detection import link_bug_to_many, triage
 from regressions.filters import ANY, OPEN, RELEASE_VIEWS, TABS, RegressionFilters
 from regressions.models import Bug, Regression, TriageEvent
 from regressions.stories import METRICS, QPS
+from regressions.triage import link_bug_to_many, triage
 from reports import stats
 from runs.models import Dbms, Run, Server
 from runs.signals import runs_stamp

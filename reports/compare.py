@@ -30,6 +30,7 @@ from reports.models import GroupSetDefinition
 from reports.reference import REFERENCE_BLOCKS, ls_sort_key, reference_block
 from runs.models import Result, Run
 from suites import groups as groupsets
+from suites.ibench import sla as ibench_sla
 from suites.openformat.parse import carried_group_set
 from suites.sysbench import parse as sysbench
 
@@ -316,7 +317,7 @@ class Series:
     runs: tuple[SeriesRun, ...]  # in column order: by version, build, config, start, id
     results: tuple[SeriesResult, ...]
     group_set: groupsets.GroupSet | None = None  # None: chosen from the suite and the tests (spec "auto")
-    sla_samples: tuple[sla.SlaSample, ...] = ()  # Insert Benchmark series only
+    sla_samples: tuple[ibench_sla.SlaSample, ...] = ()  # Insert Benchmark series only
     # A comparison of one microbenchmark (a page about it): ``results`` hold that microbenchmark's and the base
     # run's, ``dops`` every (concurrency, warm-up) of the series' results, so the concurrency rule decides as for
     # the whole series; build_comparison then keeps that microbenchmark alone, with the numbers it has in the
@@ -501,14 +502,12 @@ def named_group_set(name: str) -> groupsets.GroupSet | None:
     """The group set called ``name`` (a built-in one or a user's definition), None for "auto"."""
     if name in ("", "auto"):
         return None
-    for standard in groupsets.SUITE_GROUP_SETS:
+    for standard in suites.group_sets():
         if standard.name == name:
             return standard
     definition = GroupSetDefinition.objects.filter(name=name).first()
     if definition is None:
-        known = [g.name for g in groupsets.SUITE_GROUP_SETS] + list(
-            GroupSetDefinition.objects.values_list("name", flat=True)
-        )
+        known = [g.name for g in suites.group_sets()] + list(GroupSetDefinition.objects.values_list("name", flat=True))
         raise ComparisonError(f"unknown group set {name!r}; known: auto, {', '.join(known)}")
     return groupsets.user_group_set(definition.name, definition.ordered_rules())
 
@@ -665,7 +664,7 @@ def build_comparison(series: Series) -> Comparison:
     # base) ran another write load, so its relative QPS is no regression signal: flagged grey, never red/green.
     sla_missed: set[tuple[str, str]] = set()
     if suites.get(series.suite).checks_sla:
-        sla_missed = sla.missed_cells(sla.checks_of(series.sla_samples, column_of_run, dop))
+        sla_missed = ibench_sla.missed_cells(ibench_sla.checks_of(series.sla_samples, column_of_run, dop))
         for key in result.runs:
             for label in result.labels:
                 if (key, label) in sla_missed or (base_key, label) in sla_missed:

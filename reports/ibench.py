@@ -16,11 +16,12 @@ from typing import Any
 
 from reports import reference
 from reports.compare import Comparison
-from reports.sla import SlaCheck, sla_checks
+from reports.sla import sla_checks
 from reports.sla import sla_missed_cells as sla_missed_cells
 from reports.stats import metric_ratio
 from runs.models import Result
 from suites.ibench import parse as ibench
+from suites.ibench.sla import SlaCheck
 
 # A table is printed with the historical header that has exactly its columns (without the tag).
 HEADERS: tuple[tuple[str, ...], ...] = tuple(header[:-1] for header in ibench.HISTORICAL_HEADERS)

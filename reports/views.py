@@ -54,7 +54,6 @@ from reports.stats import flag as stats_flag
 from reports.templatetags.benchdash import fixed, number_cell, rel
 from runs.models import Result, Run
 from runs.signals import runs_stamp
-from suites import groups as groupsets
 
 # Series per home page: the page's size and time stay the same however many series the archive holds.
 HOME_PAGE_SIZE = 50
@@ -193,7 +192,7 @@ def _form(
     if rendered:
         form.fields["group_set"].widget.choices = [("auto", "auto")] + [
             (name, name)
-            for name in [g.name for g in groupsets.SUITE_GROUP_SETS]
+            for name in [g.name for g in suites.group_sets()]
             + list(GroupSetDefinition.objects.values_list("name", flat=True))
         ]
     return form, base, series

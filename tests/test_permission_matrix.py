@@ -156,8 +156,9 @@ def admin_urls() -> list[Url]:
 def rows(user_with_role: Callable[..., Any], corpus: Path) -> dict[str, Any]:
     from accounts.models import ApiToken
     from accounts.permissions import create_token
-    from regressions.detection import detect_regressions, link_bug
+    from regressions.detection import detect_regressions
     from regressions.models import Regression, Subscription
+    from regressions.triage import link_bug
     from reports.models import Report
     from runner.models import BenchmarkOutput, BenchmarkRun, Schedule, Target
     from runs import synthetic

@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 
 from regressions import alerts
-from regressions.detection import detect_regressions, link_bug
+from regressions.detection import detect_regressions
 from regressions.models import Delivery, Regression, Subscription
 from regressions.tasks import announce_story_task, deliver_alert_task
 from regressions.tests.loopback import HttpReceiver, SmtpServer, http_receiver, smtp_server
+from regressions.triage import link_bug
 from runs.models import Dbms, Run, Server
 
 pytestmark = pytest.mark.django_db

@@ -9,8 +9,9 @@ import pytest
 from django.conf import settings
 
 from regressions import detection
-from regressions.detection import detect_regressions, natural_key
+from regressions.detection import detect_regressions
 from regressions.models import Regression, SharedPoints
+from regressions.records import natural_key
 from runs.models import Run
 
 pytestmark = pytest.mark.django_db

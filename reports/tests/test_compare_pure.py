@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from reports.compare import ComparisonError, ComparisonSpec, Series, SeriesResult, SeriesRun, build_comparison
-from reports.sla import SlaSample
 from runs.models import Suite
+from suites.ibench.sla import SlaSample
 
 NO_METRICS = (None,) * 6
 

@@ -17,7 +17,7 @@ from reports.compare import ComparisonSpec, get_comparison
 from reports.exports import dbbench_table
 from runs.importer import archive_directory, submit_and_import
 from runs.models import Bundle, Run
-from suites.groups import DBBENCH, LOAD, READ_ONLY, READ_WHILE_WRITING, WRITE
+from suites.dbbench.groups import DBBENCH, LOAD, READ_ONLY, READ_WHILE_WRITING, WRITE
 
 pytestmark = pytest.mark.django_db
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-import suites.groups as groups
 from suites.base import STARTED_CONTENT, ResultFile, Suite, SuiteParse, SuiteRun
 from suites.dbbench import parse
+from suites.dbbench.groups import DBBENCH
 
 # A merged summary (sum.byrx.txt, sum2.byrx.clang.txt, sum.byrx.txt.sdev, summary.tsv). The author's tables next to
 # them (sum.abs0.byrx.tsv, *.csv) are outputs, not results.
@@ -84,7 +84,7 @@ SUITE = Suite(
     label="RocksDB db_bench",
     parse_error=parse.ParseError,
     is_warmup=parse.is_warmup,
-    group_sets=(groups.DBBENCH,),
+    group_sets=(DBBENCH,),
     recognise=recognise,
     files_hint="RocksDB db_bench results (report.tsv in res.<workload>/bm.<...>/<build>/, or sum*.txt summaries)",
     parse_files=parse_files,
