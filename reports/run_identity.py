@@ -56,11 +56,11 @@ def series_filter(base: Run) -> Q:
 
 
 def in_asked_order(runs: Sequence[R], base_id: int, asked: Sequence[int]) -> list[R]:
-    """``runs`` in the order ``--runs`` named them, the base first unless it was named among them; ``runs`` as
-    they are when nothing was asked."""
+    """``runs`` in the order ``--runs`` named them, the base first (the author's tables are relative to their
+    first column); ``runs`` as they are when nothing was asked."""
     if not asked:
         return list(runs)
-    order = list(dict.fromkeys(asked if base_id in asked else (base_id, *asked)))
+    order = list(dict.fromkeys((base_id, *asked)))
     rank = {run_id: at for at, run_id in enumerate(order)}
     return sorted(runs, key=lambda run: rank.get(run.id, len(rank)))
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -286,6 +287,7 @@ def parse_bundle(
             parsed = _suite_parsed_run(suite, run, run_meta(manifests, folder, run.name, given), bundle_name=name)
             runs.append(parsed)
             warnings.extend(parsed.warnings)
+    refuse_control_characters(runs, bundle_name=name)
     runs, duplicates, stale = summaries.keep_raw_over_summary(runs)
     # Once each: the runs of one summary table share what it does not say.
     warnings = list(dict.fromkeys([w for w in warnings if w not in stale] + duplicates))
@@ -386,6 +388,37 @@ def _suite_parsed_run(suite: Suite, run: SuiteRun, meta: RunMeta, *, bundle_name
         suite_server=run.server_details,
         notes=run.notes,
     )
+
+
+# Characters no imported name may hold: a terminal or a spreadsheet showing the name would run or hide them.
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# The names of a run that pages, exports and commands show, as the refusal calls them.
+_NAMED_FIELDS = (
+    ("name", "run name"),
+    ("build", "build"),
+    ("config", "config"),
+    ("server", "server"),
+    ("workload", "workload"),
+    ("dbms", "DBMS"),
+    ("version", "version"),
+    ("flavour", "flavour"),
+)
+
+
+def refuse_control_characters(runs: list[ParsedRun], *, bundle_name: str) -> None:
+    """Refuse a bundle any of whose runs' names (run, build, config, server, workload, DBMS, version, flavour,
+    microbenchmark) holds a control character, naming the file and the field: whether it came from a file, a
+    manifest or the upload form, such a name would rewrite what a terminal or a spreadsheet shows."""
+    for run in runs:
+        named = [(what, getattr(run, attr)) for attr, what in _NAMED_FIELDS]
+        named.extend(("microbenchmark", row["test"]) for row in run.results)
+        for what, value in named:
+            match = _CONTROL_RE.search(value or "")
+            if match:
+                raise ImportFailed(
+                    f"{bundle_name}:{run.path}: the {what} {value[:60]!r} holds the control character "
+                    f"U+{ord(match.group()):04X}; names must be printable (fix the file, benchdash.toml or the form)"
+                )
 
 
 def table_identity(variant: str, results: list[dict[str, Any]]) -> str:
