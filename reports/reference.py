@@ -10,9 +10,9 @@ What the author's scripts do, and so what these functions reproduce:
   (scan's millions of rows/s with 3 in 2021-2025, sysbench's own ``%.2f`` in
   2018-2020) — a run read from his tables keeps the decimals its cells have,
   and a value whose precision nothing records keeps at least three significant
-  digits. The relative table divides those printed values and prints ``%.2f``.
-  The ``.pre`` rows are printed where the author's tables of that era have them
-  (2023 to October 2024; ``keep_pre``).
+  digits (``suites.tables.printed_decimals``). The relative table divides those
+  printed values and prints ``%.2f``. The ``.pre`` rows are printed where the
+  author's tables of that era have them (2023 to October 2024; ``keep_pre``).
 - ``o.met.all``: one block per ``sb.met`` file (see ``format_met_blocks``).
 
 Where the scripts would print an empty field for a missing result (and shift
@@ -25,12 +25,11 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from reports.cells import csv_text, tsv_line
-from reports.stats import ComparisonResult, GroupSummary, RunKey, metric_ratio, relative_qps
+from reports.stats import ComparisonResult, GroupSummary, RunKey
+from suites.cells import csv_text, tsv_line
 from suites.groups import bare_test
 from suites.sysbench.parse import is_load
-
-NA = "NA"
+from suites.tables import NA, met_ratio_text, printed_qps, qps_text, ratio_text, relative_qps
 
 _LABEL_RE = re.compile(r"^(?P<test>.+)_range=(?P<range>\d+)$")
 _WRITE_RE = re.compile(r"delete|insert|update|write")
@@ -111,45 +110,6 @@ def reference_tests(labels: Iterable[str], pk: int = 1, *, keep_pre: bool = Fals
 # --------------------------------------------------------------------------- QPS tables
 
 
-# A value whose printed precision nothing records keeps at least this many significant digits: printed as an
-# integer from 100 up (the author's %.0f), with decimals below, so a ratio of printed values is never off by more
-# than about 1 % (scan's 1.466 → 1.596 is 1.47 → 1.60, 1.09, never 1 → 2, 2.00).
-SIGNIFICANT_DIGITS = 3
-MAX_DECIMALS = 6
-
-
-def printed_decimals(value: float | None, decimals: int | None = None) -> int:
-    """How many decimals a QPS cell prints: ``decimals`` when the author's table said (a run read from it), else
-    enough for SIGNIFICANT_DIGITS."""
-    if decimals is not None:
-        return decimals
-    if value is None or math.isnan(value) or math.isinf(value) or value == 0:
-        return 0
-    return max(0, min(MAX_DECIMALS, SIGNIFICANT_DIGITS - 1 - math.floor(math.log10(abs(value)))))
-
-
-def _qps_text(value: float | None, decimals: int | None = None) -> str:
-    if value is None or math.isnan(value):
-        return NA
-    return f"{value:.{printed_decimals(value, decimals)}f}"
-
-
-def _printed_qps(value: float | None, decimals: int | None = None) -> float | None:
-    # The relative table divides the values the absolute table prints, not the exact QPS: this is what makes
-    # it match the reference to the last digit (the exact ratio differs in 2 of 231 cells of mysql-small).
-    if value is None or math.isnan(value):
-        return None
-    return float(_qps_text(value, decimals))
-
-
-def _ratio_text(rel: float | None) -> str:
-    if rel is None:
-        return NA
-    if math.isinf(rel):
-        return "inf"
-    return f"{rel:.2f}"
-
-
 def _qps_rows(
     runs: Sequence[str],
     labels: Sequence[str],
@@ -163,16 +123,15 @@ def _qps_rows(
     if relative_to is None:
         columns = list(runs)
         rows = [
-            (label, [_qps_text(values.get((run, label)), said.get((run, label))) for run in columns])
-            for label in labels
+            (label, [qps_text(values.get((run, label)), said.get((run, label))) for run in columns]) for label in labels
         ]
         return columns, rows
     columns = [run for run in runs if run != relative_to]
     rows = []
     for label in labels:
-        base = _printed_qps(values.get((relative_to, label)), said.get((relative_to, label)))
+        base = printed_qps(values.get((relative_to, label)), said.get((relative_to, label)))
         cells = [
-            _ratio_text(relative_qps(_printed_qps(values.get((run, label)), said.get((run, label))), base))
+            ratio_text(relative_qps(printed_qps(values.get((run, label)), said.get((run, label))), base))
             for run in columns
         ]
         rows.append((label, cells))
@@ -238,15 +197,6 @@ def _met_value(metrics: Mapping[str, float] | None, key: str) -> float | None:
     return None if value is None or math.isnan(value) else value
 
 
-def _met_ratio_text(value: float | None, base: float | None) -> str:
-    # The script prints "1" (not "1.00") when both are 0 and "inf" when only the base is.
-    if value is None or base is None:
-        return NA
-    if value == 0 and base == 0:
-        return "1"
-    return _ratio_text(metric_ratio(value, base))
-
-
 def format_met_blocks(
     runs: Sequence[str],
     files: Sequence[str],
@@ -285,7 +235,7 @@ def format_met_blocks(
                 if key == "o_s":
                     value = None if value is None else float(round(value))
                     base = None if base is None else float(round(base))
-                cells.append(_met_ratio_text(value, base))
+                cells.append(met_ratio_text(value, base))
             out.append(tsv_line([cells[0], "", *cells[1:], run]))
         out.append("")
     return "".join(line + "\n" for line in out)
@@ -302,14 +252,42 @@ def md_number(value: float | None) -> str:
     return f"{value:.2f}"
 
 
+# Names in a write-up come from imported bundles, and write-ups are pasted into blogs and chats: every name is
+# text there, never markup. HTML's three as entities (CommonMark renders them as the characters); Markdown's
+# punctuation that can start markup anywhere in a line (a link, emphasis, code, a cell), backslash-escaped;
+# "_" only where it could open or close emphasis (inside a word it cannot: build names such as ma1104_240723
+# stay as they are); "://" and "www." so no bare URL becomes a link; control characters (a line break would
+# end a table row) as spaces.
+_MD_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+_MD_MARKUP = re.compile(r"[\\`*\[\]|~]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
+_MD_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
 def md_text(text: object) -> str:
-    # A "|" inside a cell would end the cell.
-    return str(text).replace("|", "\\|")
+    plain = _MD_CONTROL.sub(" ", str(text))
+    plain = re.sub(r"[&<>]", lambda m: _MD_HTML[m.group()], plain)
+    plain = _MD_MARKUP.sub(lambda m: "\\" + m.group(), plain)
+    return plain.replace("://", "\\://").replace("www.", "www\\.")
 
 
 def md_label(label: str | None) -> str:
-    # Code spans keep "_range=" from being read as emphasis and make labels easy to copy.
-    return "" if label is None else f"`{label}`"
+    # Code spans keep "_range=" from being read as emphasis and make labels easy to copy. The span's fence is
+    # longer than any run of backticks in the label, so none can end it; "|" is escaped (GFM tables split on it
+    # even inside a code span); no line break may end the row.
+    if label is None:
+        return ""
+    text = _MD_CONTROL.sub(" ", label).replace("|", "\\|")
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def md_url(url: str) -> str:
+    """A link target: http(s) only (anything else becomes ``#``), with the characters that could end the
+    target or the link percent-encoded."""
+    if not re.match(r"(?i)^https?://", url):
+        return "#"
+    return re.sub(r"[\x00-\x20()<>\[\]\\`\"'\x7f]", lambda m: f"%{ord(m.group()):02X}", url)
 
 
 def format_markdown_summary(
@@ -381,117 +359,3 @@ def format_markdown_summary(
     if result.ungrouped:
         sections.append("Ungrouped: " + ", ".join(map(md_label, result.ungrouped)) + "\n")
     return "\n".join(sections)
-
-
-# --------------------------------------------------------------------------- RocksDB db_bench
-
-
-def _dbbench_rows(
-    runs: Sequence[str],
-    tests: Sequence[str],
-    values: Mapping[tuple[str, str], float | None],
-    relative: bool,
-) -> list[tuple[str, list[str]]]:
-    """Per test the cells of every run: ops_sec as an integer, or ``%.2f`` of ops_sec / the base's (runs[0])."""
-    rows = []
-    for test in tests:
-        if relative:
-            base = values.get((runs[0], test)) if runs else None
-            cells = [_ratio_text(relative_qps(values.get((run, test)), base)) for run in runs]
-        else:
-            cells = [_qps_text(values.get((run, test))) for run in runs]
-        rows.append((test, cells))
-    return rows
-
-
-def format_dbbench_tsv(
-    runs: Sequence[str],
-    versions: Sequence[str],
-    tests: Sequence[str],
-    values: Mapping[tuple[str, str], float | None],
-    *,
-    relative: bool = True,
-    header: bool = True,
-) -> str:
-    """The db_bench scripts' ``sum.abs0.<workload>.tsv`` (relative) / ``sum.abs1.<workload>.tsv`` (absolute).
-
-    ``runs[0]`` is the base; ``versions`` are the column names, in the same
-    order. A header of the versions then ``test``; one row per test (``tests``
-    gives the order): the cells, then the test name. Relative cells are ``%.2f``
-    of ops_sec / the base's, so the base column is all 1.00; absolute cells are
-    integer ops_sec. Missing is ``NA``. ``header=False`` gives the older
-    ``abs.<workload>.<set>.tsv`` layout (nov23), which has none.
-    """
-    lines = [tsv_line([*versions, "test"])] if header else []
-    lines.extend(tsv_line([*cells, test]) for test, cells in _dbbench_rows(runs, tests, values, relative))
-    return "".join(line + "\n" for line in lines)
-
-
-def format_dbbench_csv(
-    runs: Sequence[str],
-    versions: Sequence[str],
-    tests: Sequence[str],
-    values: Mapping[tuple[str, str], float | None],
-    *,
-    relative: bool = True,
-    header: bool = True,
-    base_column: bool = True,
-) -> str:
-    """The csv twins: ``sum.abs0.<workload>.csv``, ``csum.*.csv`` and, without header and base, ``rel2.*.csv``.
-
-    A header ``test,<version>,…,`` (the scripts end it with a comma), then
-    ``<test>,<cell>,…`` rows; cells as in format_dbbench_tsv. ``header=False``
-    and ``base_column=False`` give nov23's ``rel2.<workload>.<set>.csv``: rows
-    only, without the base's 1.00 column.
-    """
-    skip = 0 if base_column else 1
-    rows = [["test", *versions[skip:], ""]] if header else []  # the scripts end the header with a comma
-    rows.extend([test, *cells[skip:]] for test, cells in _dbbench_rows(runs, tests, values, relative))
-    return csv_text(rows)
-
-
-# --------------------------------------------------------------------------- Insert Benchmark
-
-
-def _ibench_number(text: str) -> float | None:
-    # awk reads a cell as a number when it looks like one; NA (and anything else) is no measurement.
-    try:
-        value = float(text)
-    except ValueError:
-        return None
-    return value if math.isfinite(value) else None
-
-
-def format_ibench_table(
-    columns: Sequence[str],
-    rows: Sequence[tuple[str, Mapping[str, str] | None]],
-    *,
-    relative: bool = True,
-    separator: str = "\t",
-) -> str:
-    """The Insert Benchmark scripts' per-step tables: ``rel.<step>`` (relative) or ``mrg.<step>`` (absolute).
-
-    ``columns`` is the summary header without ``tag`` (``ips qps rps … p99``);
-    ``rows`` are (tag, cell texts by column) in table order, the base first,
-    with the cells as the merge script prints them (ips, qps and rps as
-    integers, the rest as the step summary wrote them); None is a run without
-    the step (all NA). Absolute: the header, then every row. Relative
-    (``sum_met.awk``): the header, then each row after the base, each cell
-    ``%.2f`` of cell / base cell, ``NA`` when either is NA, ``1`` when both are
-    0, ``inf`` when only the base is; the tag is copied.
-    """
-    table: list[list[str]] = [[*columns, "tag"]]
-    texts = [(tag, [NA if cells is None else cells.get(c, NA) for c in columns]) for tag, cells in rows]
-    if not relative:
-        table.extend([*cells, tag] for tag, cells in texts)
-    elif texts:
-        _, base = texts[0]
-        for tag, cells in texts[1:]:
-            ratios = [
-                _met_ratio_text(_ibench_number(cell), _ibench_number(base_cell))
-                for cell, base_cell in zip(cells, base, strict=True)
-            ]
-            table.append([*ratios, tag])
-    if separator == ",":
-        return csv_text(table)
-    return "".join(tsv_line(row) + "\n" for row in table)

@@ -13,7 +13,8 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reports.reference import SIGNIFICANT_DIGITS, format_qps_csv, format_qps_tsv, printed_decimals
+from reports.reference import format_qps_csv, format_qps_tsv
+from suites.tables import SIGNIFICANT_DIGITS, printed_decimals
 
 LABEL = "scan_range=100"
 
