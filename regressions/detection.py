@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -27,6 +27,7 @@ from django.conf import settings
 
 import suites
 from regressions import changepoints, stories
+from regressions.evidence import Evidence, EvidencePoint, Rule, SeriesContext
 from regressions.models import Regression
 from regressions.records import Candidate, DetectionSummary, natural_key, upsert
 from regressions.signals import story_opened
@@ -47,6 +48,7 @@ def detect_regressions(
     experimental: bool = False,
     every_release: bool = False,
     comparisons: Mapping[ComparisonSpec, Comparison] | None = None,
+    announce_versions: Collection[str] | None = None,
 ) -> DetectionSummary:
     """Detect the stories of every DBMS series of a server + workload and store them as records; returns counts.
 
@@ -72,7 +74,42 @@ def detect_regressions(
     ``comparisons`` are comparisons the caller has computed already (the refresh
     computes each DBMS's for its summary): one with the spec detection asks for
     is used as it is, not computed or fetched from the cache again.
+
+    ``announce_versions`` are the versions of the import that triggered this
+    detection: only a new open story that involves one of them (an event's
+    version, or the version before it) is news to announce, so importing an
+    older point release announces no story of other releases that its points
+    merely reshaped. ``None`` (the command, a lost refresh) announces every new
+    open story; a story told once is never told again either way (alerts are
+    once per story identity, ``regressions.alerts``).
     """
+    bases = _bases(server_id, workload_id, base_run_id)
+    summary = DetectionSummary()
+    for dbms_id, base in bases.items():
+        # Versions of different DBMSs interleave in version order: each DBMS is a series of its own, which is
+        # the comparison's default series (the base's DBMS), so no run ids are named.
+        series = load_series(base, comparisons=comparisons)
+        summary.series += 1
+        _detect_series(
+            series,
+            (server_id, workload_id, dbms_id),
+            summary,
+            min_change=min_change,
+            k=k,
+            view=view,
+            experimental=experimental,
+            every_release=every_release,
+            announce_versions=announce_versions,
+        )
+    if summary.opened:
+        story_opened.send(
+            sender=Regression, regression_ids=list(summary.opened), server_id=server_id, workload_id=workload_id
+        )
+    return summary
+
+
+def _bases(server_id: int, workload_id: int, base_run_id: int | None) -> dict[int, int]:
+    """The base run of each DBMS series to examine: ``base_run_id``'s alone when given, else each DBMS's oldest."""
     runs = list(
         Run.objects.filter(server_id=server_id, workload_id=workload_id)
         .order_by("build__version__sort_key", "build__name", "pk")
@@ -80,64 +117,69 @@ def detect_regressions(
     )
     if not runs:
         raise ComparisonError(f"no runs on server {server_id} with workload {workload_id}")
-    by_dbms: dict[int, list[int]] = defaultdict(list)
-    for run in runs:
-        by_dbms[run["build__version__dbms_id"]].append(run["pk"])
     if base_run_id is not None:
         dbms_of_base = next((r["build__version__dbms_id"] for r in runs if r["pk"] == base_run_id), None)
         if dbms_of_base is None:
             raise ComparisonError(f"run {base_run_id} is not on server {server_id} with workload {workload_id}")
-        bases = {dbms_of_base: base_run_id}
-    else:
-        bases = {dbms: run_ids[0] for dbms, run_ids in by_dbms.items()}
+        return {dbms_of_base: base_run_id}
+    bases: dict[int, int] = {}
+    for run in runs:
+        bases.setdefault(run["build__version__dbms_id"], run["pk"])
+    return bases
 
-    summary = DetectionSummary()
-    for dbms_id, base in bases.items():
-        # Versions of different DBMSs interleave in version order: each DBMS is a series of its own, which is
-        # the comparison's default series (the base's DBMS), so no run ids are named.
-        series = load_series(base, comparisons=comparisons)
-        summary.series += 1
-        # The long-term view's input tells whether the series mixes release kinds, and is that view's input too.
-        long_term = story_series(
+
+def _detect_series(
+    series: SeriesData,
+    where: tuple[int, int, int],
+    summary: DetectionSummary,
+    *,
+    min_change: float,
+    k: float,
+    view: releases.ReleaseView,
+    experimental: bool,
+    every_release: bool,
+    announce_versions: Collection[str] | None = None,
+) -> None:
+    """Detect and store one DBMS series' stories in the views asked for (``where``: server, workload, DBMS)."""
+    server_id, workload_id, dbms_id = where
+    # The long-term view's input tells whether the series mixes release kinds, and is that view's input too.
+    long_term = story_series(
+        series,
+        view=releases.DEFAULT_VIEW,
+        experimental=experimental,
+        release_overrides=settings.BENCHDASH_RELEASE_LINES,
+    )
+    mixed = _mixes(long_term)
+    # A series that does not mix release kinds reads the same points in both views: its long-term records
+    # stand for both, whichever view was asked for.
+    stored_views: list[releases.ReleaseView] = []
+    if view == releases.DEFAULT_VIEW or not mixed:
+        stored_views.append(releases.DEFAULT_VIEW)
+    if mixed and (view == "all" or every_release):
+        stored_views.append("all")
+    for stored in stored_views:
+        candidates, noise = find_candidates(
             series,
-            view=releases.DEFAULT_VIEW,
+            min_change=min_change,
+            k=k,
+            view=stored,
             experimental=experimental,
             release_overrides=settings.BENCHDASH_RELEASE_LINES,
+            built=long_term if stored == releases.DEFAULT_VIEW else None,
         )
-        mixed = _mixes(long_term)
-        # A series that does not mix release kinds reads the same points in both views: its long-term records
-        # stand for both, whichever view was asked for.
-        stored_views: list[releases.ReleaseView] = []
-        if view == releases.DEFAULT_VIEW or not mixed:
-            stored_views.append(releases.DEFAULT_VIEW)
-        if mixed and (view == "all" or every_release):
-            stored_views.append("all")
-        for stored in stored_views:
-            candidates, noise = find_candidates(
-                series,
-                min_change=min_change,
-                k=k,
-                view=stored,
-                experimental=experimental,
-                release_overrides=settings.BENCHDASH_RELEASE_LINES,
-                built=long_term if stored == releases.DEFAULT_VIEW else None,
-            )
-            if stored == view or len(stored_views) == 1:
-                summary.noise[next(p.dbms for p in series.points if p.key == series.base)] = noise
-            for candidate in candidates:
-                candidate.values["same_over_every_release"] = not mixed
-            opened = upsert(server_id, workload_id, dbms_id, stored, candidates, summary)
-            if stored == releases.DEFAULT_VIEW:
-                summary.opened.extend(opened)
-        if not mixed and (view == "all" or every_release):
-            # "all" records left from before (the series once mixed, or the release lines were classified
-            # otherwise) go the way of every record detection no longer finds.
-            upsert(server_id, workload_id, dbms_id, "all", [], summary)
-    if summary.opened:
-        story_opened.send(
-            sender=Regression, regression_ids=list(summary.opened), server_id=server_id, workload_id=workload_id
-        )
-    return summary
+        if stored == view or len(stored_views) == 1:
+            summary.noise[next(p.dbms for p in series.points if p.key == series.base)] = noise
+        for candidate in candidates:
+            candidate.values["same_over_every_release"] = not mixed
+            # Only the default view's stories are news, and only those involving the import's versions.
+            candidate.opened = stored == releases.DEFAULT_VIEW and _news(candidate, announce_versions)
+        opened = upsert(server_id, workload_id, dbms_id, stored, candidates, summary)
+        if stored == releases.DEFAULT_VIEW:
+            summary.opened.extend(opened)
+    if not mixed and (view == "all" or every_release):
+        # "all" records left from before (the series once mixed, or the release lines were classified
+        # otherwise) go the way of every record detection no longer finds.
+        upsert(server_id, workload_id, dbms_id, "all", [], summary)
 
 
 def mixes_release_lines(series: SeriesData, *, experimental: bool = False) -> bool:
@@ -150,6 +192,29 @@ def mixes_release_lines(series: SeriesData, *, experimental: bool = False) -> bo
         release_overrides=settings.BENCHDASH_RELEASE_LINES,
     )
     return _mixes(built)
+
+
+def _news(candidate: Candidate, announce_versions: Collection[str] | None) -> bool:
+    """Whether a candidate, if it is a new record, is news to announce: an open story of its own that involves a
+    version of the triggering import (every open story when no import triggered the detection)."""
+    if not candidate.opened:
+        return False
+    if announce_versions is None:
+        return True
+    events = candidate.values.get("story_events") or []
+    involved = {e.get("version") for e in events} | {e.get("previous_version") for e in events}
+    return not involved.isdisjoint(announce_versions)
+
+
+def _provisional(points: Sequence[SeriesPoint], built: StorySeries, view: str) -> str | None:
+    """The version of the view's newest point when the default view reads it only because it is the newest (a
+    short-term release among long-term ones): provisional until a newer release arrives."""
+    if view != releases.DEFAULT_VIEW or not built.chosen:
+        return None
+    newest = built.chosen[-1]
+    if built.long_term[newest] or not any(built.long_term[i] for i in built.chosen):
+        return None
+    return points[newest].version
 
 
 def _mixes(long_term: StorySeries) -> bool:
@@ -222,35 +287,6 @@ def load_series(
             return 1.0 if comparison.qps[column_key].get(label) is not None else None
         return comparison.relative[column_key].get(label)
 
-    # Result.extra (w_amp, stall%, p99) per column and microbenchmark, the mean over the column's runs.
-    column_of_run = {run_id: c.key for c in columns for run_id in c.run_ids}
-    label_of = {mb: label for label, mb in comparison.microbenchmark_ids.items()}
-    extra: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    # Only the results that measured one of them: a sysbench series has none, and reading (and decoding) every
-    # result's JSON again cost as much as the comparison's own read.
-    rows = Result.objects.filter(
-        run_id__in=column_of_run, dop=comparison.dop, extra__has_any_keys=EXTRA_METRICS
-    ).values_list("run_id", "microbenchmark_id", "extra")
-    for run_id, mb_id, values in rows:
-        label = label_of.get(mb_id)
-        for name in EXTRA_METRICS:
-            value = (values or {}).get(name)
-            if label is not None and isinstance(value, int | float) and not isinstance(value, bool):
-                extra[(column_of_run[run_id], label)][name].append(float(value))
-
-    metrics: dict[str, dict[str, list[float | None]]] = {}
-    for label in comparison.labels:
-        per_metric: dict[str, list[float | None]] = {
-            shown: [(comparison.metrics[c.key].get(label) or {}).get(column) for c in columns]
-            for column, shown in HW_METRICS.items()
-        }
-        for name in EXTRA_METRICS:
-            found = [extra.get((c.key, label), {}).get(name) for c in columns]
-            if any(found):
-                shown = suites.get(comparison.suite).metric_label(name)
-                per_metric[shown] = [statistics.mean(v) if v else None for v in found]
-        metrics[label] = per_metric
-
     base_key = comparison.base
     return SeriesData(
         server=comparison.server,
@@ -278,7 +314,7 @@ def load_series(
         microbenchmark_ids=dict(comparison.microbenchmark_ids),
         relative={label: [relative(c.key, label) for c in columns] for label in comparison.labels},
         cv={label: [comparison.cv[c.key].get(label) for c in columns] for label in comparison.labels},
-        metrics=metrics,
+        metrics=_metrics(comparison, _extra_measurements(comparison)),
         sla_missed={
             label: [
                 (c.key, label) in comparison.sla_missed or (base_key, label) in comparison.sla_missed for c in columns
@@ -286,6 +322,46 @@ def load_series(
             for label in comparison.labels
         },
     )
+
+
+def _extra_measurements(comparison: Comparison) -> dict[tuple[str, str], dict[str, list[float]]]:
+    """Result.extra (w_amp, stall%, p99) per (column, microbenchmark label): every run's value of the column."""
+    column_of_run = {run_id: c.key for c in comparison.columns for run_id in c.run_ids}
+    label_of = {mb: label for label, mb in comparison.microbenchmark_ids.items()}
+    extra: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    # Only the results that measured one of them: a sysbench series has none, and reading (and decoding) every
+    # result's JSON again cost as much as the comparison's own read.
+    rows = Result.objects.filter(
+        run_id__in=column_of_run, dop=comparison.dop, extra__has_any_keys=EXTRA_METRICS
+    ).values_list("run_id", "microbenchmark_id", "extra")
+    for run_id, mb_id, values in rows:
+        label = label_of.get(mb_id)
+        for name in EXTRA_METRICS:
+            value = (values or {}).get(name)
+            if label is not None and isinstance(value, int | float) and not isinstance(value, bool):
+                extra[(column_of_run[run_id], label)][name].append(float(value))
+    return extra
+
+
+def _metrics(
+    comparison: Comparison, extra: dict[tuple[str, str], dict[str, list[float]]]
+) -> dict[str, dict[str, list[float | None]]]:
+    """Per label, each metric's value per column: the comparison's HW metrics, then the suite's measurements (the
+    mean over the column's runs) under the names the suite shows them by."""
+    columns = comparison.columns
+    metrics: dict[str, dict[str, list[float | None]]] = {}
+    for label in comparison.labels:
+        per_metric: dict[str, list[float | None]] = {
+            shown: [(comparison.metrics[c.key].get(label) or {}).get(column) for c in columns]
+            for column, shown in HW_METRICS.items()
+        }
+        for name in EXTRA_METRICS:
+            found = [extra.get((c.key, label), {}).get(name) for c in columns]
+            if any(found):
+                shown = suites.get(comparison.suite).metric_label(name)
+                per_metric[shown] = [statistics.mean(v) if v else None for v in found]
+        metrics[label] = per_metric
+    return metrics
 
 
 @dataclass(frozen=True)
@@ -312,10 +388,32 @@ def story_series(
     release view of ``runs.releases``, relative QPS against the base. Pure."""
     points = series.points
     base_index = next(i for i, p in enumerate(points) if p.key == series.base)
+    policy = releases.policy_for(points[base_index].dbms, series.server, release_overrides)
+    chosen, unused = _choose_points(series, base_index, policy, view=view, experimental=experimental)
+    qps, metrics = _label_series(series, chosen, view)
+    return StorySeries(
+        chosen=chosen,
+        unused=unused,
+        long_term=[policy.is_long_term(p.version) for p in points],
+        qps=qps,
+        metrics=metrics,
+        versions=[points[i].version for i in chosen],
+    )
+
+
+def _choose_points(
+    series: SeriesData,
+    base_index: int,
+    policy: releases.ReleasePolicy,
+    *,
+    view: releases.ReleaseView,
+    experimental: bool,
+) -> tuple[list[int], dict[int, str]]:
+    """The series' points in the view (indexes, in version order) and why each other build is none."""
+    points = series.points
     chosen = changepoints.choose_points(
         [(p.version, p.flavour, p.config) for p in points], base_index, experimental=experimental
     )
-    policy = releases.policy_for(points[base_index].dbms, series.server, release_overrides)
     in_view = releases.points_in_view([points[i].version for i in chosen], policy, view, keep=chosen.index(base_index))
     short_term = {i for i, keep in zip(chosen, in_view, strict=True) if not keep}
     chosen = [i for i, keep in zip(chosen, in_view, strict=True) if keep]
@@ -328,6 +426,14 @@ def story_series(
         for i, p in enumerate(points)
         if i not in used
     }
+    return chosen, unused
+
+
+def _label_series(
+    series: SeriesData, chosen: list[int], view: releases.ReleaseView
+) -> tuple[list[stories.Series], dict[str, list[stories.Series]]]:
+    """Each microbenchmark's QPS series over the chosen points, and its metric series."""
+    points = series.points
     # Points by column rather than one keyword call each: a series of 300 runs makes 50,000 of them.
     versions = [points[i].version for i in chosen]
     builds = [points[i].build for i in chosen]
@@ -364,14 +470,7 @@ def story_series(
             )
             for name, values in (series.metrics.get(label) or {}).items()
         ]
-    return StorySeries(
-        chosen=chosen,
-        unused=unused,
-        long_term=[policy.is_long_term(p.version) for p in points],
-        qps=qps,
-        metrics=metrics,
-        versions=versions,
-    )
+    return qps, metrics
 
 
 def find_stories(
@@ -478,182 +577,225 @@ def find_candidates(
     Pure: it reads only ``series`` (see ``load_series``) and touches no database. ``built`` is the series'
     ``story_series`` with these arguments when the caller has made it already.
     """
-    points = series.points
     if built is None:
         built = story_series(series, view=view, experimental=experimental, release_overrides=release_overrides)
     told = find_stories(built, min_change=min_change, k=k)
-    chosen = built.chosen
-    index_of = {points[i].version: i for i in chosen}
-    context = {
-        "base": series.base,
-        "dop": series.dop,
-        "group_set": series.group_set,
-        "releases": view,
-        "experimental": experimental,
-        "points": [
-            {
-                "version": p.version,
-                "build": p.build,
-                "column": p.key,
-                "used": i not in built.unused,
-                "unused_because": built.unused.get(i),
-                "long_term": built.long_term[i],
-                "repeats": p.repeats,
-            }
-            for i, p in enumerate(points)
-        ],
-    }
-    # Every story's evidence carries the series' points, and its subject's values: each is made JSON-safe once
-    # (``json_safe``), not once per story that shows it, and the stories' evidence shares them.
-    safe_context = json_safe(context)
-    safe_lists: dict[tuple[str, str, str], list[Any]] = {}
+    maker = _CandidateMaker(series, built, told, view=view, experimental=experimental, min_change=min_change, k=k)
+    candidates = [maker.candidate(story) for story in told]
+    # The folded-into key names arrival points; resolve them to version ids.
+    for c in candidates:
+        if c.folded_into_key is not None:
+            mb, group, kind, point, metric = c.folded_into_key
+            c.folded_into_key = (mb, group, kind, series.points[point].version_id, metric)  # type: ignore[assignment]
+    return candidates, _median_noise(told, built)
 
-    def safe(kind: str, label: str, metric: str = stories.QPS) -> list[Any]:
+
+def _median_noise(told: Sequence[stories.Story], built: StorySeries) -> float | None:
+    """The median noise of the series' microbenchmarks: over their QPS stories, else over every QPS series."""
+    noises = [s.noise.sigma for s in told if not s.is_group and s.metric == stories.QPS]
+    if not noises:
+        noises = [stories.series_noise(s).sigma for s in built.qps if any(p.usable for p in s.points)]
+    return statistics.median(noises) if noises else None
+
+
+@dataclass
+class _CandidateMaker:
+    """Makes one series' candidates: what every story's evidence shares (the series' points, each subject's
+    values, made JSON-safe once and shared by the stories that show them) and what each story has of its own."""
+
+    series: SeriesData
+    built: StorySeries
+    told: Sequence[stories.Story]
+    view: releases.ReleaseView
+    experimental: bool
+    min_change: float
+    k: float
+    context: SeriesContext = field(init=False)
+    index_of: dict[str, int] = field(init=False)
+    members: dict[str, list[str]] = field(init=False)
+    _safe: dict[tuple[str, str, str], list[Any]] = field(init=False, default_factory=dict)
+
+    def __post_init__(self) -> None:
+        series, built = self.series, self.built
+        self.index_of = {series.points[i].version: i for i in built.chosen}
+        self.context = SeriesContext(
+            base=series.base,
+            dop=series.dop,
+            group_set=series.group_set,
+            releases=self.view,
+            experimental=self.experimental,
+            points=tuple(
+                EvidencePoint(
+                    version=p.version,
+                    build=p.build,
+                    column=p.key,
+                    used=i not in built.unused,
+                    unused_because=built.unused.get(i),
+                    long_term=built.long_term[i],
+                    repeats=p.repeats,
+                )
+                for i, p in enumerate(series.points)
+            ),
+            provisional_release=_provisional(series.points, built, self.view),
+        )
+        self.members = defaultdict(list)
+        for label in series.labels:
+            group = series.group_of.get(label)
+            if group:
+                self.members[group].append(label)
+
+    def safe(self, kind: str, label: str, metric: str = stories.QPS) -> list[Any]:
+        """A subject's values (or cv) at every point, JSON-safe, made once per series."""
         key = (kind, label, metric)
-        if key not in safe_lists:
+        if key not in self._safe:
             if kind == "cv":
-                values = series.cv[label]
+                values = self.series.cv[label]
             elif metric == stories.QPS:
-                values = series.relative[label]
+                values = self.series.relative[label]
             else:
-                values = series.metrics.get(label, {}).get(metric, [None] * len(points))
-            safe_lists[key] = json_safe(values)
-        return safe_lists[key]
+                values = self.series.metrics.get(label, {}).get(metric, [None] * len(self.series.points))
+            self._safe[key] = json_safe(values)
+        return self._safe[key]
 
-    members: dict[str, list[str]] = defaultdict(list)
-    for label in series.labels:
-        if series.group_of.get(label):
-            members[series.group_of[label]].append(label)  # type: ignore[index]
-
-    def levels(story: stories.Story) -> list[float | None]:
+    def levels(self, story: stories.Story) -> list[Any]:
         """The story's level at each point: level_before up to the arrival, then each event's level."""
+        points = self.series.points
         out: list[float | None] = [None] * len(points)
         if story.kind == "outlier":
             return out
         current, events = story.level_before, list(story.events)
-        for i in chosen:
+        for i in self.built.chosen:
             while events and points[i].version == events[0].version:
                 current = events.pop(0).level
             out[i] = current
-        return out
+        return json_safe(out)  # type: ignore[no-any-return]
 
-    candidates: list[Candidate] = []
-    for story in told:
-        folded_into = _standing_for(story, told)
-        arrived, previous = index_of[story.arrived_in], index_of[story.previous_version]
+    def subject_evidence(self, story: stories.Story) -> dict[str, Any]:
+        """The evidence's fields that depend on what the story is of: a group, a metric, a microbenchmark's QPS."""
+        if story.is_group:
+            labels = self.members.get(story.subject, [])
+            folded = [
+                s.subject for s in self.told if s.folded_into == story.subject and _standing_for(s, self.told) is story
+            ]
+            own: dict[str, Any] = {
+                "members": tuple(folded),
+                "members_total": len(labels),
+                # A group's metric story rests on its members' measured values per operation, a QPS one on their
+                # relative QPS.
+                "values": {label: self.safe("values", label, story.metric) for label in labels},
+            }
+            if story.metric != stories.QPS:
+                own |= {"metric": story.metric, "levels": self.levels(story)}
+            return own
+        if story.metric != stories.QPS:
+            # A metric's own story: its evidence is the metric's values (absolute, per operation), no QPS.
+            return {
+                "metric": story.metric,
+                "values": {story.subject: self.safe("values", story.subject, story.metric)},
+                "cv": [None] * len(self.series.points),
+                "levels": self.levels(story),
+            }
+        return {
+            "values": {story.subject: self.safe("values", story.subject)},
+            "cv": self.safe("cv", story.subject),
+            "levels": self.levels(story),
+        }
+
+    def rule(self, story: stories.Story) -> Rule:
+        floor = self.min_change if story.metric == stories.QPS else max(self.min_change, stories.METRIC_MIN_CHANGE)
+        gate = max(floor, self.k * story.noise.sigma * math.sqrt(2))
+        safe = json_safe([floor, self.k, story.noise.sigma, gate])
+        return Rule(min_change=safe[0], k=safe[1], noise=safe[2], noise_source=story.noise.source, threshold=safe[3])
+
+    def points_of(self, story: stories.Story) -> tuple[int, int, int, int | None]:
+        """The indexes of the story's arrival, the version before it, the last version it persists in and its fix."""
+        index_of = self.index_of
         fixed = index_of[story.fixed_in] if story.fixed_in else None
         fix_event = next((e for e in story.events if e.kind == "fixed"), None)
         persists = (
             index_of[fix_event.previous_version] if fix_event and story.fixed_in else index_of[story.latest_version]
         )
-        if story.is_group:
-            folded = [s.subject for s in told if s.folded_into == story.subject and _standing_for(s, told) is story]
-            subject: dict[str, Any] = {
-                "subject": story.subject,
-                "members": folded,
-                "members_total": len(members.get(story.subject, [])),
-                # A group's metric story rests on its members' measured values per operation, a QPS one on their
-                # relative QPS.
-                "values": {label: safe("values", label, story.metric) for label in members.get(story.subject, [])},
-            }
-            if story.metric != stories.QPS:
-                subject |= {"metric": story.metric, "levels": json_safe(levels(story))}
-            microbenchmark_id, group = None, story.subject
-        elif story.metric != stories.QPS:
-            # A metric's own story: its evidence is the metric's values (absolute, per operation), no QPS.
-            subject = {
-                "subject": story.subject,
-                "metric": story.metric,
-                "values": {story.subject: safe("values", story.subject, story.metric)},
-                "cv": [None] * len(points),
-                "levels": json_safe(levels(story)),
-            }
-            microbenchmark_id, group = series.microbenchmark_ids[story.subject], story.group or ""
-        else:
-            subject = {
-                "subject": story.subject,
-                "values": {story.subject: safe("values", story.subject)},
-                "cv": safe("cv", story.subject),
-                "levels": json_safe(levels(story)),
-            }
-            microbenchmark_id, group = series.microbenchmark_ids[story.subject], story.group or ""
-        floor = min_change if story.metric == stories.QPS else max(min_change, stories.METRIC_MIN_CHANGE)
-        gate = max(floor, k * story.noise.sigma * math.sqrt(2))
-        evidence = {
-            **safe_context,
-            **subject,
-            "arrived_point": arrived,
-            "previous_point": previous,
-            "persists_point": persists,
-            "fixed_point": fixed,
-            "builds": list(story.builds),
-            "rule": json_safe(
-                {
-                    "min_change": floor,
-                    "k": k,
-                    "noise": story.noise.sigma,
-                    "noise_source": story.noise.source,
-                    "threshold": gate,
-                }
-            ),
-        }
-        as_dict = story.as_dict()
-        kind = as_dict["kind"]
-        candidates.append(
-            Candidate(
-                microbenchmark_id=microbenchmark_id,
-                group=group,
-                kind=kind,
-                arrived_in_id=points[arrived].version_id,  # type: ignore[arg-type]
-                releases=view,
-                folded_into_key=None
-                if folded_into is None
-                else natural_key(
-                    None, folded_into.subject, folded_into.kind, index_of[folded_into.arrived_in], folded_into.metric
-                ),
-                # Alerts announce QPS stories; a metric's story waits on the list's own tab.
-                opened=story.is_open and folded_into is None and story.metric == stories.QPS,
-                metric=story.metric,
-                values={
-                    "group": group,
-                    "group_set": series.group_set,
-                    "arrived_in_build_id": points[arrived].build_id,
-                    "previous_version_id": points[previous].version_id,
-                    "fixed_in_id": points[fixed].version_id if fixed is not None else None,
-                    "persists_until_id": points[persists].version_id,
-                    "level_before": story.level_before,
-                    "level_after": story.level_before * (1 + story.current_change)
-                    if math.isfinite(story.current_change)
-                    else None,
-                    "change": story.change if math.isfinite(story.change) else None,
-                    "threshold": gate,
-                    "evidence": evidence,  # JSON-safe as it is made
-                    "base_run_id": series.base_run_id,
-                    "metric": story.metric,
-                    "outlier": story.kind == "outlier",
-                    "current_change": story.current_change if math.isfinite(story.current_change) else None,
-                    "worst_change": story.worst_change if math.isfinite(story.worst_change) else None,
-                    "story_events": as_dict["events"],
-                    "outliers": as_dict["outliers"],
-                    "noise": story.noise.sigma,
-                    "noise_source": story.noise.source,
-                    "noise_rule": story.noise.text,
-                    "builds": as_dict["builds"],
-                    "metric_steps": as_dict["metric_steps"],
-                    "summary": story.summary,
-                    "qps_change": story.qps_change,
-                    # The long-term records of a series that does not mix release kinds stand for both views:
-                    # detect_regressions decides, as it knows the series.
-                    "same_over_every_release": False,
-                },
-            )
+        return index_of[story.arrived_in], index_of[story.previous_version], persists, fixed
+
+    def candidate(self, story: stories.Story) -> Candidate:
+        series, points = self.series, self.series.points
+        folded_into = _standing_for(story, self.told)
+        arrived, previous, persists, fixed = self.points_of(story)
+        rule = self.rule(story)
+        evidence = Evidence(
+            context=self.context,
+            subject=story.subject,
+            arrived_point=arrived,
+            previous_point=previous,
+            persists_point=persists,
+            fixed_point=fixed,
+            builds=tuple(story.builds),
+            rule=rule,
+            **self.subject_evidence(story),
         )
-    # The folded-into key names arrival points; resolve them to version ids.
-    for c in candidates:
-        if c.folded_into_key is not None:
-            mb, group, kind, point, metric = c.folded_into_key
-            c.folded_into_key = (mb, group, kind, points[point].version_id, metric)  # type: ignore[assignment]
-    noises = [s.noise.sigma for s in told if not s.is_group and s.metric == stories.QPS]
-    if not noises:
-        noises = [stories.series_noise(s).sigma for s in built.qps if any(p.usable for p in s.points)]
-    return candidates, statistics.median(noises) if noises else None
+        microbenchmark_id = None if story.is_group else series.microbenchmark_ids[story.subject]
+        group = story.subject if story.is_group else story.group or ""
+        as_dict = story.as_dict()
+        return Candidate(
+            microbenchmark_id=microbenchmark_id,
+            group=group,
+            kind=as_dict["kind"],
+            arrived_in_id=points[arrived].version_id,  # type: ignore[arg-type]
+            releases=self.view,
+            folded_into_key=None
+            if folded_into is None
+            else natural_key(
+                None, folded_into.subject, folded_into.kind, self.index_of[folded_into.arrived_in], folded_into.metric
+            ),
+            # Alerts announce QPS stories; a metric's story waits on the list's own tab.
+            opened=story.is_open and folded_into is None and story.metric == stories.QPS,
+            metric=story.metric,
+            evidence=evidence,
+            values=_story_values(story, as_dict, group, series, (arrived, previous, persists, fixed), rule),
+        )
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def _story_values(
+    story: stories.Story,
+    as_dict: dict[str, Any],
+    group: str,
+    series: SeriesData,
+    at: tuple[int, int, int, int | None],
+    rule: Rule,
+) -> dict[str, Any]:
+    """The record's fields detection owns, of one story (``at``: its arrival, previous, persists and fixed points)."""
+    points = series.points
+    arrived, previous, persists, fixed = at
+    return {
+        "group": group,
+        "group_set": series.group_set,
+        "arrived_in_build_id": points[arrived].build_id,
+        "previous_version_id": points[previous].version_id,
+        "fixed_in_id": points[fixed].version_id if fixed is not None else None,
+        "persists_until_id": points[persists].version_id,
+        "level_before": story.level_before,
+        "level_after": story.level_before * (1 + story.current_change) if math.isfinite(story.current_change) else None,
+        "change": _finite(story.change),
+        "threshold": rule.threshold,
+        "base_run_id": series.base_run_id,
+        "metric": story.metric,
+        "outlier": story.kind == "outlier",
+        "current_change": _finite(story.current_change),
+        "worst_change": _finite(story.worst_change),
+        "story_events": as_dict["events"],
+        "outliers": as_dict["outliers"],
+        "noise": story.noise.sigma,
+        "noise_source": story.noise.source,
+        "noise_rule": story.noise.text,
+        "builds": as_dict["builds"],
+        "metric_steps": as_dict["metric_steps"],
+        "summary": story.summary,
+        "qps_change": story.qps_change,
+        # The long-term records of a series that does not mix release kinds stand for both views:
+        # detect_regressions decides, as it knows the series.
+        "same_over_every_release": False,
+    }

@@ -14,6 +14,7 @@ import suites
 from reports import ibench, markers, reference
 from reports.compare import Comparison, ComparisonSpec
 from runs.models import Result
+from suites.dbbench import layout as dbbench_layout
 from suites.dbbench import parse as dbbench
 from suites.sysbench import parse as sysbench
 
@@ -58,7 +59,7 @@ def export(
     if layout == "sum":
         # The db_bench scripts' sum.abs0/abs1 layouts: columns are versions, rows tests in run order.
         runs, versions, tests, cells = dbbench_table(comparison)
-        dbbench_formatter = reference.format_dbbench_tsv if fmt == "tsv" else reference.format_dbbench_csv
+        dbbench_formatter = dbbench_layout.format_dbbench_tsv if fmt == "tsv" else dbbench_layout.format_dbbench_csv
         return dbbench_formatter(runs, versions, tests, cells, relative=not absolute)
     labels = reference.reference_tests(comparison.labels, pk=comparison.pk_mode)
     values = {(key, label): comparison.qps[key].get(label) for key in keys for label in labels}

@@ -19,11 +19,10 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from reports.stats import ComparisonResult, GroupSummary, RunKey, metric_ratio, relative_qps
+from reports.stats import ComparisonResult, GroupSummary, RunKey
 from suites.groups import bare_test
 from suites.sysbench.parse import is_load
-
-NA = "NA"
+from suites.tables import NA, met_ratio_text, printed_qps, qps_text, ratio_text, relative_qps
 
 _LABEL_RE = re.compile(r"^(?P<test>.+)_range=(?P<range>\d+)$")
 _WRITE_RE = re.compile(r"delete|insert|update|write")
@@ -103,28 +102,6 @@ def reference_tests(labels: Iterable[str], pk: int = 1) -> list[str]:
 # --------------------------------------------------------------------------- QPS tables
 
 
-def _qps_text(value: float | None) -> str:
-    if value is None or math.isnan(value):
-        return NA
-    return f"{value:.0f}"
-
-
-def _printed_qps(value: float | None) -> float | None:
-    # The relative table divides the integers the absolute table prints, not the exact QPS: this is what makes
-    # it match the reference to the last digit (the exact ratio differs in 2 of 231 cells of mysql-small).
-    if value is None or math.isnan(value):
-        return None
-    return float(round(value))
-
-
-def _ratio_text(rel: float | None) -> str:
-    if rel is None:
-        return NA
-    if math.isinf(rel):
-        return "inf"
-    return f"{rel:.2f}"
-
-
 def _qps_rows(
     runs: Sequence[str],
     labels: Sequence[str],
@@ -134,13 +111,13 @@ def _qps_rows(
     """The column runs and, per label, the cell texts: absolute QPS, or relative to ``relative_to``."""
     if relative_to is None:
         columns = list(runs)
-        rows = [(label, [_qps_text(values.get((run, label))) for run in columns]) for label in labels]
+        rows = [(label, [qps_text(values.get((run, label))) for run in columns]) for label in labels]
         return columns, rows
     columns = [run for run in runs if run != relative_to]
     rows = []
     for label in labels:
-        base = _printed_qps(values.get((relative_to, label)))
-        cells = [_ratio_text(relative_qps(_printed_qps(values.get((run, label))), base)) for run in columns]
+        base = printed_qps(values.get((relative_to, label)))
+        cells = [ratio_text(relative_qps(printed_qps(values.get((run, label))), base)) for run in columns]
         rows.append((label, cells))
     return columns, rows
 
@@ -202,15 +179,6 @@ def _met_value(metrics: Mapping[str, float] | None, key: str) -> float | None:
     return None if value is None or math.isnan(value) else value
 
 
-def _met_ratio_text(value: float | None, base: float | None) -> str:
-    # The script prints "1" (not "1.00") when both are 0 and "inf" when only the base is.
-    if value is None or base is None:
-        return NA
-    if value == 0 and base == 0:
-        return "1"
-    return _ratio_text(metric_ratio(value, base))
-
-
 def format_met_blocks(
     runs: Sequence[str],
     files: Sequence[str],
@@ -249,7 +217,7 @@ def format_met_blocks(
                 if key == "o_s":
                     value = None if value is None else float(round(value))
                     base = None if base is None else float(round(base))
-                cells.append(_met_ratio_text(value, base))
+                cells.append(met_ratio_text(value, base))
             out.append("\t".join([cells[0], "", *cells[1:], run]))
         out.append("")
     return "".join(line + "\n" for line in out)
@@ -373,117 +341,3 @@ def format_markdown_summary(
     if result.ungrouped:
         sections.append("Ungrouped: " + ", ".join(map(md_label, result.ungrouped)) + "\n")
     return "\n".join(sections)
-
-
-# --------------------------------------------------------------------------- RocksDB db_bench
-
-
-def _dbbench_rows(
-    runs: Sequence[str],
-    tests: Sequence[str],
-    values: Mapping[tuple[str, str], float | None],
-    relative: bool,
-) -> list[tuple[str, list[str]]]:
-    """Per test the cells of every run: ops_sec as an integer, or ``%.2f`` of ops_sec / the base's (runs[0])."""
-    rows = []
-    for test in tests:
-        if relative:
-            base = values.get((runs[0], test)) if runs else None
-            cells = [_ratio_text(relative_qps(values.get((run, test)), base)) for run in runs]
-        else:
-            cells = [_qps_text(values.get((run, test))) for run in runs]
-        rows.append((test, cells))
-    return rows
-
-
-def format_dbbench_tsv(
-    runs: Sequence[str],
-    versions: Sequence[str],
-    tests: Sequence[str],
-    values: Mapping[tuple[str, str], float | None],
-    *,
-    relative: bool = True,
-    header: bool = True,
-) -> str:
-    """The db_bench scripts' ``sum.abs0.<workload>.tsv`` (relative) / ``sum.abs1.<workload>.tsv`` (absolute).
-
-    ``runs[0]`` is the base; ``versions`` are the column names, in the same
-    order. A header of the versions then ``test``; one row per test (``tests``
-    gives the order): the cells, then the test name. Relative cells are ``%.2f``
-    of ops_sec / the base's, so the base column is all 1.00; absolute cells are
-    integer ops_sec. Missing is ``NA``. ``header=False`` gives the older
-    ``abs.<workload>.<set>.tsv`` layout (nov23), which has none.
-    """
-    lines = ["\t".join([*versions, "test"])] if header else []
-    lines.extend("\t".join([*cells, test]) for test, cells in _dbbench_rows(runs, tests, values, relative))
-    return "".join(line + "\n" for line in lines)
-
-
-def format_dbbench_csv(
-    runs: Sequence[str],
-    versions: Sequence[str],
-    tests: Sequence[str],
-    values: Mapping[tuple[str, str], float | None],
-    *,
-    relative: bool = True,
-    header: bool = True,
-    base_column: bool = True,
-) -> str:
-    """The csv twins: ``sum.abs0.<workload>.csv``, ``csum.*.csv`` and, without header and base, ``rel2.*.csv``.
-
-    A header ``test,<version>,…,`` (the scripts end it with a comma), then
-    ``<test>,<cell>,…`` rows; cells as in format_dbbench_tsv. ``header=False``
-    and ``base_column=False`` give nov23's ``rel2.<workload>.<set>.csv``: rows
-    only, without the base's 1.00 column.
-    """
-    skip = 0 if base_column else 1
-    lines = [",".join(["test", *versions[skip:]]) + ","] if header else []
-    lines.extend(",".join([test, *cells[skip:]]) for test, cells in _dbbench_rows(runs, tests, values, relative))
-    return "".join(line + "\n" for line in lines)
-
-
-# --------------------------------------------------------------------------- Insert Benchmark
-
-
-def _ibench_number(text: str) -> float | None:
-    # awk reads a cell as a number when it looks like one; NA (and anything else) is no measurement.
-    try:
-        value = float(text)
-    except ValueError:
-        return None
-    return value if math.isfinite(value) else None
-
-
-def format_ibench_table(
-    columns: Sequence[str],
-    rows: Sequence[tuple[str, Mapping[str, str] | None]],
-    *,
-    relative: bool = True,
-    separator: str = "\t",
-) -> str:
-    """The Insert Benchmark scripts' per-step tables: ``rel.<step>`` (relative) or ``mrg.<step>`` (absolute).
-
-    ``columns`` is the summary header without ``tag`` (``ips qps rps … p99``);
-    ``rows`` are (tag, cell texts by column) in table order, the base first,
-    with the cells as the merge script prints them (ips, qps and rps as
-    integers, the rest as the step summary wrote them); None is a run without
-    the step (all NA). Absolute: the header, then every row. Relative
-    (``sum_met.awk``): the header, then each row after the base, each cell
-    ``%.2f`` of cell / base cell, ``NA`` when either is NA, ``1`` when both are
-    0, ``inf`` when only the base is; the tag is copied.
-    """
-    header = [*columns, "tag"]
-    lines = [separator.join(header)]
-    texts = [(tag, [NA if cells is None else cells.get(c, NA) for c in columns]) for tag, cells in rows]
-    if not relative:
-        lines.extend(separator.join([*cells, tag]) for tag, cells in texts)
-        return "".join(line + "\n" for line in lines)
-    if texts:
-        _, base = texts[0]
-        for tag, cells in texts[1:]:
-            ratios = [
-                _met_ratio_text(_ibench_number(cell), _ibench_number(base_cell))
-                for cell, base_cell in zip(cells, base, strict=True)
-            ]
-            lines.append(separator.join([*ratios, tag]))
-    return "".join(line + "\n" for line in lines)

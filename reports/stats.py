@@ -12,6 +12,10 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, NamedTuple, TypeVar
 
+# The ratio rule is the one the suites' export layouts print (suites.tables): one rule, read here by the comparison.
+from suites.tables import metric_ratio as metric_ratio
+from suites.tables import relative_qps as relative_qps
+
 Flag = Literal["red", "green", "grey", "missing"]
 RunKey = TypeVar("RunKey", bound=Hashable)
 
@@ -20,32 +24,6 @@ DEFAULT_GREEN = 1.05
 
 
 # --------------------------------------------------------------------------- ratios
-
-
-def relative_qps(value: float | None, base: float | None) -> float | None:
-    """QPS of a run relative to the base run: ``value / base``, exact (never rounded here).
-
-    - either side missing (None or NaN) → None: a missing result is shown as
-      missing, never as 0;
-    - base 0 and value > 0 → ``math.inf``: the base did no work, anything is an
-      unbounded improvement, and the UI shows "∞" rather than crashing;
-    - both 0 → 1.0: two runs that both did nothing did not change.
-    """
-    # NaN can come out of a sysbench line such as "(nan per sec.)": it is no measurement, so it counts as missing.
-    if value is None or base is None or math.isnan(value) or math.isnan(base):
-        return None
-    if base == 0:
-        return 1.0 if value == 0 else math.inf
-    return value / base
-
-
-def metric_ratio(value: float | None, base: float | None) -> float | None:
-    """A HW metric (cpu/o, cs/o, r/o, rKB/o, wKB/o, o/s) of a run relative to the base: other / base.
-
-    As in the reference script: both 0 → 1, base 0 → inf, and a
-    missing side → None. A value of 0 over a non-zero base is a plain 0.
-    """
-    return relative_qps(value, base)
 
 
 def flag(rel: float | None, red: float = DEFAULT_RED, green: float = DEFAULT_GREEN) -> Flag:

@@ -149,6 +149,10 @@ def _json_errors(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpRes
             return JsonResponse({"detail": CSRF_REFUSED}, status=403)
         return JsonResponse({"detail": HTTPStatus(response.status_code).phrase}, status=response.status_code)
 
+    # ninja's views are partials of their API; `manage.py export_openapi_schema` finds the API through the
+    # root view's keywords, so the wrapper carries them too.
+    if hasattr(view, "keywords"):
+        wrapped.keywords = view.keywords  # type: ignore[attr-defined]
     return wrapped
 
 
