@@ -79,9 +79,10 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "benchdash.middleware.RejectNulMiddleware",
-    "runs.uploadlimit.UploadLimitMiddleware",  # before anything reads the body (CSRF reads POST)
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Knows the user, and runs before any middleware's process_view reads the body (CSRF's reads POST).
+    "runs.uploadlimit.UploadLimitMiddleware",
     "benchdash.middleware.PrivateUnlessPublicMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
