@@ -252,8 +252,14 @@ CELERY_BEAT_SCHEDULE = {
     "resend-lost-alerts": {"task": "regressions.tasks.resend_lost_alerts", "schedule": 60.0},
     # Stories' shared points that no story names any more (stories deleted outside detection) are deleted.
     "sweep-unused-points": {"task": "regressions.tasks.sweep_unused_points", "schedule": 3600.0},
+    # The running run of a benchmark host gone silent is failed and queued again, once.
+    "check-benchmark-hosts": {"task": "runner.tasks.check_hosts", "schedule": 60.0},
 }
 CELERY_TIMEZONE = TIME_ZONE
+# Benchmark hosts (runner.hosts): how often a host's worker says it is alive, and how long a silence lasts before
+# its running run is failed and queued again.
+BENCHDASH_HOST_HEARTBEAT_SECONDS = env.float("BENCHDASH_HOST_HEARTBEAT_SECONDS", default=15.0)
+BENCHDASH_HOST_SILENT_SECONDS = env.float("BENCHDASH_HOST_SILENT_SECONDS", default=120.0)
 
 
 # The worker outlives its broker: it retries the connection forever, at start-up too, and leaves only when
