@@ -67,6 +67,8 @@ class SeriesContext:
     releases: str
     experimental: bool
     points: tuple[EvidencePoint, ...]
+    # The newest release when the default view reads it only as the newest (a short-term one): provisional.
+    provisional_release: str | None = None
 
     @cached_property
     def points_json(self) -> list[dict[str, Any]]:
@@ -157,6 +159,15 @@ class Evidence:
         found = self.cv[index] if self.cv is not None and index < len(self.cv) else None
         return float(found) if isinstance(found, int | float) else None
 
+    def incomplete(self, index: int) -> tuple[int, int] | None:
+        """For a group story: (n, N) when the point lacks some of the group's fixed member set (every member with
+        a value somewhere in the series), else None. Such a version is no point of the group's series."""
+        if not self.is_group:
+            return None
+        measured = [found for found in self.values.values() if any(v is not None for v in found)]
+        present = sum(1 for found in measured if index < len(found) and found[index] is not None)
+        return (present, len(measured)) if 0 < present < len(measured) else None
+
     def as_json(self) -> dict[str, Any]:
         """The stored form (the keys every story shows, then its kind's own); ``points`` is the context's list."""
         c = self.context
@@ -166,6 +177,7 @@ class Evidence:
             "group_set": c.group_set,
             "releases": c.releases,
             "experimental": c.experimental,
+            "provisional_release": c.provisional_release,
             "points": c.points_json,
             "subject": self.subject,
         }
@@ -203,6 +215,7 @@ class Evidence:
             releases=str(data.get("releases") or "all"),
             experimental=bool(data.get("experimental", False)),
             points=tuple(EvidencePoint.from_json(p) for p in points if isinstance(p, Mapping)),
+            provisional_release=data.get("provisional_release"),
         )
         members = data.get("members")
         return cls(
