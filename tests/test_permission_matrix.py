@@ -42,6 +42,7 @@ READ, OPEN, LOGIN, NOT_FOUND = "read", "open", "login", "not found"
 RULES: dict[str, dict[str, str]] = {
     "reports:home": {"GET": READ},
     "healthz": {"GET": OPEN},
+    "favicon": {"GET": OPEN},
     "metrics": {"GET": READ},  # read like the API: a token or a session while browsing is private
     "reports:search": {"GET": READ},
     "reports:compare": {"GET": READ},
