@@ -9,11 +9,14 @@ turns the safety checks on: no DEBUG, a real SECRET_KEY and ALLOWED_HOSTS.
 
 from __future__ import annotations
 
+import sys
 from datetime import timedelta
 from pathlib import Path
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
+
+from benchdash.deployment import DEMO_SECRET_KEY, Deployment, banner, deployment_warnings, refusals
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -30,19 +33,17 @@ ALLOWED_HOSTS = env.list(
     "ALLOWED_HOSTS", default=[] if PRODUCTION else ["127.0.0.1", "localhost", "[::1]", "testserver"]
 )
 
-if PRODUCTION:
-    if DEBUG:
-        raise ImproperlyConfigured("DEBUG must be off when BENCHDASH_MODE=production")
-    if not SECRET_KEY:
-        raise ImproperlyConfigured("SECRET_KEY must be set when BENCHDASH_MODE=production")
-    if not ALLOWED_HOSTS:
-        raise ImproperlyConfigured("ALLOWED_HOSTS must be set when BENCHDASH_MODE=production")
-elif not SECRET_KEY:
-    # Demo mode only: a fixed key is fine on a laptop, never in production (checked above).
-    SECRET_KEY = "benchdash-demo-only-not-secret"
+# Production refuses to start without a real key and hosts, or with DEBUG on (benchdash/deployment.py).
+if _refused := refusals(production=PRODUCTION, debug=DEBUG, secret_key=SECRET_KEY, allowed_hosts=tuple(ALLOWED_HOSTS)):
+    raise ImproperlyConfigured(_refused[0])
+if not PRODUCTION and not SECRET_KEY:
+    # Demo mode only: a fixed key is fine on a laptop, never in production (benchdash/deployment.py refuses it).
+    SECRET_KEY = DEMO_SECRET_KEY
 
-# Key for secrets stored in the database (target passwords); SECRET_KEY when unset.
+# Key for secrets stored in the database (target passwords); SECRET_KEY when unset. BENCHDASH_ENCRYPTION_KEYS
+# (comma-separated) rotates them: the first encrypts, every one decrypts (runner.fields, reencrypt_secrets).
 BENCHDASH_ENCRYPTION_KEY = env.str("BENCHDASH_ENCRYPTION_KEY", default="")
+BENCHDASH_ENCRYPTION_KEYS = env.list("BENCHDASH_ENCRYPTION_KEYS", default=[])
 
 # Networks benchmark targets may be in (comma-separated CIDRs); link-local and metadata addresses never are.
 BENCHDASH_TARGET_NETWORKS = env.list("BENCHDASH_TARGET_NETWORKS", default=["127.0.0.0/8", "::1/128"])
@@ -78,9 +79,10 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "benchdash.middleware.RejectNulMiddleware",
-    "runs.uploadlimit.UploadLimitMiddleware",  # before anything reads the body (CSRF reads POST)
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Knows the user, and runs before any middleware's process_view reads the body (CSRF's reads POST).
+    "runs.uploadlimit.UploadLimitMiddleware",
     "benchdash.middleware.PrivateUnlessPublicMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -114,6 +116,10 @@ DATABASES = {
     "default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'benchdash.sqlite3'}"),
 }
 DATABASES["default"].setdefault("ATOMIC_REQUESTS", False)
+# The password may come on its own, so a password with URL-special characters (/, @, :) need not be quoted in
+# DATABASE_URL; docker-compose.yml passes POSTGRES_PASSWORD this way.
+if env.str("DATABASE_PASSWORD", default=""):
+    DATABASES["default"]["PASSWORD"] = env.str("DATABASE_PASSWORD")
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # Reuse connections between requests; health checks drop ones the server closed.
     DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
@@ -246,8 +252,14 @@ CELERY_BEAT_SCHEDULE = {
     "resend-lost-alerts": {"task": "regressions.tasks.resend_lost_alerts", "schedule": 60.0},
     # Stories' shared points that no story names any more (stories deleted outside detection) are deleted.
     "sweep-unused-points": {"task": "regressions.tasks.sweep_unused_points", "schedule": 3600.0},
+    # The running run of a benchmark host gone silent is failed and queued again, once.
+    "check-benchmark-hosts": {"task": "runner.tasks.check_hosts", "schedule": 60.0},
 }
 CELERY_TIMEZONE = TIME_ZONE
+# Benchmark hosts (runner.hosts): how often a host's worker says it is alive, and how long a silence lasts before
+# its running run is failed and queued again.
+BENCHDASH_HOST_HEARTBEAT_SECONDS = env.float("BENCHDASH_HOST_HEARTBEAT_SECONDS", default=15.0)
+BENCHDASH_HOST_SILENT_SECONDS = env.float("BENCHDASH_HOST_SILENT_SECONDS", default=120.0)
 
 
 # The worker outlives its broker: it retries the connection forever, at start-up too, and leaves only when
@@ -328,13 +340,61 @@ BENCHDASH_CSP = env.str(
         "frame-ancestors 'none'"
     ),
 )
+# Session and CSRF cookies only over https (SECURE_COOKIES, default on in production, docker-compose.yml alike).
+# A site served over plain http must set SECURE_COOKIES=false, or browsers never send the cookies back and
+# every login fails its CSRF check (the 403 page then says so: benchdash.errors.csrf_failure).
+CSRF_FAILURE_VIEW = "benchdash.errors.csrf_failure"
 if PRODUCTION:
     SESSION_COOKIE_SECURE = env.bool("SECURE_COOKIES", default=True)
     CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
     # Browsers only honour HSTS from an https response, and SecurityMiddleware only sends it on one.
     SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=365 * 24 * 3600)
-    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+# Security and reliability limits (outbound requests, database hangs, proxies, render budgets): one block.
+# Where alert webhooks (and any other request benchdash makes) may go: comma-separated networks
+# (10.20.0.0/16,192.0.2.7). Unset: public addresses only. Link-local and metadata addresses never
+# (benchdash.outbound checks the resolved address at send time and connects to that address).
+BENCHDASH_ALERT_NETWORKS = env.list("BENCHDASH_ALERT_NETWORKS", default=[])
+try:
+    from benchdash.outbound import parse_networks
+
+    parse_networks(BENCHDASH_ALERT_NETWORKS)
+except ValueError as _exc:
+    raise ImproperlyConfigured(f"BENCHDASH_ALERT_NETWORKS: {_exc}") from _exc
+
+# X-Forwarded-Proto is believed only from a proxy the site trusts (BENCHDASH_TRUSTED_PROXIES > 0): with none,
+# any client could claim https itself and get HSTS and https-only cookies' behaviour over plain HTTP.
+if PRODUCTION and BENCHDASH_TRUSTED_PROXIES > 0:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+# Database waits, bounded for web and worker: a server that hangs (accepts, never answers) must not hold
+# threads for the whole outage. statement_timeout ends a slow query server-side; keepalives and
+# tcp_user_timeout notice a peer that went away; connect_timeout bounds connecting (above); and the backend
+# (benchdash.postgresql) cuts a connection whose wait passes the statement timeout plus a grace, which the
+# site answers with a 503. A Celery worker (imports, detection: long statements, lock waits) has its own limit.
+_CELERY_WORKER = "worker" in sys.argv[1:] and "celery" in sys.argv[0]  # `celery … worker`, `python -m celery … worker`
+BENCHDASH_DB_STATEMENT_TIMEOUT = (
+    env.float("BENCHDASH_DB_WORKER_STATEMENT_TIMEOUT", default=float(CELERY_TASK_TIME_LIMIT))
+    if _CELERY_WORKER
+    else env.float("BENCHDASH_DB_STATEMENT_TIMEOUT", default=10.0)
+)
+BENCHDASH_DB_HANG_GRACE = env.float("BENCHDASH_DB_HANG_GRACE", default=2.0)
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    DATABASES["default"]["ENGINE"] = "benchdash.postgresql"
+    _options = DATABASES["default"].setdefault("OPTIONS", {})
+    if BENCHDASH_DB_STATEMENT_TIMEOUT > 0:
+        _options["options"] = (
+            f"{_options.get('options', '')} -c statement_timeout={int(BENCHDASH_DB_STATEMENT_TIMEOUT * 1000)}"
+        ).strip()
+    for _name, _value in (
+        ("keepalives", 1),
+        ("keepalives_idle", 30),
+        ("keepalives_interval", 10),
+        ("keepalives_count", 3),
+        ("tcp_user_timeout", 30_000),  # ms: sent data unacknowledged this long ends the connection
+    ):
+        _options.setdefault(_name, _value)
 
 LOGGING = {
     "version": 1,
@@ -342,3 +402,17 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
 }
+
+# Start-up warnings (benchdash/deployment.py): either mode warns loudly, on stderr in every process, when its
+# settings look like the other mode's (a deployment left in demo mode, a production site on SQLite).
+_DEPLOYMENT = Deployment(
+    production=PRODUCTION,
+    allowed_hosts=tuple(ALLOWED_HOSTS),
+    database_engine=DATABASES["default"]["ENGINE"],
+    broker=bool(REDIS_URL),
+    public_browsing=BENCHDASH_PUBLIC_BROWSING,
+    secure_cookies=bool(globals().get("SESSION_COOKIE_SECURE", False)),
+    database_password=str(DATABASES["default"].get("PASSWORD") or ""),
+)
+if _doubts := deployment_warnings(_DEPLOYMENT):
+    sys.stderr.write(banner(_doubts))

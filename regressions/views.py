@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 from typing import Any
 
 from django import forms
@@ -20,11 +21,13 @@ from benchdash import pagecache
 from benchdash.http import HtmxHttpRequest
 from regressions import stories
 from regressions.bugs import ACCEPTED
-from regressions.detection import link_bug_to_many, triage
+from regressions.evidence import Evidence, EvidencePoint, Rule
 from regressions.filters import ANY, OPEN, RELEASE_VIEWS, TABS, RegressionFilters
 from regressions.models import Bug, Regression, TriageEvent
 from regressions.stories import METRICS, QPS
-from reports import stats
+from regressions.triage import link_bug_to_many, triage
+from regressions.viewnote import view_note
+from reports import charts, stats
 from runs.models import Dbms, Run, Server
 from runs.signals import runs_stamp
 
@@ -150,6 +153,9 @@ def _regression_list_page(request: HtmxHttpRequest, shared: dict[str, Any]) -> s
         "views": [link for link in links if link["name"] == "releases"],
         "tab": tab,
         "view": next(link for link in links if link["name"] == "releases" and link["current"]),
+        "view_note": view_note(
+            data.get("releases") or "long-term", dbms=data.get("dbms") or "", server=data.get("server") or ""
+        ),
         "page": page,
         "states": State.choices,
         "dbms_names": Dbms.objects.values_list("name", flat=True),
@@ -180,11 +186,17 @@ def regression_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "persists_until",
             "base_run",
             "folded_into",
+            "superseded_by",
         ),
         pk=pk,
     )
+    if regression.superseded_by_id is not None and not request.GET.get("as_was"):
+        # An old link (an alert's, a bookmark) leads to the story detection tells now in its place.
+        return redirect(f"{reverse('regressions:regression', args=[regression.superseded_by_id])}?superseded={pk}")
+    evidence = evidence_table(regression)
     context = {
         "r": regression,
+        "supersedes": list(regression.supersedes.select_related("arrived_in").order_by("pk")),
         "members": regression.folded_members.select_related("microbenchmark", "arrived_in", "fixed_in").order_by(
             "microbenchmark__test", "microbenchmark__range_size"
         ),
@@ -194,19 +206,48 @@ def regression_detail(request: HttpRequest, pk: int) -> HttpResponse:
                 "text": _EVENT_TEXT.get((regression.kind, e.get("kind")), e.get("kind")),
                 "change_text": _signed(e.get("change")),
                 "change_vs_before_text": _signed(e.get("change_vs_before")),
+                "against": e.get("against") or "",
             }
             for e in regression.story_events or []
         ],
         "bugs": list(regression.bugs.all()),
         "events": TriageEvent.objects.filter(regression=regression).select_related("user"),
-        "evidence": evidence_table(regression),
+        "evidence": evidence,
+        "chart": story_figure(regression, evidence),
+        "chart_config": charts.plot_config(f"story-{regression.pk}"),
         "states": State.choices,
         "accepted": ACCEPTED,
         "rule": stories.__doc__,
         "next": request.get_full_path(),
         "explanation": _explanation(regression),
+        "figures": regression.figures,
     }
     return render(request, "regressions/detail.html", context)
+
+
+def story_figure(regression: Regression, evidence: dict[str, Any]) -> dict[str, Any] | None:
+    """The story's series as a chart: the points detection used, the subject's values (a group's: its members'
+    median), the story's level, and its arrival, later events, fix and outliers marked (as the evidence table's
+    phases name them)."""
+    points = []
+    seen: set[str] = set()
+    for row in evidence["rows"]:
+        if not row["used"]:
+            continue
+        values = [cell["value"] for cell in row["cells"] if cell["value"] is not None]
+        value = statistics.median(values) if values else None
+        phase = row["phase"]
+        if regression.outlier and phase == "arrived":
+            phase = "outlier"  # an outlier's story is its one version, set aside
+        mark = "" if phase in ("before", "after") or phase in seen else phase
+        if phase in ("fixed", "ended"):
+            seen.add(phase)  # every point after the fix reads "fixed": the line goes at the first
+        points.append(charts.StoryPoint(version=row["point"].version, value=value, level=row["level"], mark=mark))
+    if len(points) < 2:
+        return None
+    subject = f"{regression.subject} (median of its members)" if regression.is_group else regression.subject
+    y_title = regression.metric + " per operation" if regression.metric != QPS else "relative QPS"
+    return charts.story_chart(points, title=subject, y_title=y_title, kind=regression.kind)
 
 
 def _explanation(regression: Regression) -> dict[str, Any] | None:
@@ -280,71 +321,71 @@ def _level(value: float | None) -> str:
 
 def evidence_table(regression: Regression) -> dict[str, Any]:
     """Rows of the evidence table (one per build the detection saw), so the template only prints."""
-    evidence = regression.evidence or {}
-    points = evidence.get("points", [])
-    values: dict[str, list[Any]] = evidence.get("values", {})
-    labels = evidence.get("members") or list(values)
-    arrived, persists = evidence.get("arrived_point"), evidence.get("persists_point")
-    fixed = evidence.get("fixed_point")
-    levels = evidence.get("levels") or []
-    cvs = evidence.get("cv") or []
+    evidence = regression.evidence_record
+    rule = evidence.rule
+    return {
+        "labels": evidence.labels,
+        "rows": [_evidence_row(regression, evidence, i, point) for i, point in enumerate(evidence.points)],
+        "is_group": regression.is_group,
+        "base": evidence.context.base,
+        "dop": evidence.context.dop,
+        "members_total": evidence.members_total,
+        "gate": f"{regression.threshold:.1%}" if regression.threshold is not None else "",
+        "rule_text": _rule_text(rule),
+        "noise": rule.noise,
+        "noise_source": ("median over the members; " if regression.is_group else "")
+        + _NOISE_SOURCES.get(rule.noise_source, "unknown"),
+        "builds": list(evidence.builds),
+        "releases": {"long-term": "long-term releases and the newest", "all": "every release"}.get(
+            evidence.context.releases, "every release"
+        ),
+    }
+
+
+def _evidence_row(regression: Regression, evidence: Evidence, i: int, point: EvidencePoint) -> dict[str, Any]:
     per_operation = regression.metric != QPS
+    cells = []
+    for label in evidence.labels:
+        number = evidence.value(label, i)
+        if per_operation:
+            # A metric's own level per operation: no ratio to the base, so no better/worse colour either.
+            cells.append({"value": number, "flag": "", "shown": _level(number)})
+        else:
+            cells.append({"value": number, "flag": stats.flag(number), "shown": ""})
+    level = evidence.level(i)
+    return {
+        "point": point,
+        "phase": _phase(regression, evidence, i, point),
+        "used": point.used,
+        "cells": cells,
+        "level": level,
+        "level_shown": _level(level) if per_operation else "",
+        "cv": evidence.cv_at(i),
+    }
+
+
+def _phase(regression: Regression, evidence: Evidence, i: int, point: EvidencePoint) -> str:
+    """Where a point stands in the story: before, arrived, after, fixed, a later event's name, or no point."""
+    if not point.used:
+        return f"not a point: {point.unused_because or 'another build of this version'}"
+    incomplete = evidence.incomplete(i)
+    if incomplete is not None:
+        return f"incomplete: {incomplete[0]} of {incomplete[1]} members, no point of the group"
     moved = {
         e.get("version"): _EVENT_TEXT.get((regression.kind, e.get("kind")), e.get("kind"))
         for e in regression.story_events or []
         if e.get("kind") != "arrival"
     }
-    rows = []
-    for i, point in enumerate(points):
-        if not point.get("used", True):
-            phase = f"not a point: {point.get('unused_because') or 'another build of this version'}"
-        elif arrived is None or i < arrived:
-            phase = "before"
-        elif fixed is not None and i >= fixed:
-            phase = "fixed" if regression.kind == Regression.Kind.REGRESSION else "ended"
-        elif persists is None or i <= persists:
-            phase = "arrived" if i == arrived else "after"
-        else:
-            phase = "after"
-        if point.get("used", True) and point.get("version") in moved:
-            phase = moved[point["version"]]
-        elif point.get("used", True) and point.get("version") in (regression.outliers or []):
-            phase = "outlier"
-        cells = []
-        for label in labels:
-            value = values.get(label, [None] * len(points))[i]
-            number = float(value) if isinstance(value, int | float) else None
-            if per_operation:
-                # A metric's own level per operation: no ratio to the base, so no better/worse colour either.
-                cells.append({"value": number, "flag": "", "shown": _level(number)})
-            else:
-                cells.append({"value": number, "flag": stats.flag(number), "shown": ""})
-        rows.append(
-            {
-                "point": point,
-                "phase": phase,
-                "used": point.get("used", True),
-                "cells": cells,
-                "level": levels[i] if i < len(levels) else None,
-                "level_shown": _level(levels[i] if i < len(levels) else None) if per_operation else "",
-                "cv": cvs[i] if i < len(cvs) else None,
-            }
-        )
-    rule = evidence.get("rule", {})
-    return {
-        "labels": labels,
-        "rows": rows,
-        "is_group": regression.is_group,
-        "gate": f"{regression.threshold:.1%}" if regression.threshold is not None else "",
-        "rule_text": _rule_text(rule),
-        "noise": rule.get("noise"),
-        "noise_source": ("median over the members; " if regression.is_group else "")
-        + _NOISE_SOURCES.get(rule.get("noise_source", ""), "unknown"),
-        "builds": evidence.get("builds") or [],
-        "releases": {"long-term": "long-term release lines only", "all": "every release"}.get(
-            evidence.get("releases", "all"), "every release"
-        ),
-    }
+    if point.version in moved:
+        return str(moved[point.version])
+    if point.version in (regression.outliers or []):
+        return "outlier"
+    arrived, fixed = evidence.arrived_point, evidence.fixed_point
+    if arrived is None or i < arrived:
+        return "before"
+    if fixed is not None and i >= fixed:
+        return "fixed" if regression.kind == Regression.Kind.REGRESSION else "ended"
+    return "arrived" if i == arrived else "after"
 
 
 _EVENT_TEXT = {
@@ -375,12 +416,11 @@ _NOISE_SOURCES = {
 }
 
 
-def _rule_text(rule: dict[str, Any]) -> str:
-    if not rule:
+def _rule_text(rule: Rule) -> str:
+    if rule == Rule():
         return ""
-    noise = rule.get("noise")
-    noise_text = f"{noise:.1%}" if isinstance(noise, int | float) else "–"
+    noise_text = f"{rule.noise:.1%}" if isinstance(rule.noise, int | float) else "–"
     return (
-        f"Noise σ per point {noise_text} ({_NOISE_SOURCES.get(rule.get('noise_source', ''), 'unknown')}). "
-        f"A step counts when its change exceeds {rule.get('min_change', 0):.0%} and {rule.get('k')}·σ·√(1/n₁+1/n₂)."
+        f"Noise σ per point {noise_text} ({_NOISE_SOURCES.get(rule.noise_source, 'unknown')}). "
+        f"A step counts when its change exceeds {rule.min_change or 0:.0%} and {rule.k}·σ·√(1/n₁+1/n₂)."
     )

@@ -1108,6 +1108,100 @@ def with_markers(figure: dict[str, Any], markers: Sequence[Marker]) -> dict[str,
     return {**figure, "layout": layout}
 
 
+class StoryPoint(TypedDict):
+    """One version of a story's series: its value (relative QPS, or a metric per operation), the story's level
+    there, and what the story says happened at it."""
+
+    version: str
+    value: float | None
+    level: float | None
+    mark: str  # "", "arrived", "fixed", "outlier", or another event's words ("worse", "partly back", …)
+
+
+def story_chart(points: Sequence[StoryPoint], *, title: str, y_title: str, kind: str) -> dict[str, Any]:
+    """A story's series: its values per version (markers and a line), the story's level as a step line, a dashed
+    vertical line with a label at the arrival and at the fix (and any other event), and each outlier as a
+    hollow marker with its label. ``kind`` (regression or improvement) colours the arrival."""
+    versions = [p["version"] for p in points]
+    layout = _base_layout(title=title, height=360)
+    layout.update(
+        xaxis=_category_axis(versions, versions),
+        yaxis={"title": {"text": y_title}, "gridcolor": GRID, "automargin": True},
+        showlegend=True,
+        legend={"orientation": "h", "y": -0.2},
+    )
+    shapes, annotations = [], []
+    arrival_colour = RED if kind == "regression" else GREEN
+    for point in points:
+        mark = point["mark"]
+        if not mark or mark == "outlier":
+            continue
+        colour = arrival_colour if mark == "arrived" else (GREEN if mark == "fixed" else REFERENCE)
+        shapes.append(
+            {
+                "type": "line",
+                "xref": "x",
+                "yref": "paper",
+                "x0": point["version"],
+                "x1": point["version"],
+                "y0": 0,
+                "y1": 1,
+                "line": {"color": colour, "width": 1.5, "dash": "dashdot"},
+            }
+        )
+        annotations.append(
+            {
+                "x": point["version"],
+                "y": 1,
+                "xref": "x",
+                "yref": "paper",
+                "yanchor": "bottom",
+                "showarrow": False,
+                "text": mark,
+                "font": {"size": 11, "color": colour},
+                "bgcolor": "rgba(255,255,255,0.85)",
+            }
+        )
+    layout.update(shapes=shapes, annotations=annotations)
+    outliers = [p for p in points if p["mark"] == "outlier"]
+    traces = [
+        _trace(
+            "scatter",
+            x=versions,
+            y=[_sig(p["value"]) for p in points],
+            mode="lines+markers",
+            name="measured",
+            line={"color": PALETTE[0], "width": 2},
+            marker={"symbol": SYMBOLS[0], "size": 8},
+            hovertemplate="%{x}: %{y}<extra></extra>",
+        ),
+        _trace(
+            "scatter",
+            x=versions,
+            y=[_sig(p["level"]) for p in points],
+            mode="lines",
+            name="the story's level",
+            line={"color": arrival_colour, "width": 2, "shape": "hv", "dash": "dot"},
+            hovertemplate="%{x}: level %{y}<extra></extra>",
+        ),
+    ]
+    if outliers:
+        traces.append(
+            _trace(
+                "scatter",
+                x=[p["version"] for p in outliers],
+                y=[_sig(p["value"]) for p in outliers],
+                mode="markers+text",
+                text=["outlier"] * len(outliers),
+                textposition="bottom center",
+                name="outlier (set aside)",
+                marker={"symbol": "circle-open", "size": 16, "color": REFERENCE, "line": {"width": 2}},
+                hovertemplate="%{x}: outlier %{y}<extra></extra>",
+            )
+        )
+    return _figure(traces, layout)
+
+
 def with_heatmap_badges(figure: dict[str, Any], badges: Sequence[tuple[str, str, str]]) -> dict[str, Any]:
     """The heatmap with a badge (a small marker) on each (column key, label) cell where a linked regression arrived.
 

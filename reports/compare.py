@@ -24,12 +24,13 @@ from django.db.models.functions import Cast
 import suites
 from benchdash import pagecache
 from benchdash.http import row_id
-from reports import sla, stats
+from reports import run_identity, sla, stats
 from reports.diff import workload_mismatch
 from reports.models import GroupSetDefinition
 from reports.reference import REFERENCE_BLOCKS, ls_sort_key, reference_block
 from runs.models import Result, Run
 from suites import groups as groupsets
+from suites.ibench import sla as ibench_sla
 from suites.openformat.parse import carried_group_set
 from suites.sysbench import parse as sysbench
 
@@ -38,7 +39,7 @@ BASE_RELATED = ("server", "workload", "build__version")
 HW_METRICS = ("cpu_o", "cs_o", "r_o", "rkb_o", "wkb_o", "o_s")
 CACHE_SECONDS = 24 * 3600
 # Bump when the payload's shape changes, so old cached payloads are never read.
-PAYLOAD_VERSION = 8
+PAYLOAD_VERSION = 9
 
 
 class ComparisonError(ValueError):
@@ -78,6 +79,9 @@ class Column:
     flavour: str
     config: str
     started_at: str | None
+    # Of a column of a summary table: the table (``in.dop8``) and how it printed the column (Run.summary_layout).
+    summary_table: str = ""
+    summary_layout: dict[str, Any] = field(default_factory=dict)
 
     @property
     def repeats(self) -> int:
@@ -269,6 +273,8 @@ class SeriesRun:
     sysbench_version: str = ""
     commands: Mapping[str, str] | None = None
     scan_formula: str = ""  # the formula its own sb.r.qps.scan used; "" when it reported none
+    summary_table: str = ""  # Run.summary_table: runs of two tables are never one column
+    summary_layout: Mapping[str, Any] | None = None  # Run.summary_layout
 
 
 class Latency(NamedTuple):
@@ -311,7 +317,7 @@ class Series:
     runs: tuple[SeriesRun, ...]  # in column order: by version, build, config, start, id
     results: tuple[SeriesResult, ...]
     group_set: groupsets.GroupSet | None = None  # None: chosen from the suite and the tests (spec "auto")
-    sla_samples: tuple[sla.SlaSample, ...] = ()  # Insert Benchmark series only
+    sla_samples: tuple[ibench_sla.SlaSample, ...] = ()  # Insert Benchmark series only
     # A comparison of one microbenchmark (a page about it): ``results`` hold that microbenchmark's and the base
     # run's, ``dops`` every (concurrency, warm-up) of the series' results, so the concurrency rule decides as for
     # the whole series; build_comparison then keeps that microbenchmark alone, with the numbers it has in the
@@ -339,8 +345,11 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
     if spec.run_ids:
         runs_qs = runs_qs.filter(pk__in={*spec.run_ids, base_run.pk})
     else:
-        # The default series is the base's DBMS; other DBMSs on the same server are picked explicitly.
-        runs_qs = runs_qs.filter(build__version__dbms_id=base_run.build.version.dbms_id)
+        # The default series is the base's DBMS (and table, for a run of a summary table); other DBMSs on the
+        # same server are picked explicitly.
+        runs_qs = runs_qs.filter(
+            run_identity.series_filter(base_run), build__version__dbms_id=base_run.build.version.dbms_id
+        )
     # Plain values, not model instances: a series of 200 runs would otherwise build a thousand of them. The
     # runs of a series mostly share their command lines: each distinct JSON text is decoded once.
     commands_text: Cast | Case = Cast("commands", TextField())
@@ -367,6 +376,8 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
         sysbench_version,
         commands,
         scan_formula,
+        summary_table,
+        summary_layout,
     ) in (
         runs_qs.order_by("build__version__sort_key", "build__name", "config__name", "started_at", "pk")
         .annotate(commands_text=commands_text)
@@ -385,6 +396,8 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
             "sysbench_version",
             "commands_text",
             "scan_formula",
+            "summary_table",
+            "summary_layout",
         )
     ):
         if commands not in decoded:
@@ -405,8 +418,11 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
                 sysbench_version=sysbench_version,
                 commands=decoded[commands],
                 scan_formula=scan_formula,
+                summary_table=summary_table,
+                summary_layout=summary_layout or None,
             )
         )
+    runs = run_identity.in_asked_order(runs, base_run.pk, spec.run_ids)
     if spec.run_ids:
         missing = set(spec.run_ids) - {r.id for r in runs}
         if missing:
@@ -486,14 +502,12 @@ def named_group_set(name: str) -> groupsets.GroupSet | None:
     """The group set called ``name`` (a built-in one or a user's definition), None for "auto"."""
     if name in ("", "auto"):
         return None
-    for standard in groupsets.SUITE_GROUP_SETS:
+    for standard in suites.group_sets():
         if standard.name == name:
             return standard
     definition = GroupSetDefinition.objects.filter(name=name).first()
     if definition is None:
-        known = [g.name for g in groupsets.SUITE_GROUP_SETS] + list(
-            GroupSetDefinition.objects.values_list("name", flat=True)
-        )
+        known = [g.name for g in suites.group_sets()] + list(GroupSetDefinition.objects.values_list("name", flat=True))
         raise ComparisonError(f"unknown group set {name!r}; known: auto, {', '.join(known)}")
     return groupsets.user_group_set(definition.name, definition.ordered_rules())
 
@@ -511,10 +525,11 @@ def _mean(values: list[float]) -> float | None:
 
 
 def _columns(runs: Sequence[SeriesRun]) -> tuple[list[Column], dict[int, str]]:
-    """One column per build + config; repeats of it (same build, config, server, workload) are averaged."""
-    columns: dict[tuple[int, int], Column] = {}
+    """One column per build + config (+ summary table); repeats of it (same build, config, server, workload,
+    table) are averaged."""
+    columns: dict[tuple[int, int, str], Column] = {}
     for run in runs:
-        key = (run.build_id, run.config_id)
+        key = run_identity.column_key(run)
         if key not in columns:
             columns[key] = Column(
                 key=run.name,
@@ -526,13 +541,15 @@ def _columns(runs: Sequence[SeriesRun]) -> tuple[list[Column], dict[int, str]]:
                 flavour=run.flavour,
                 config=run.config,
                 started_at=run.started_at,
+                summary_table=run.summary_table,
+                summary_layout=dict(run.summary_layout or {}),
             )
         columns[key].run_ids.append(run.id)
     names = [c.key for c in columns.values()]
     if len(set(names)) != len(names):
-        # Two builds share a directory name (another config): tell them apart by build and config.
+        # Two builds share a directory name (another config, another summary table): tell them apart.
         for column in columns.values():
-            column.key = f"{column.key} [{column.build}/{column.config}]"
+            column.key = f"{column.key} [{column.summary_table or f'{column.build}/{column.config}'}]"
     column_of_run = {run_id: column.key for column in columns.values() for run_id in column.run_ids}
     return list(columns.values()), column_of_run
 
@@ -647,7 +664,7 @@ def build_comparison(series: Series) -> Comparison:
     # base) ran another write load, so its relative QPS is no regression signal: flagged grey, never red/green.
     sla_missed: set[tuple[str, str]] = set()
     if suites.get(series.suite).checks_sla:
-        sla_missed = sla.missed_cells(sla.checks_of(series.sla_samples, column_of_run, dop))
+        sla_missed = ibench_sla.missed_cells(ibench_sla.checks_of(series.sla_samples, column_of_run, dop))
         for key in result.runs:
             for label in result.labels:
                 if (key, label) in sla_missed or (base_key, label) in sla_missed:
@@ -764,8 +781,19 @@ def _workload_warnings(runs: Sequence[SeriesRun]) -> list[str]:
     return warnings
 
 
-def resolve_run(name: str, *, server: str | None = None, workload: str | None = None) -> Run:
-    """The run a user means by its result-directory name (``x.my5651_rel_o2nofp.z12a_c8r32.pk1``) or id."""
+def resolve_run(
+    name: str,
+    *,
+    server: str | None = None,
+    workload: str | None = None,
+    dop: int | None = None,
+    variant: str | None = None,
+    near: Run | None = None,
+) -> Run:
+    """The run a user means by its result-directory name (``x.my5651_rel_o2nofp.z12a_c8r32.pk1``) or id.
+
+    A name several summary tables share is resolved by the table context (``dop``, ``variant``, or the table of
+    ``near``, the base) or refused with its candidates (``reports.run_identity.choose``)."""
     runs = Run.objects.select_related("server", "workload")
     if name.isdigit():
         pk = row_id(name)
@@ -791,4 +819,7 @@ def resolve_run(name: str, *, server: str | None = None, workload: str | None = 
     if len(series) > 1:
         where = "; ".join(sorted({f"--server {r.server.name!r} --workload {r.workload.name!r}" for r in candidates}))
         raise ComparisonError(f"{name!r} exists on several servers/workloads; choose one with {where}")
-    return candidates[0]
+    try:
+        return run_identity.choose(name, candidates, dop=dop, variant=variant, near=near)
+    except run_identity.AmbiguousRun as exc:
+        raise ComparisonError(str(exc)) from None

@@ -14,13 +14,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from reports import reference
 from reports.compare import Comparison
-from reports.sla import SlaCheck, sla_checks
+from reports.sla import sla_checks
 from reports.sla import sla_missed_cells as sla_missed_cells
 from reports.stats import metric_ratio
 from runs.models import Result
+from suites.ibench import layout as ibench_layout
 from suites.ibench import parse as ibench
+from suites.ibench.sla import SlaCheck
+from suites.tables import NA
 
 # A table is printed with the historical header that has exactly its columns (without the tag).
 HEADERS: tuple[tuple[str, ...], ...] = tuple(header[:-1] for header in ibench.HISTORICAL_HEADERS)
@@ -175,7 +177,7 @@ def metric_ratios(
 
 def _cell_text(name: str, value: float | None, printed: Mapping[str, str] | None) -> str:
     if value is None:
-        return reference.NA
+        return NA
     if name in ("ips", "qps", "rps"):
         return f"{value:.0f}"  # the merge script's awk printf("%.0f")
     if printed is not None and name in printed:
@@ -212,7 +214,7 @@ def step_tables(
             printed = metrics.printed.get((key, name))
             cells = None if values is None else {c: _cell_text(c, values.get(c), printed) for c in metrics.columns}
             rows.append((_table_tag(key), cells))
-        table = reference.format_ibench_table(metrics.columns, rows, relative=not absolute, separator=separator)
+        table = ibench_layout.format_ibench_table(metrics.columns, rows, relative=not absolute, separator=separator)
         tables.append(table if step is not None else f"{name}\n{table}")
     return "\n".join(tables)
 

@@ -14,13 +14,14 @@ from django import forms
 from django.http import Http404, HttpResponse
 from django.shortcuts import render
 
+import suites
 from benchdash.http import HtmxHttpRequest, row_id
 from reports import charts
 from reports import ibench as ibench_reports
 from reports.compare import Comparison, ComparisonError, ComparisonSpec, get_comparison
 from reports.forms import CompareForm
 from reports.templatetags.benchdash import rel
-from runs.models import Run, Suite
+from runs.models import Run
 from suites.ibench import parse as ibench
 
 TEMPLATE = "reports/ibench.html"
@@ -37,12 +38,12 @@ def ibench_page(request: HtmxHttpRequest) -> HttpResponse:
     defaulted = None
     if base_id:
         base = (
-            Run.objects.select_related("server", "workload").filter(pk=pk, workload__suite=Suite.IBENCH).first()
+            Run.objects.select_related("server", "workload").filter(pk=pk, workload__suite=suites.IBENCH.name).first()
             if (pk := row_id(base_id)) is not None
             else None
         )
     else:
-        base = defaulted = default_base(suite=Suite.IBENCH)
+        base = defaulted = default_base(suite=suites.IBENCH.name)
         if base is None:
             return render(request, TEMPLATE, {"no_runs": True})
     if base is None:

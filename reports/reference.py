@@ -5,8 +5,14 @@ What the author's scripts do, and so what these functions reproduce:
 - ``qps.{abs,rel}.all.{tsv,csv}``: one row per test label (``<test>_range=<R>``)
   in three blocks — point, range, write — each in the order ``ls | sort`` gives
   the ``sb.r.qps.<test>.range<R>.pk<P>`` files in an en_US locale. Absolute QPS
-  is printed as an integer (C ``%.0f``, round half to even); the relative table
-  divides those printed integers and prints ``%.2f``.
+  is printed as the author's ``sb.r.qps`` files print it in each era: an integer
+  (C ``%.0f``, round half to even) for most, decimals where he printed them
+  (scan's millions of rows/s with 3 in 2021-2025, sysbench's own ``%.2f`` in
+  2018-2020) — a run read from his tables keeps the decimals its cells have,
+  and a value whose precision nothing records keeps at least three significant
+  digits (``suites.tables.printed_decimals``). The relative table divides those
+  printed values and prints ``%.2f``. The ``.pre`` rows are printed where the
+  author's tables of that era have them (2023 to October 2024; ``keep_pre``).
 - ``o.met.all``: one block per ``sb.met`` file (see ``format_met_blocks``).
 
 Where the scripts would print an empty field for a missing result (and shift
@@ -19,11 +25,11 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from reports.stats import ComparisonResult, GroupSummary, RunKey, metric_ratio, relative_qps
+from reports.stats import ComparisonResult, GroupSummary, RunKey
+from suites.cells import csv_text, tsv_line
 from suites.groups import bare_test
 from suites.sysbench.parse import is_load
-
-NA = "NA"
+from suites.tables import NA, met_ratio_text, printed_qps, qps_text, ratio_text, relative_qps
 
 _LABEL_RE = re.compile(r"^(?P<test>.+)_range=(?P<range>\d+)$")
 _WRITE_RE = re.compile(r"delete|insert|update|write")
@@ -77,19 +83,20 @@ def reference_block(name: str) -> str | None:
     return "range"
 
 
-def reference_tests(labels: Iterable[str], pk: int = 1) -> list[str]:
+def reference_tests(labels: Iterable[str], pk: int = 1, *, keep_pre: bool = False) -> list[str]:
     """The labels of a reference QPS table, in its row order.
 
     Takes test labels (``point-query_range=100``). Drops the pre-write phase
-    (tests ending ``.pre`` and ``.warmpre``: the nov25 mysql-small tables have
-    none) and point warm-ups; keeps the rest in point, range, write blocks,
-    each sorted like ``ls | sort`` sorts their ``sb.r.qps.<test>.range<R>.pk<pk>``
-    files.
+    (tests ending ``.pre`` and ``.warmpre``: the author's tables since November
+    2024 have none) unless ``keep_pre`` (his tables of 2023-2024 keep the
+    ``.pre`` rows), and point warm-ups; keeps the rest in point, range, write
+    blocks, each sorted like ``ls | sort`` sorts their
+    ``sb.r.qps.<test>.range<R>.pk<pk>`` files.
     """
     blocks: dict[str, list[str]] = {block: [] for block in REFERENCE_BLOCKS}
     for label in dict.fromkeys(labels):
         test = bare_test(label)
-        if test.endswith((".pre", ".warmpre")):
+        if test.endswith(".warmpre") or (test.endswith(".pre") and not keep_pre):
             continue
         block = reference_block(test)
         if block is not None:
@@ -103,44 +110,30 @@ def reference_tests(labels: Iterable[str], pk: int = 1) -> list[str]:
 # --------------------------------------------------------------------------- QPS tables
 
 
-def _qps_text(value: float | None) -> str:
-    if value is None or math.isnan(value):
-        return NA
-    return f"{value:.0f}"
-
-
-def _printed_qps(value: float | None) -> float | None:
-    # The relative table divides the integers the absolute table prints, not the exact QPS: this is what makes
-    # it match the reference to the last digit (the exact ratio differs in 2 of 231 cells of mysql-small).
-    if value is None or math.isnan(value):
-        return None
-    return float(round(value))
-
-
-def _ratio_text(rel: float | None) -> str:
-    if rel is None:
-        return NA
-    if math.isinf(rel):
-        return "inf"
-    return f"{rel:.2f}"
-
-
 def _qps_rows(
     runs: Sequence[str],
     labels: Sequence[str],
     values: Mapping[tuple[str, str], float | None],
     relative_to: str | None,
+    decimals: Mapping[tuple[str, str], int] | None = None,
 ) -> tuple[list[str], list[tuple[str, list[str]]]]:
-    """The column runs and, per label, the cell texts: absolute QPS, or relative to ``relative_to``."""
+    """The column runs and, per label, the cell texts: absolute QPS, or relative to ``relative_to``.
+    ``decimals``: per (run, label), the decimals the author printed the value with, where known."""
+    said = decimals or {}
     if relative_to is None:
         columns = list(runs)
-        rows = [(label, [_qps_text(values.get((run, label))) for run in columns]) for label in labels]
+        rows = [
+            (label, [qps_text(values.get((run, label)), said.get((run, label))) for run in columns]) for label in labels
+        ]
         return columns, rows
     columns = [run for run in runs if run != relative_to]
     rows = []
     for label in labels:
-        base = _printed_qps(values.get((relative_to, label)))
-        cells = [_ratio_text(relative_qps(_printed_qps(values.get((run, label))), base)) for run in columns]
+        base = printed_qps(values.get((relative_to, label)), said.get((relative_to, label)))
+        cells = [
+            ratio_text(relative_qps(printed_qps(values.get((run, label)), said.get((run, label))), base))
+            for run in columns
+        ]
         rows.append((label, cells))
     return columns, rows
 
@@ -150,6 +143,7 @@ def format_qps_tsv(
     labels: Sequence[str],
     values: Mapping[tuple[str, str], float | None],
     relative_to: str | None = None,
+    decimals: Mapping[tuple[str, str], int] | None = None,
 ) -> str:
     """The ``qps.abs.all.tsv`` layout, or ``qps.rel.all.tsv`` when ``relative_to`` names the base run.
 
@@ -160,12 +154,12 @@ def format_qps_tsv(
     integers (``inf`` when the base prints 0, ``1.00`` when both do). Missing
     cells are ``NA``. ``labels`` gives the row order (see reference_tests).
     """
-    columns, rows = _qps_rows(runs, labels, values, relative_to)
-    lines = [] if relative_to is None else [f"Relative to: {relative_to}"]
-    lines.extend(f"col-{i} : {run}" for i, run in enumerate(columns, start=1))
+    columns, rows = _qps_rows(runs, labels, values, relative_to, decimals)
+    lines = [] if relative_to is None else [tsv_line([f"Relative to: {relative_to}"])]
+    lines.extend(tsv_line([f"col-{i} : {run}"]) for i, run in enumerate(columns, start=1))
     lines.append("")
     lines.append("\t".join(f"col-{i}" for i in range(1, len(columns) + 1)))
-    lines.extend("\t".join([*cells, label]) for label, cells in rows)
+    lines.extend(tsv_line([*cells, label]) for label, cells in rows)
     return "\n".join(lines) + "\n"
 
 
@@ -174,14 +168,15 @@ def format_qps_csv(
     labels: Sequence[str],
     values: Mapping[tuple[str, str], float | None],
     relative_to: str | None = None,
+    decimals: Mapping[tuple[str, str], int] | None = None,
 ) -> str:
     """The ``qps.abs.all.csv`` / ``qps.rel.all.csv`` layout: ``label,v1,…,vK`` rows, no header at all.
 
     Cells as in format_qps_tsv; the relative file likewise leaves out the base
     column and, unlike the tsv, does not name the base.
     """
-    _, rows = _qps_rows(runs, labels, values, relative_to)
-    return "".join(",".join([label, *cells]) + "\n" for label, cells in rows)
+    _, rows = _qps_rows(runs, labels, values, relative_to, decimals)
+    return csv_text([label, *cells] for label, cells in rows)
 
 
 # --------------------------------------------------------------------------- o.met.all
@@ -200,15 +195,6 @@ def _met_value(metrics: Mapping[str, float] | None, key: str) -> float | None:
         return None
     value = metrics.get(key)
     return None if value is None or math.isnan(value) else value
-
-
-def _met_ratio_text(value: float | None, base: float | None) -> str:
-    # The script prints "1" (not "1.00") when both are 0 and "inf" when only the base is.
-    if value is None or base is None:
-        return NA
-    if value == 0 and base == 0:
-        return "1"
-    return _ratio_text(metric_ratio(value, base))
 
 
 def format_met_blocks(
@@ -238,7 +224,7 @@ def format_met_blocks(
             for key, fmt in zip(MET_KEYS, _MET_ABS_FORMATS, strict=True):
                 value = _met_value(row, key)
                 cells.append(NA if value is None else fmt.format(value))
-            out.append("\t".join([*cells, run]))
+            out.append(tsv_line([*cells, run]))
         out.append("--- relative to first result")
         base_row = metrics.get((runs[0], file)) if runs else None
         for run in runs[1:]:
@@ -249,8 +235,8 @@ def format_met_blocks(
                 if key == "o_s":
                     value = None if value is None else float(round(value))
                     base = None if base is None else float(round(base))
-                cells.append(_met_ratio_text(value, base))
-            out.append("\t".join([cells[0], "", *cells[1:], run]))
+                cells.append(met_ratio_text(value, base))
+            out.append(tsv_line([cells[0], "", *cells[1:], run]))
         out.append("")
     return "".join(line + "\n" for line in out)
 
@@ -266,14 +252,42 @@ def md_number(value: float | None) -> str:
     return f"{value:.2f}"
 
 
+# Names in a write-up come from imported bundles, and write-ups are pasted into blogs and chats: every name is
+# text there, never markup. HTML's three as entities (CommonMark renders them as the characters); Markdown's
+# punctuation that can start markup anywhere in a line (a link, emphasis, code, a cell), backslash-escaped;
+# "_" only where it could open or close emphasis (inside a word it cannot: build names such as ma1104_240723
+# stay as they are); "://" and "www." so no bare URL becomes a link; control characters (a line break would
+# end a table row) as spaces.
+_MD_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+_MD_MARKUP = re.compile(r"[\\`*\[\]|~]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
+_MD_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
 def md_text(text: object) -> str:
-    # A "|" inside a cell would end the cell.
-    return str(text).replace("|", "\\|")
+    plain = _MD_CONTROL.sub(" ", str(text))
+    plain = re.sub(r"[&<>]", lambda m: _MD_HTML[m.group()], plain)
+    plain = _MD_MARKUP.sub(lambda m: "\\" + m.group(), plain)
+    return plain.replace("://", "\\://").replace("www.", "www\\.")
 
 
 def md_label(label: str | None) -> str:
-    # Code spans keep "_range=" from being read as emphasis and make labels easy to copy.
-    return "" if label is None else f"`{label}`"
+    # Code spans keep "_range=" from being read as emphasis and make labels easy to copy. The span's fence is
+    # longer than any run of backticks in the label, so none can end it; "|" is escaped (GFM tables split on it
+    # even inside a code span); no line break may end the row.
+    if label is None:
+        return ""
+    text = _MD_CONTROL.sub(" ", label).replace("|", "\\|")
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def md_url(url: str) -> str:
+    """A link target: http(s) only (anything else becomes ``#``), with the characters that could end the
+    target or the link percent-encoded."""
+    if not re.match(r"(?i)^https?://", url):
+        return "#"
+    return re.sub(r"[\x00-\x20()<>\[\]\\`\"'\x7f]", lambda m: f"%{ord(m.group()):02X}", url)
 
 
 def format_markdown_summary(
@@ -345,117 +359,3 @@ def format_markdown_summary(
     if result.ungrouped:
         sections.append("Ungrouped: " + ", ".join(map(md_label, result.ungrouped)) + "\n")
     return "\n".join(sections)
-
-
-# --------------------------------------------------------------------------- RocksDB db_bench
-
-
-def _dbbench_rows(
-    runs: Sequence[str],
-    tests: Sequence[str],
-    values: Mapping[tuple[str, str], float | None],
-    relative: bool,
-) -> list[tuple[str, list[str]]]:
-    """Per test the cells of every run: ops_sec as an integer, or ``%.2f`` of ops_sec / the base's (runs[0])."""
-    rows = []
-    for test in tests:
-        if relative:
-            base = values.get((runs[0], test)) if runs else None
-            cells = [_ratio_text(relative_qps(values.get((run, test)), base)) for run in runs]
-        else:
-            cells = [_qps_text(values.get((run, test))) for run in runs]
-        rows.append((test, cells))
-    return rows
-
-
-def format_dbbench_tsv(
-    runs: Sequence[str],
-    versions: Sequence[str],
-    tests: Sequence[str],
-    values: Mapping[tuple[str, str], float | None],
-    *,
-    relative: bool = True,
-    header: bool = True,
-) -> str:
-    """The db_bench scripts' ``sum.abs0.<workload>.tsv`` (relative) / ``sum.abs1.<workload>.tsv`` (absolute).
-
-    ``runs[0]`` is the base; ``versions`` are the column names, in the same
-    order. A header of the versions then ``test``; one row per test (``tests``
-    gives the order): the cells, then the test name. Relative cells are ``%.2f``
-    of ops_sec / the base's, so the base column is all 1.00; absolute cells are
-    integer ops_sec. Missing is ``NA``. ``header=False`` gives the older
-    ``abs.<workload>.<set>.tsv`` layout (nov23), which has none.
-    """
-    lines = ["\t".join([*versions, "test"])] if header else []
-    lines.extend("\t".join([*cells, test]) for test, cells in _dbbench_rows(runs, tests, values, relative))
-    return "".join(line + "\n" for line in lines)
-
-
-def format_dbbench_csv(
-    runs: Sequence[str],
-    versions: Sequence[str],
-    tests: Sequence[str],
-    values: Mapping[tuple[str, str], float | None],
-    *,
-    relative: bool = True,
-    header: bool = True,
-    base_column: bool = True,
-) -> str:
-    """The csv twins: ``sum.abs0.<workload>.csv``, ``csum.*.csv`` and, without header and base, ``rel2.*.csv``.
-
-    A header ``test,<version>,…,`` (the scripts end it with a comma), then
-    ``<test>,<cell>,…`` rows; cells as in format_dbbench_tsv. ``header=False``
-    and ``base_column=False`` give nov23's ``rel2.<workload>.<set>.csv``: rows
-    only, without the base's 1.00 column.
-    """
-    skip = 0 if base_column else 1
-    lines = [",".join(["test", *versions[skip:]]) + ","] if header else []
-    lines.extend(",".join([test, *cells[skip:]]) for test, cells in _dbbench_rows(runs, tests, values, relative))
-    return "".join(line + "\n" for line in lines)
-
-
-# --------------------------------------------------------------------------- Insert Benchmark
-
-
-def _ibench_number(text: str) -> float | None:
-    # awk reads a cell as a number when it looks like one; NA (and anything else) is no measurement.
-    try:
-        value = float(text)
-    except ValueError:
-        return None
-    return value if math.isfinite(value) else None
-
-
-def format_ibench_table(
-    columns: Sequence[str],
-    rows: Sequence[tuple[str, Mapping[str, str] | None]],
-    *,
-    relative: bool = True,
-    separator: str = "\t",
-) -> str:
-    """The Insert Benchmark scripts' per-step tables: ``rel.<step>`` (relative) or ``mrg.<step>`` (absolute).
-
-    ``columns`` is the summary header without ``tag`` (``ips qps rps … p99``);
-    ``rows`` are (tag, cell texts by column) in table order, the base first,
-    with the cells as the merge script prints them (ips, qps and rps as
-    integers, the rest as the step summary wrote them); None is a run without
-    the step (all NA). Absolute: the header, then every row. Relative
-    (``sum_met.awk``): the header, then each row after the base, each cell
-    ``%.2f`` of cell / base cell, ``NA`` when either is NA, ``1`` when both are
-    0, ``inf`` when only the base is; the tag is copied.
-    """
-    header = [*columns, "tag"]
-    lines = [separator.join(header)]
-    texts = [(tag, [NA if cells is None else cells.get(c, NA) for c in columns]) for tag, cells in rows]
-    if not relative:
-        lines.extend(separator.join([*cells, tag]) for tag, cells in texts)
-        return "".join(line + "\n" for line in lines)
-    if texts:
-        _, base = texts[0]
-        for tag, cells in texts[1:]:
-            ratios = [
-                _met_ratio_text(_ibench_number(cell), _ibench_number(base_cell))
-                for cell, base_cell in zip(cells, base, strict=True)
-            ]
-            lines.append(separator.join([*ratios, tag]))
-    return "".join(line + "\n" for line in lines)

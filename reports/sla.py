@@ -1,59 +1,19 @@
-"""The Insert Benchmark's background-insert SLA: did a query step's inserts keep up with clients × the rate?
-
-A query step whose background inserts missed their target rate ran another write load than its base, so its
-relative QPS is no regression signal. The samples are read once (``load_samples``); everything else here works
-on them without the database.
+"""The Insert Benchmark's SLA samples as stored: read once per comparison, checked by the suite's pure rule
+(``suites.ibench.sla``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
-from runs.models import Result, Suite
-from suites.ibench import parse as ibench
-
-
-@dataclass(frozen=True)
-class SlaSample:
-    """What one run recorded for one step at one concurrency, as stored (not yet checked)."""
-
-    run_id: int
-    step: str
-    dop: int
-    ips: object
-    rate: object
-    clients: object
-    clients_estimated: object
-
-
-@dataclass(frozen=True)
-class SlaCheck:
-    """One query step of one run: did its background inserts keep up with clients × the per-client rate?"""
-
-    column: str
-    step: str
-    rate: int  # per client
-    clients: int
-    clients_estimated: bool
-    ips: float | None
-
-    @property
-    def target_ips(self) -> int:
-        return self.clients * self.rate
-
-    @property
-    def threshold(self) -> float:
-        return ibench.sla_threshold(self.clients, self.rate)
-
-    @property
-    def met(self) -> bool | None:
-        return ibench.meets_sla(self.ips, self.clients, self.rate)
+import suites
+from runs.models import Result
+from suites.ibench.sla import SlaCheck, SlaSample, checks_of, missed_cells
 
 
 def load_samples(run_ids: Iterable[int], dop: int | None = None) -> list[SlaSample]:
     """The SLA fields of every Insert Benchmark result of the runs (at ``dop`` when given): one query."""
-    rows = Result.objects.filter(run_id__in=list(run_ids), microbenchmark__suite=Suite.IBENCH)
+    rows = Result.objects.filter(run_id__in=list(run_ids), microbenchmark__suite=suites.IBENCH.name)
     if dop is not None:
         rows = rows.filter(dop=dop)
     return [
@@ -68,34 +28,6 @@ def load_samples(run_ids: Iterable[int], dop: int | None = None) -> list[SlaSamp
             "extra__clients_estimated",
         )
     ]
-
-
-def checks_of(samples: Iterable[SlaSample], column_of_run: Mapping[int, str], dop: int) -> list[SlaCheck]:
-    """The SLA of every query step at concurrency ``dop``; load and write steps have no insert target."""
-    checks = []
-    for sample in samples:
-        if sample.dop != dop or sample.run_id not in column_of_run or not ibench.is_query_step(sample.step):
-            continue
-        rate = sample.rate if isinstance(sample.rate, int) and sample.rate > 0 else ibench.target_rate(sample.step)
-        if rate is None:
-            continue
-        clients = sample.clients
-        checks.append(
-            SlaCheck(
-                column=column_of_run[sample.run_id],
-                step=sample.step,
-                rate=rate,
-                clients=clients if isinstance(clients, int) and clients > 0 else dop,
-                clients_estimated=bool(sample.clients_estimated),
-                ips=float(sample.ips) if isinstance(sample.ips, int | float) else None,
-            )
-        )
-    return checks
-
-
-def missed_cells(checks: Iterable[SlaCheck]) -> set[tuple[str, str]]:
-    """(column, step) of every query step whose inserts missed the SLA; a column of repeats misses if one does."""
-    return {(check.column, check.step) for check in checks if check.met is False}
 
 
 def sla_checks(column_of_run: Mapping[int, str], dop: int) -> list[SlaCheck]:

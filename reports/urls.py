@@ -8,7 +8,6 @@ app_name = "reports"
 
 urlpatterns = [
     path("", views.home, name="home"),
-    path("healthz", views.healthz, name="healthz"),
     path("search/", views.search, name="search"),
     # A comparison and the pages that look at it another way.
     path("compare/", views.compare, name="compare"),

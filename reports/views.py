@@ -16,17 +16,17 @@ from django.conf import settings
 from django.core.paginator import Paginator
 from django.db import IntegrityError, connection
 from django.db.models import Count, Max
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import slugify
-from django.views.decorators.http import require_POST, require_safe
+from django.views.decorators.http import require_POST
 
 import suites
 from accounts.permissions import SAVE_REPORT, permission_required
-from benchdash import health, pagecache
+from benchdash import disposition, pagecache
 from benchdash.http import HtmxHttpRequest, row_id
 from reports import charts, releaseview
 from reports import markers as record_markers
@@ -54,7 +54,6 @@ from reports.stats import flag as stats_flag
 from reports.templatetags.benchdash import fixed, number_cell, rel
 from runs.models import Result, Run
 from runs.signals import runs_stamp
-from suites import groups as groupsets
 
 # Series per home page: the page's size and time stay the same however many series the archive holds.
 HOME_PAGE_SIZE = 50
@@ -91,16 +90,6 @@ def search(request: HttpRequest) -> HttpResponse:
 
     q = request.GET.get("q", "").strip()
     return render(request, "reports/search.html", {"q": q, **find(q)})
-
-
-@require_safe
-def healthz(request: HttpRequest) -> HttpResponse:
-    """For load balancers, compose and operators: each of database, broker and cache, "ok" or why not;
-    200 when all are up, 503 naming what is down."""
-    checks = health.report()
-    down = sorted(name for name, state in checks.items() if state != health.OK)
-    body = {"status": "down" if down else "ok", "down": down, **checks}
-    return JsonResponse(body, status=503 if down else 200, headers={"Cache-Control": "no-store"})
 
 
 def default_base(*, suite: str | None = None, microbenchmark_id: int | None = None) -> Run | None:
@@ -193,7 +182,7 @@ def _form(
     if rendered:
         form.fields["group_set"].widget.choices = [("auto", "auto")] + [
             (name, name)
-            for name in [g.name for g in groupsets.SUITE_GROUP_SETS]
+            for name in [g.name for g in suites.group_sets()]
             + list(GroupSetDefinition.objects.values_list("name", flat=True))
         ]
     return form, base, series
@@ -479,7 +468,8 @@ def _comparison_entries(
 def release_views(comparison: Comparison, query: QueryDict) -> tuple[Comparison, Comparison, dict[str, Any]]:
     """The comparison as its charts show it and as its tables show it, and what the page says about that.
 
-    ``releases`` absent: charts read the long-term release lines only (when the series mixes both kinds),
+    ``releases`` absent: charts read the long-term release lines and the newest release (when the series mixes
+    both kinds),
     tables every version, so the tables still match the reference scripts'. ``releases=long-term|all``
     applies to both. Raises ValueError for a malformed release-line override.
     """
@@ -501,6 +491,7 @@ def release_views(comparison: Comparison, query: QueryDict) -> tuple[Comparison,
         "mixed": bool(long_term.left_out),
         "chosen": chosen,
         "left_out": releaseview.left_out_labels(comparison, long_term),
+        "provisional": releaseview.provisional_labels(comparison, settings.BENCHDASH_RELEASE_LINES),
         "all_query": switched("all"),
         "long_term_query": switched("long-term"),
         "default_query": switched(""),
@@ -950,6 +941,10 @@ def _drilldown_page(request: HttpRequest, microbenchmark_id: int, shared: dict[s
         ],
         "compare_query": effective_query(data, comparison).urlencode(),
         "release_note": note,
+        # The microbenchmark's stories (QPS and its HW metrics' own) with their bugs, each a link to its page.
+        "stories": record_markers.records(
+            comparison.server_id, comparison.workload_id, microbenchmark_id, every_metric=True
+        ),
         **shared,
     }
     return render_to_string("reports/drilldown.html", context, request)
@@ -1052,8 +1047,8 @@ def compare_export(request: HttpRequest) -> HttpResponse:
         return HttpResponse(f"{exc}\n", status=400, content_type="text/plain")
     text = export(comparison, fmt, absolute=absolute, metrics=metrics)
     response = HttpResponse(text, content_type=CONTENT_TYPES[fmt])
-    response["Content-Disposition"] = (
-        f'attachment; filename="{filename(comparison, fmt, absolute=absolute, metrics=metrics)}"'
+    response["Content-Disposition"] = disposition.attachment(
+        filename(comparison, fmt, absolute=absolute, metrics=metrics)
     )
     return response
 

@@ -13,21 +13,14 @@ from django.db import models
 from django.urls import reverse
 
 import suites
+from runs.commits import CommitLinks
 from runs.versions import sort_key
 from suites.base import STARTED_CONTENT, STARTED_FILE_TIME
 from suites.sysbench.parse import SCAN_SPEC, SCAN_TPS_ROWS, SCAN_UNKNOWN
 
 
-class Suite(models.TextChoices):
-    """The built-in suites' names, for code that means one of them. Which names a row may hold is the suites
-    registry's business (``validate_suite``): a suite added as its own package needs no migration."""
-
-    SYSBENCH = "sysbench", "sysbench"
-    IBENCH = "ibench", "Insert Benchmark"
-    DBBENCH = "db_bench", "RocksDB db_bench"
-    CUSTOM = "custom", "Custom suite (open result format)"
-
-
+# Which suite names a row may hold is the suites registry's business: a suite added as its own package needs no
+# migration, and code that means one suite names it through the registry (``suites.SYSBENCH.name``).
 def validate_suite(value: str) -> None:
     try:
         suites.get(value)
@@ -122,7 +115,7 @@ class Server(models.Model):
 class Workload(models.Model):
     """Benchmark parameters that must match for relative QPS to mean anything."""
 
-    suite = models.CharField(max_length=16, default=Suite.SYSBENCH, validators=[validate_suite])
+    suite = models.CharField(max_length=16, default=suites.SYSBENCH.name, validators=[validate_suite])
     name = models.CharField(max_length=200)
     params = models.JSONField(default=dict, blank=True)
 
@@ -255,19 +248,45 @@ class Run(models.Model):
     # Of a run from a summary: where its concurrency, server and workload came from ("concurrency" → "the table's
     # file name (dop40)", …), since the tables themselves carry none of them.
     summary_sources = models.JSONField(default=dict, blank=True)
+    # Of a run from a summary: which of its archive's tables it is a column of — what tells that table apart from
+    # the others (its name's words, ``pgo.prep1``) and its concurrency (``in.dop8``, ``dop1``). The author reuses
+    # run names in every table of an archive: two runs with one name in two tables are two experiments.
+    summary_table = models.CharField(max_length=255, blank=True, db_index=True)
+    # Of a run from a summary: how its table printed it — {"decimals": {test label: decimals printed, where not
+    # 0}, "pre_rows": the table has the .pre tests' rows} — so exports print it as the author did.
+    summary_layout = models.JSONField(default=dict, blank=True)
     warnings = models.JSONField(default=list, blank=True)
     notes = models.TextField(blank=True, help_text="What the result files say of the run in words")
+    # The code the build was made from, as CI says (manifest, upload form or API): what the CI verdict compares
+    # (this run against the newest run of the base branch) and what orders builds of one version (nightlies).
+    commit = models.CharField(max_length=64, blank=True, help_text="git commit id the build was made from")
+    branch = models.CharField(max_length=200, blank=True)
+    pull_request = models.PositiveIntegerField(null=True, blank=True, help_text="Pull (merge) request number")
+    repository = models.CharField(max_length=200, blank=True, help_text="owner/name or the repository's URL")
+    commit_time = models.DateTimeField(null=True, blank=True, help_text="When the commit was made")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["build__version__sort_key", "name"]
-        indexes = [models.Index(fields=["server", "workload"], name="run_server_workload")]
+        indexes = [
+            models.Index(fields=["server", "workload"], name="run_server_workload"),
+            # The CI verdict's look-up of a branch's newest run in a series.
+            models.Index(fields=["server", "workload", "branch", "commit_time"], name="run_series_branch"),
+        ]
 
     def __str__(self) -> str:
         return self.name
 
     def get_absolute_url(self) -> str:
         return reverse("runs:run", args=[self.pk])
+
+    @property
+    def commit_links(self) -> CommitLinks:
+        return CommitLinks(self.repository, self.commit, self.pull_request)
+
+    @property
+    def has_commit(self) -> bool:
+        return bool(self.commit or self.branch or self.pull_request or self.repository)
 
     @property
     def summary_source_items(self) -> list[tuple[str, str, str]]:
@@ -303,14 +322,14 @@ class Run(models.Model):
     def start_origin(self) -> str:
         """Where ``started_at`` came from, in words for a page or a write-up."""
         if self.start_recorded:
-            if self.workload.suite == Suite.DBBENCH:
+            if self.workload.suite == suites.DBBENCH.name:
                 return "recorded in the results: the earliest date column of its db_bench tests"
             return "recorded by the run scripts' ps sampler when the load (or the first test) began"
         return "oldest result file; the run started about then if the files were not copied since"
 
 
 class Microbenchmark(models.Model):
-    suite = models.CharField(max_length=16, default=Suite.SYSBENCH, validators=[validate_suite])
+    suite = models.CharField(max_length=16, default=suites.SYSBENCH.name, validators=[validate_suite])
     test = models.CharField(max_length=200, help_text="point-query, point-query.pre, scan.warm, …")
     range_size = models.PositiveIntegerField(null=True, blank=True)
     is_warmup = models.BooleanField(default=False)
@@ -406,3 +425,20 @@ class RunFile(models.Model):
 
     def __str__(self) -> str:
         return f"{self.run} {self.name}"
+
+
+class SeriesDerived(models.Model):
+    """How far the apps built on runs have brought one series' derived data (comparisons, summaries, regression
+    stories) up to date: ``data_as_of`` is when the last complete refresh began, so every bundle imported before
+    then is in it. The CI verdict waits for this to pass a bundle's import before it speaks of new stories."""
+
+    server = models.ForeignKey(Server, on_delete=models.CASCADE, related_name="+")
+    workload = models.ForeignKey(Workload, on_delete=models.CASCADE, related_name="+")
+    data_as_of = models.DateTimeField()
+    finished_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["server", "workload"], name="series_derived_unique")]
+
+    def __str__(self) -> str:
+        return f"series {self.server_id}/{self.workload_id} as of {self.data_as_of:%Y-%m-%d %H:%M:%S}"

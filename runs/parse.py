@@ -1,7 +1,8 @@
 """A bundle's runs as plain values: the pure half of the import, with no database behind it.
 
 ``parse_bundle`` reads an archive (``runs.bundle``) and turns what it holds into
-``ParsedRun``s: sysbench run directories through ``parse_run``, every other
+``ParsedRun``s: sysbench run directories through the suite's reader
+(``suites.sysbench.rundir``), every other
 suite's files through that suite's own ``parse_files`` (``suites.base.Suite``),
 each with the bundle's manifests and the upload's overrides applied over what
 the files say (``run_meta``). ``runs.importer`` stores the result. Safe in a
@@ -15,8 +16,8 @@ import hashlib
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import IO, Any
+from datetime import datetime
+from typing import IO, Any, cast
 
 from django.conf import settings
 
@@ -24,80 +25,35 @@ import suites
 from runs import bundle, summaries
 from runs.bundle import BundleContents, BundleError, KeptFile, Limits, RunDir, manifest_path, read_bundle
 from runs.manifest import MANIFEST_NAME, Manifest, ManifestError, RunMeta, parse_manifest
-from suites.base import STARTED_CONTENT, STARTED_FILE_TIME, Suite, SuiteRun
-from suites.naming import parse_run_dir
+from suites.base import Suite, SuiteRun
 from suites.sysbench import parse as sysbench
+from suites.sysbench import rundir
 
 
 class ImportFailed(Exception):
     """The bundle could not be imported; the message says why and nothing was written."""
 
 
-# The sysbench ``.met`` values a result keeps (the names of its columns).
-METRIC_FIELDS = ("rps", "rmbps", "wps", "wmbps", "r_o", "rkb_o", "wkb_o", "o_s", "cs_s", "cpu_s", "cs_o", "cpu_o")
-_METRIC_FIELD_SET = frozenset(METRIC_FIELDS)  # membership, once per value of every result
-
-# What each settings file of a run directory is kept as (the values of ``runs.models.RunFile.Kind``).
-CONFIG, VARIABLES, PG_SETTINGS, HUGEPAGES = "config", "variables", "pg_settings", "hugepages"
-
-# --------------------------------------------------------------------------- what the bundle holds
-
-_KEEP_PREFIXES = ("sb.o.", "sb.met.", "sb.r.", "sb.prepare.o.", "sb.prepare.met.", "sb.gv.", "sb.pg.conf.", "sb.hp.")
-_KEEP_NAMES = ("my.cnf", "conf.diff", MANIFEST_NAME)
-# Helper output that shares the sb.o. prefix but is not a result (vacuum/analyze logs).
-_SKIP_PREFIXES = ("sb.o.myvac", "sb.o.pgvac")
-
-
-# Why a file of a run directory was not read, in the words the bundle page and the import output show.
-NO_SB_O = "no sb.o beside this sb.met"
-NO_PREPARE_O = "no sb.prepare.o beside this sb.prepare.met"
-LOAD_UNFINISHED = "the load did not finish (no 'Load seconds is' line)"
-SECOND_LOAD = "a second load step in this run directory; the first one is imported"
-SUMMARY_OF_SB_O = "summary of the sb.o files, which were read instead"
-NO_SB_R_QPS = "no sb.o and no sb.r.qps for this test: a summary without its QPS"
-SUMMARY_MISMATCH = "its values do not match the run's concurrencies (see the warnings)"
-IN_SUBFOLDER = "in a folder inside a run directory"
-RAW_SAMPLES = "raw vmstat/iostat/ps samples: kept in the archive, not parsed"
-HELPER_LOG = "a vacuum/analyze log of the run scripts, not a result"
-NOT_A_RESULT = "not a result file of any suite"
-SCRIPT_OUTPUT = "other output of the run scripts (ls, sizes, DBMS statistics): kept in the archive, not parsed"
-SECOND_COPY = "settings already kept from another file of the same kind"
 # What someone reading the list should see first: files that look like results but could not be used, then
 # the routine ones (raw samples, copies, other output) that every bundle has by the hundred.
 _NEEDS_A_LOOK = (
-    NO_SB_O,
-    NO_PREPARE_O,
-    LOAD_UNFINISHED,
-    SECOND_LOAD,
-    SUMMARY_MISMATCH,
-    NO_SB_R_QPS,
+    rundir.NO_SB_O,
+    rundir.NO_PREPARE_O,
+    rundir.LOAD_UNFINISHED,
+    rundir.SECOND_LOAD,
+    rundir.SUMMARY_MISMATCH,
+    rundir.NO_SB_R_QPS,
     bundle.OUTSIDE_RUN_DIR,
     bundle.UNNAMED_FOLDER,
 )
 # How many ignored files a bundle lists (the rest are counted): enough to see what was left out.
 IGNORED_SHOWN = 200
 
-_RAW_SAMPLE_RE = re.compile(r"^sb\.(prepare\.)?(vm|io|ps)\.")
-
-
-def why_not_read(name: str) -> str:
-    """Why a file of a run directory that ``wanted`` turns down is not read."""
-    if "/" in name:
-        return IN_SUBFOLDER
-    if _RAW_SAMPLE_RE.match(name):
-        return RAW_SAMPLES
-    if name.startswith(_SKIP_PREFIXES):
-        return HELPER_LOG
-    if name.startswith("sb."):
-        return SCRIPT_OUTPUT
-    return NOT_A_RESULT
-
 
 def wanted(name: str) -> bool:
-    """Files worth reading into memory; raw samples (sb.vm, sb.io, sb.ps, …) are left in the archive."""
-    if name in _KEEP_NAMES or name == "sb.o.myvac.show.1":
-        return True
-    return name.startswith(_KEEP_PREFIXES) and not name.startswith(_SKIP_PREFIXES)
+    """Files worth reading into memory: a run directory's result and settings files (raw samples, sb.vm, sb.io,
+    sb.ps, … are left in the archive) and the bundle's manifests."""
+    return name == MANIFEST_NAME or rundir.wanted(name)
 
 
 def bundle_limits() -> Limits:
@@ -158,6 +114,8 @@ class ParsedRun:
     from_summary: bool = False  # read from the scripts' summary tables, not from a result directory
     # Of a run read from a summary: where its concurrency, server and workload came from (what → where).
     summary_sources: dict[str, str] = field(default_factory=dict)
+    summary_table: str = ""  # Run.summary_table
+    summary_layout: dict[str, Any] = field(default_factory=dict)  # Run.summary_layout
 
     @property
     def dops(self) -> frozenset[int]:
@@ -195,7 +153,14 @@ class ParsedRun:
         """The Run model's fields only a sysbench run directory gives values to (the others keep their defaults)."""
         detail = self.sysbench
         if detail is None:
-            return {"from_summary": True, "summary_sources": self.summary_sources} if self.from_summary else {}
+            if not self.from_summary:
+                return {}
+            return {
+                "from_summary": True,
+                "summary_sources": self.summary_sources,
+                "summary_table": self.summary_table,
+                "summary_layout": self.summary_layout,
+            }
         return {
             "pk_mode": detail.pk,
             "load_seconds": detail.load_seconds,
@@ -216,299 +181,55 @@ class ParsedBundle:
     server_info: dict[str, Any] = field(default_factory=dict)
     # (path in the bundle, why it was not read): the first IGNORED_SHOWN of the ignored_files.
     ignored: list[tuple[str, str]] = field(default_factory=list)
-
-
-def _text(data: bytes) -> str:
-    return data.decode("utf-8", errors="replace")
-
-
-def _workload(outputs: list[sysbench.SysbenchOutput]) -> tuple[str, dict[str, Any]]:
-    """Workload label and parameters from the command lines: tables × rows must match to compare."""
-    tables = next((o.tables for o in outputs if o.tables is not None), None)
-    rows = next((o.table_size for o in outputs if o.table_size is not None), None)
-    secs = sorted({int(o.options["time"]) for o in outputs if o.options.get("time", "").isdigit()})
-    driver = next((o.options["db-driver"] for o in outputs if "db-driver" in o.options), "")
-    params: dict[str, Any] = {"tables": tables, "table_size": rows, "seconds": secs, "driver": driver}
-    if tables is None or rows is None:
-        return "sysbench (parameters unknown)", params
-    return f"sysbench {tables} table{'s' if tables != 1 else ''} × {_human(rows)} rows", params
-
-
-def _human(n: int) -> str:
-    for unit, size in (("G", 10**9), ("M", 10**6), ("k", 10**3)):
-        if n >= size and n % (size // 10) == 0:
-            value = n / size
-            return f"{value:g}{unit}"
-    return str(n)
+    # (path in the bundle, what was read of it): each run directory, and each file of the other suites that
+    # list theirs (the summary tables), the first IGNORED_SHOWN.
+    read: list[tuple[str, str]] = field(default_factory=list)
 
 
 def parse_run(run_dir: RunDir, meta: RunMeta, *, bundle_name: str) -> ParsedRun:
-    """One result directory → a ParsedRun; raises sysbench.ParseError naming the file at fault."""
+    """One result directory → a ParsedRun, with what the manifests and the upload say put over what its files
+    say; raises sysbench.ParseError naming the file at fault."""
     where = f"{bundle_name}:{run_dir.path}" if run_dir.path else f"{bundle_name}:{run_dir.name}"
-    name = parse_run_dir(run_dir.name)
-    warnings = [f"{run_dir.name}: {w}" for w in name.warnings]
-    dbms = meta.dbms or name.dbms
-    if meta.dbms and name.warnings:
-        warnings = []  # the manifest said which DBMS it is
-
-    outputs: dict[tuple[str, int, int], sysbench.SysbenchOutput] = {}
-    mets: dict[tuple[str, int, int], dict[str, float]] = {}
-    summaries: dict[tuple[str, int], dict[str, list[float]]] = {}
-    load: tuple[sysbench.ResultFileName, sysbench.LoadResult] | None = None
-    load_mets: dict[tuple[str, int], tuple[str, dict[str, float]]] = {}
-    inside = run_dir.path or run_dir.name  # where a file is in the bundle, as the ignored list names it
-    ignored: list[tuple[str, str]] = [(f"{inside}/{n}", why_not_read(n)) for n in run_dir.ignored]
-    files: list[tuple[str, str, KeptFile]] = []
-    seen_kinds: set[str] = set()
-    hasher = hashlib.sha256()
-    mtimes: list[float] = []
-    # Each name parsed once (in the order of the loop below, so a bad name is reported where it was before), then
-    # looked up by the passes over the files that follow.
-    file_names: dict[str, sysbench.ResultFileName | None] = {}
-
-    for file_name in sorted(run_dir.files):
-        fn = file_names[file_name] = sysbench.parse_file_name(file_name)
-        if fn is None:
-            kind = _file_kind(file_name)
-            if kind and run_dir.files[file_name].contains_byte(b"\0"):
-                # Kept as text, and PostgreSQL text holds no NUL: refused here with the file named, not by the
-                # database half-way through the import.
-                raise sysbench.ParseError(f"{where}: NUL byte in {file_name} of run {run_dir.name}")
-            if kind and kind not in seen_kinds:
-                # One copy per kind: the test-by-test copies of settings are the same text.
-                seen_kinds.add(kind)
-                files.append((file_name, kind, run_dir.files[file_name]))
-            elif kind:
-                ignored.append((f"{inside}/{file_name}", SECOND_COPY))
-            elif file_name != MANIFEST_NAME:
-                ignored.append((f"{inside}/{file_name}", NOT_A_RESULT))
-            continue
-        # One result file in memory at a time; the others stay in the bundle's spill store.
-        data = run_dir.files[file_name].read()
-        hasher.update(file_name.encode() + b"\0" + data + b"\0")
-        path = f"{where}/{file_name}"
-        if fn.kind == "o":
-            dop = fn.dop
-            out = sysbench.parse_output(_text(data), test=fn.test, file_name=path)
-            dop = dop or out.threads or 1
-            outputs[(fn.test, fn.range_size, dop)] = out
-            if file_name in run_dir.mtimes:
-                mtimes.append(run_dir.mtimes[file_name])
-        elif fn.kind == "met":
-            dop = fn.dop or 1
-            mets[(fn.test, fn.range_size, dop)] = sysbench.parse_met(_text(data), file_name=path)
-        elif fn.kind.startswith("r."):
-            summaries.setdefault((fn.test, fn.range_size), {})[fn.kind[2:]] = sysbench.parse_summary(
-                _text(data), file_name=path
-            )
-        elif fn.kind == "prepare.o":
-            done = sysbench.parse_prepare(_text(data), file_name=path)
-            if done is None:
-                ignored.append((f"{inside}/{file_name}", LOAD_UNFINISHED))
-            elif load is not None:
-                ignored.append((f"{inside}/{file_name}", SECOND_LOAD))
-            else:
-                load = (fn, done)
-        elif fn.kind == "prepare.met":
-            load_mets[(fn.test, fn.range_size)] = (file_name, sysbench.parse_met(_text(data), file_name=path))
-
-    results: list[dict[str, Any]] = []
-    commands: dict[str, str] = {}
-    used_mets: set[tuple[str, int, int]] = set()
-    for (test, range_size, dop), out in outputs.items():
-        met = mets.get((test, range_size, dop), {})
-        used_mets.add((test, range_size, dop))
-        results.append(_result_row(test, range_size, dop, out, met))
-        if out.command:
-            commands.setdefault(sysbench.test_label(test, range_size), out.command)
-
-    # Tests with only sb.r summaries: their concurrencies are the run's others, in run order.
-    dops = sorted({dop for (_, _, dop) in outputs})
-    for (test, range_size), metrics in sorted(summaries.items()):
-        if any(k[0] == test and k[1] == range_size for k in outputs) or "qps" not in metrics:
-            continue
-        values = metrics["qps"]
-        if len(values) != len(dops):
-            ignored.append((f"{inside}/sb.r.qps.{test}.range{range_size}.pk{name.pk}", SUMMARY_MISMATCH))
-            warnings.append(
-                f"{run_dir.name}: sb.r.qps.{test}.range{range_size} has {len(values)} values but the run's "
-                f"sb.o files show {len(dops)} concurrencies; skipped"
-            )
-            continue
-        for i, dop in enumerate(dops):
-            results.append(
-                {
-                    "test": test,
-                    "range_size": range_size,
-                    "dop": dop,
-                    "qps": values[i],
-                    "tps": _at(metrics.get("trx"), i),
-                    "lat_avg_ms": _at(metrics.get("rtavg"), i),
-                    "lat_max_ms": _at(metrics.get("rtmax"), i),
-                    "lat_pct_ms": _at(metrics.get("rt95"), i),
-                    "lat_pct": 95.0 if metrics.get("rt95") else None,
-                    **{k: v for k, v in mets.get((test, range_size, dop), {}).items() if k in _METRIC_FIELD_SET},
-                }
-            )
-            used_mets.add((test, range_size, dop))
-            hasher.update(f"{test}.{range_size}.{dop}".encode())
-
-    if not results:
-        raise sysbench.ParseError(f"{where}: no result files (sb.o.<test>.range<R>.pk<P>.dop<N>) in this run directory")
-    ignored.extend(_unread_summaries(inside, file_names, outputs, summaries))
-    ignored.extend(
-        (f"{inside}/{file_name}", NO_SB_O)
-        for file_name, fn in file_names.items()
-        if fn is not None and fn.kind == "met" and (fn.test, fn.range_size, fn.dop or 1) not in used_mets
-    )
-    if load is not None:
-        load_file, done = load
-        _, load_met = load_mets.pop((load_file.test, load_file.range_size), ("", {}))
-        results.append(_load_row(load_file, done, load_met))
-        if done.command:
-            commands.setdefault(sysbench.test_label(sysbench.LOAD_TEST, load_file.range_size), done.command)
-    ignored.extend((f"{inside}/{met_file}", NO_PREPARE_O) for met_file, _ in load_mets.values())
-    warnings.extend(_zero_qps_warnings(run_dir.name, results))
-    reported = {key: metrics["qps"] for key, metrics in summaries.items() if "qps" in metrics}
-    scan_formula, scan_warnings = sysbench.run_scan_formula(outputs, reported)
-    warnings.extend(f"{run_dir.name}: {w}" for w in scan_warnings)
-
-    outs = list(outputs.values())
-    workload, params = _workload(outs)
-    cpus = next((o.cpus for o in outs if o.cpus), None)
-    config_text: str | KeptFile = next((kept for (n, kind, kept) in files if kind == CONFIG), "")
-    server = meta.server or (f"{cpus}-CPU server" if cpus else "unknown server")
+    read = rundir.read_run_dir(run_dir, where=where, skip=(MANIFEST_NAME,))
+    name = read.run_name
+    # The name's warnings (which DBMS a build code means) are moot when the manifest says which DBMS it is.
+    warnings = [] if meta.dbms else [f"{run_dir.name}: {w}" for w in name.warnings]
+    warnings.extend(read.warnings)
+    server = meta.server or (f"{read.cpus}-CPU server" if read.cpus else "unknown server")
     if not meta.server:
         warnings.append(f"{run_dir.name}: no server named (manifest or upload form); using {server!r}")
-    started = sysbench.started_from_samples(run_dir.first_lines)
-    started_from = STARTED_CONTENT if started else STARTED_FILE_TIME if mtimes else ""
-    if started is None and mtimes:
-        started = datetime.fromtimestamp(min(mtimes), tz=UTC)
     return ParsedRun(
         suite=suites.SYSBENCH.name,
         name=run_dir.name,
         path=run_dir.path,
-        content_sha256=hasher.hexdigest(),
+        content_sha256=read.content_sha256,
         meta=meta,
-        dbms=dbms,
+        dbms=meta.dbms or name.dbms,
         version=meta.version or name.version,
         build=meta.build or name.build,
         flavour=meta.flavour if meta.flavour is not None else name.flavour,
         config=meta.config or name.config,
         server=server,
-        workload=meta.workload or workload,
-        workload_params=params,
-        started_at=started,
-        started_from=started_from,
-        results=results,
+        workload=meta.workload or read.workload,
+        workload_params=read.workload_params,
+        started_at=read.started_at,
+        started_from=read.started_from,
+        results=read.results,
         warnings=warnings,
-        ignored_files=len(ignored),
-        ignored=sorted(ignored),
+        ignored_files=len(read.ignored),
+        ignored=read.ignored,
         sysbench=SysbenchDetail(
             pk=name.pk,
-            cpus=cpus,
-            load_seconds=load[1].seconds if load else None,
-            load_inserts_per_s=load[1].inserts_per_s if load else None,
-            sysbench_version=next((o.sysbench_version for o in outs if o.sysbench_version), ""),
-            commands=commands,
-            scan_formula=scan_formula,
-            config_text=config_text,
-            files=files,
+            cpus=read.cpus,
+            load_seconds=read.load_seconds,
+            load_inserts_per_s=read.load_inserts_per_s,
+            sysbench_version=read.sysbench_version,
+            commands=read.commands,
+            scan_formula=read.scan_formula,
+            config_text=cast("str | KeptFile", read.config_text),
+            files=cast("list[tuple[str, str, KeptFile]]", read.files),
         ),
     )
-
-
-def _load_row(
-    load_file: sysbench.ResultFileName, load: sysbench.LoadResult, met: Mapping[str, float]
-) -> dict[str, Any]:
-    """The load step as a result: inserts/s as its QPS, the sb.prepare.met metrics as its HW metrics."""
-    row: dict[str, Any] = {
-        "test": sysbench.LOAD_TEST,
-        "range_size": load_file.range_size,
-        "dop": load.threads,
-        "qps": load.inserts_per_s,
-        "elapsed_s": load.seconds,
-        "threads": load.threads,
-        # The test whose prepare step it was names the reference o.met block: sb.prepare.met.<test>.range<R>.pk<P>.
-        "extra": {"prepared_for": load_file.test, "tables": load.tables},
-    }
-    row.update({k: v for k, v in met.items() if k in _METRIC_FIELD_SET})
-    return row
-
-
-def _unread_summaries(
-    inside: str,
-    file_names: Mapping[str, sysbench.ResultFileName | None],
-    outputs: Mapping[tuple[str, int, int], sysbench.SysbenchOutput],
-    summaries: Mapping[tuple[str, int], dict[str, list[float]]],
-) -> list[tuple[str, str]]:
-    """sb.r files of tests whose sb.o files were read: the same numbers, so they are listed, not used."""
-    with_outputs = {(test, range_size) for (test, range_size, _) in outputs}
-    unread = []
-    for file_name, fn in file_names.items():
-        if fn is None or not fn.kind.startswith("r."):
-            continue
-        if (fn.test, fn.range_size) in with_outputs:
-            unread.append((f"{inside}/{file_name}", SUMMARY_OF_SB_O))
-        elif "qps" not in summaries.get((fn.test, fn.range_size), {}):
-            unread.append((f"{inside}/{file_name}", NO_SB_R_QPS))
-    return unread
-
-
-def _zero_qps_warnings(run_name: str, results: list[dict[str, Any]]) -> list[str]:
-    """A result of 0 QPS (or -0.0) is kept as measured, as 0.0, but said: it is a failed test far more often
-    than a real measurement, and anything compared against it is infinitely faster."""
-    zero = []
-    for row in results:
-        if row["qps"] == 0:
-            row["qps"] = 0.0
-            zero.append(f"{sysbench.test_label(row['test'], row['range_size'])} at {row['dop']} threads")
-    if not zero:
-        return []
-    shown = ", ".join(sorted(zero)[:10]) + (f" and {len(zero) - 10} more" if len(zero) > 10 else "")
-    return [f"{run_name}: 0 QPS for {shown}; imported as measured (a failed test?)"]
-
-
-def _at(values: list[float] | None, i: int) -> float | None:
-    return values[i] if values and i < len(values) else None
-
-
-def _file_kind(name: str) -> str | None:
-    if name in ("my.cnf", "conf.diff"):
-        return CONFIG
-    if name.startswith("sb.gv.") or name == "sb.o.myvac.show.1":
-        return VARIABLES
-    if name.startswith("sb.pg.conf."):
-        return PG_SETTINGS
-    if name.startswith("sb.hp."):
-        return HUGEPAGES
-    return None
-
-
-def _result_row(
-    test: str, range_size: int, dop: int, out: sysbench.SysbenchOutput, met: Mapping[str, float]
-) -> dict[str, Any]:
-    row: dict[str, Any] = {
-        "test": test,
-        "range_size": range_size,
-        "dop": dop,
-        "qps": out.qps,
-        "tps": out.tps,
-        "queries": out.queries,
-        "transactions": out.transactions,
-        "errors_per_s": out.errors_per_s,
-        "reconnects_per_s": out.reconnects_per_s,
-        "elapsed_s": out.elapsed_s,
-        "events": out.events,
-        "threads": out.threads,
-        "lat_min_ms": out.lat_min_ms,
-        "lat_avg_ms": out.lat_avg_ms,
-        "lat_max_ms": out.lat_max_ms,
-        "lat_pct": out.lat_pct,
-        "lat_pct_ms": out.lat_pct_ms,
-    }
-    row.update({k: v for k, v in met.items() if k in _METRIC_FIELD_SET})
-    return row
 
 
 def parse_bundle(
@@ -544,8 +265,9 @@ def parse_bundle(
         parsed = parse_run(run_dir, run_meta(manifests, folder, run_dir.name, given), bundle_name=name)
         runs.append(parsed)
         warnings.extend(parsed.warnings)
+    read = [(run.path, f"run directory: {run.tests} microbenchmarks, {len(run.results)} results") for run in runs]
     ignored = contents.ignored_count + sum(r.ignored_files for r in runs)
-    listed = [(path, contents.ignored_reasons.get(path, NOT_A_RESULT)) for path in contents.ignored]
+    listed = [(path, contents.ignored_reasons.get(path, rundir.NOT_A_RESULT)) for path in contents.ignored]
     for parsed_run in runs:
         listed.extend(parsed_run.ignored)
     for suite in suites.all():
@@ -558,12 +280,14 @@ def parse_bundle(
         # Listed like the files of run directories that were not read: each with its path (in the nested archive
         # it came from, if any) and why.
         ignored += len(found.not_read)
+        read.extend((f"{origins[path]}/{path}" if origins.get(path) else path, what) for path, what in found.read)
         listed.extend((f"{origins[path]}/{path}" if origins.get(path) else path, why) for path, why in found.not_read)
         for run in found.runs:
             folder = manifest_path(run.source, origins.get(run.source, "")).rpartition("/")[0]
             parsed = _suite_parsed_run(suite, run, run_meta(manifests, folder, run.name, given), bundle_name=name)
             runs.append(parsed)
             warnings.extend(parsed.warnings)
+    refuse_control_characters(runs, bundle_name=name)
     runs, duplicates, stale = summaries.keep_raw_over_summary(runs)
     # Once each: the runs of one summary table share what it does not say.
     warnings = list(dict.fromkeys([w for w in warnings if w not in stale] + duplicates))
@@ -577,6 +301,7 @@ def parse_bundle(
         warnings=warnings,
         server_info=info,
         ignored=sorted(listed, key=lambda item: item[1] not in _NEEDS_A_LOOK)[:IGNORED_SHOWN],
+        read=read[:IGNORED_SHOWN],
     )
 
 
@@ -625,6 +350,10 @@ def _suite_parsed_run(suite: Suite, run: SuiteRun, meta: RunMeta, *, bundle_name
             f"{bundle_name}:{run.source}: concurrency {meta.concurrency} of the manifest or upload not used for "
             f"{run.name}, whose concurrency comes {sources['concurrency']}"
         )
+    summary_table, summary_layout = "", {}
+    if suite.summary_of is not None:
+        summary_table = table_identity(run.table, results)
+        summary_layout = dict(run.layout)
     if sources:
         if meta.server or not sources.get("server"):
             sources["server"] = MANIFEST_SAYS if meta.server else NOTHING_SAYS
@@ -636,6 +365,8 @@ def _suite_parsed_run(suite: Suite, run: SuiteRun, meta: RunMeta, *, bundle_name
         suite=suites.get(run.suite).name if run.suite else (suite.summary_of or suite.name),
         from_summary=suite.summary_of is not None,
         summary_sources=sources if suite.summary_of is not None else {},
+        summary_table=summary_table,
+        summary_layout=summary_layout,
         name=run.name,
         path=run.source,
         content_sha256=content_sha256,
@@ -657,6 +388,45 @@ def _suite_parsed_run(suite: Suite, run: SuiteRun, meta: RunMeta, *, bundle_name
         suite_server=run.server_details,
         notes=run.notes,
     )
+
+
+# Characters no imported name may hold: a terminal or a spreadsheet showing the name would run or hide them.
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# The names of a run that pages, exports and commands show, as the refusal calls them.
+_NAMED_FIELDS = (
+    ("name", "run name"),
+    ("build", "build"),
+    ("config", "config"),
+    ("server", "server"),
+    ("workload", "workload"),
+    ("dbms", "DBMS"),
+    ("version", "version"),
+    ("flavour", "flavour"),
+)
+
+
+def refuse_control_characters(runs: list[ParsedRun], *, bundle_name: str) -> None:
+    """Refuse a bundle any of whose runs' names (run, build, config, server, workload, DBMS, version, flavour,
+    microbenchmark) holds a control character, naming the file and the field: whether it came from a file, a
+    manifest or the upload form, such a name would rewrite what a terminal or a spreadsheet shows."""
+    for run in runs:
+        named = [(what, getattr(run, attr)) for attr, what in _NAMED_FIELDS]
+        named.extend(("microbenchmark", row["test"]) for row in run.results)
+        for what, value in named:
+            match = _CONTROL_RE.search(value or "")
+            if match:
+                raise ImportFailed(
+                    f"{bundle_name}:{run.path}: the {what} {value[:60]!r} holds the control character "
+                    f"U+{ord(match.group()):04X}; names must be printable (fix the file, benchdash.toml or the form)"
+                )
+
+
+def table_identity(variant: str, results: list[dict[str, Any]]) -> str:
+    """A summary run's table: its variant and the concurrency of its QPS cells (``in.dop8``; ``dop1`` for a
+    table without a variant; ``dop1-4`` for a December 2020 table with a column per concurrency)."""
+    dops = sorted({row["dop"] for row in results if "qps_from" not in (row.get("extra") or {})})
+    said = f"dop{dops[0]}" if len(dops) == 1 else f"dop{dops[0]}-{dops[-1]}" if dops else "dop?"
+    return f"{variant}.{said}" if variant else said
 
 
 # What a bundle that cannot be imported raises: recorded on the bundle as its error, never retried.

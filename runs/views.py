@@ -112,7 +112,7 @@ def upload(request: HtmxHttpRequest) -> HttpResponse:
                 name=uploaded.name,
                 source=Bundle.Source.UPLOAD,
                 user=request.user,
-                overrides={"server": form.cleaned_data["server"], "workload": form.cleaned_data["workload"]},
+                overrides=form.overrides(),
             )
         except ImportFailed as exc:
             form.add_error("bundle", str(exc))
@@ -143,7 +143,7 @@ def bundle_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         Run.objects.filter(bundle=bundle)
         .select_related("build__version__dbms", "server", "workload")
         .annotate(n_results=Count("results"))
-        .order_by("build__version__sort_key", "name")
+        .order_by("build__version__sort_key", "name", "summary_table")
     )
     context = {
         "bundle": bundle,

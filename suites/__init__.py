@@ -10,6 +10,7 @@ package's ``suite`` module and is registered with ``register``.
 from __future__ import annotations
 
 from suites.base import Suite
+from suites.groups import GroupSet
 
 _registry: dict[str, Suite] = {}
 
@@ -35,6 +36,13 @@ def get(name: str) -> Suite:
 
 def all() -> tuple[Suite, ...]:
     return tuple(_registry.values())
+
+
+def group_sets() -> tuple[GroupSet, ...]:
+    """Every registered suite's group sets, once each, in the registry's order: for finding one by name. A set
+    without groups (the open format's stand-in, everything ungrouped) is no set to pick."""
+    found = (group_set for suite in _registry.values() for group_set in suite.group_sets if group_set.groups)
+    return tuple(dict.fromkeys(found))
 
 
 def parse_errors() -> tuple[type[Exception], ...]:

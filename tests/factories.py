@@ -9,8 +9,9 @@ from __future__ import annotations
 import factory
 from factory.django import DjangoModelFactory
 
+import suites
 from runner.models import Target
-from runs.models import Build, Bundle, Config, Dbms, Run, Server, Suite, Version, Workload
+from runs.models import Build, Bundle, Config, Dbms, Run, Server, Version, Workload
 
 
 class DbmsFactory(DjangoModelFactory):
@@ -61,7 +62,7 @@ class WorkloadFactory(DjangoModelFactory):
         model = Workload
         django_get_or_create = ("suite", "name")
 
-    suite = Suite.SYSBENCH
+    suite = suites.SYSBENCH.name
     name = "sysbench 1 table 10m rows"
 
 

@@ -296,7 +296,7 @@ def test_djangos_last_resort_answers_json_under_the_api_and_its_own_page_elsewhe
     """handler500 runs while Django handles an exception raised outside ninja (a middleware, say)."""
     from django.db import OperationalError
 
-    from runs.api_errors import handler500
+    from benchdash.api_errors import handler500
 
     for path, exc, status in (
         ("/api/regressions", OperationalError("server closed the connection unexpectedly"), 503),
@@ -374,7 +374,7 @@ def test_a_parameter_that_takes_a_list_keeps_every_value() -> None:
     from django.test import RequestFactory
     from django.utils.datastructures import MultiValueDict
 
-    from runs.api_errors import OneValueEach
+    from benchdash.api_errors import OneValueEach
 
     request = RequestFactory().get("/api/x?tag=a&tag=b&one=1")
     parsed = OneValueEach().parse_querydict(MultiValueDict(request.GET.lists()), ["tag"], request)

@@ -3,7 +3,7 @@
 The URLs are enumerated from the resolver (API operations from the django-ninja path each URL serves),
 so a new URL fails ``test_every_url_is_classified`` until it is written into ``RULES`` below with the rule
 it follows. Path ids are filled from real rows made by the fixture. Who may do what is written out here
-from the README, not imported from accounts.permissions, so the test checks the code against the promise.
+from docs/accounts.md, not imported from accounts.permissions, so the test checks the code against the promise.
 """
 
 from __future__ import annotations
@@ -19,11 +19,13 @@ import pytest
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
+import suites
+
 pytestmark = pytest.mark.django_db
 
 ROLES = ("anonymous", "viewer", "uploader", "triager", "admin")
 
-# The README's promise: which role may make which kind of change.
+# docs/accounts.md's promise: which role may make which kind of change.
 MAY: dict[str, set[str]] = {
     "upload": {"uploader", "admin"},
     "run_benchmarks": {"uploader", "admin"},
@@ -39,7 +41,7 @@ READ, OPEN, LOGIN, NOT_FOUND = "read", "open", "login", "not found"
 # Per URL name, per method: the rule. GET for reads; POST (or the API's own method) for writes.
 RULES: dict[str, dict[str, str]] = {
     "reports:home": {"GET": READ},
-    "reports:healthz": {"GET": OPEN},
+    "healthz": {"GET": OPEN},
     "reports:search": {"GET": READ},
     "reports:compare": {"GET": READ},
     "reports:compare_export": {"GET": READ},
@@ -156,20 +158,21 @@ def admin_urls() -> list[Url]:
 def rows(user_with_role: Callable[..., Any], corpus: Path) -> dict[str, Any]:
     from accounts.models import ApiToken
     from accounts.permissions import create_token
-    from regressions.detection import detect_regressions, link_bug
+    from regressions.detection import detect_regressions
     from regressions.models import Regression, Subscription
+    from regressions.triage import link_bug
     from reports.models import Report
     from runner.models import BenchmarkOutput, BenchmarkRun, Schedule, Target
     from runs import synthetic
     from runs.importer import archive_directory, submit_and_import
-    from runs.models import Bundle, Result, Run, Suite
+    from runs.models import Bundle, Result, Run
 
     spec = synthetic.SeriesSpec(versions=("5.6.51", "5.7.44", "8.0.28", "8.0.30", "8.0.36"), seed=3)
     submit_and_import(synthetic.bundle_bytes(spec), name="series.tar.gz", source=Bundle.Source.COMMAND)
     submit_and_import(archive_directory(corpus / "ibench-2021"), name="ibench.tgz", source=Bundle.Source.COMMAND)
-    ibench = Run.objects.filter(workload__suite=Suite.IBENCH).first()
+    ibench = Run.objects.filter(workload__suite=suites.IBENCH.name).first()
     assert ibench is not None
-    runs = list(Run.objects.exclude(pk=ibench.pk).filter(workload__suite=Suite.SYSBENCH))
+    runs = list(Run.objects.exclude(pk=ibench.pk).filter(workload__suite=suites.SYSBENCH.name))
     runs.sort(key=lambda r: r.build.version.sort_key)
     base = runs[0]
     detect_regressions(base.server_id, base.workload_id)

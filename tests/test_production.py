@@ -85,7 +85,7 @@ REDIRECTS = {"reports:report"}
 NOT_A_PAGE = {"api:api-root", "api:not_found"}
 # Open to anyone in every mode: the load balancer's probe and the login itself. (The API's description is read
 # like every page: private browsing asks for a login or a token.)
-OPEN = {"reports:healthz", "account:login"}
+OPEN = {"healthz", "account:login"}
 
 
 def _dockerfile_collectstatic() -> str:
@@ -202,7 +202,7 @@ def site(small_base: Run, corpus: Path, django_user_model: Any) -> dict[str, Any
         "runs:bundle": f"/bundles/{small_base.bundle_id}/",
         "runs:bundle_attach": f"/bundles/{small_base.bundle_id}/attach/",
         "reports:home": "/",
-        "reports:healthz": "/healthz",
+        "healthz": "/healthz",
         "reports:search": "/search/?q=point-query",
         "reports:compare": f"/compare/?base={base}",
         "reports:compare_export": f"/compare/export?base={base}&format=csv",

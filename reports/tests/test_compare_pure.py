@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+import suites
 from reports.compare import ComparisonError, ComparisonSpec, Series, SeriesResult, SeriesRun, build_comparison
-from reports.sla import SlaSample
-from runs.models import Suite
+from suites.ibench.sla import SlaSample
 
 NO_METRICS = (None,) * 6
 
@@ -29,7 +29,7 @@ def _run(pk: int, version: str, *, build_id: int | None = None) -> SeriesRun:
 def _series(runs: list[SeriesRun], results: list[SeriesResult], **overrides: object) -> Series:
     values: dict[str, object] = {
         "spec": ComparisonSpec(base_run_id=runs[0].id),
-        "suite": Suite.SYSBENCH,
+        "suite": suites.SYSBENCH.name,
         "server": "bee",
         "server_id": 1,
         "workload": "sysbench",
@@ -44,7 +44,7 @@ def _series(runs: list[SeriesRun], results: list[SeriesResult], **overrides: obj
 
 
 def _result(run_id: int, test: str, qps: float, *, dop: int = 1, range_size: int | None = 100) -> SeriesResult:
-    return SeriesResult(run_id, sum(map(ord, test)), test, range_size, dop, qps, NO_METRICS, Suite.SYSBENCH)
+    return SeriesResult(run_id, sum(map(ord, test)), test, range_size, dop, qps, NO_METRICS, suites.SYSBENCH.name)
 
 
 def test_a_comparison_of_two_versions_is_computed_from_plain_values_without_the_database():
@@ -57,7 +57,7 @@ def test_a_comparison_of_two_versions_is_computed_from_plain_values_without_the_
     ]
     comparison = build_comparison(_series(runs, results))
     other = comparison.others[0].key
-    assert comparison.suite == Suite.SYSBENCH
+    assert comparison.suite == suites.SYSBENCH.name
     assert comparison.group_set == "current-32"
     assert comparison.relative[other]["point-query_range=100"] == pytest.approx(0.8)
     assert comparison.relative[other]["insert_range=100"] == pytest.approx(1.2)
@@ -87,23 +87,23 @@ def test_a_series_without_results_cannot_be_compared():
 def test_the_group_set_follows_the_suite_attribute_not_the_test_names():
     runs = [_run(1, "8.0.22"), _run(2, "8.0.28")]
     results = [
-        SeriesResult(run_id, 1, "fillseq", None, 1, qps, NO_METRICS, Suite.DBBENCH)
+        SeriesResult(run_id, 1, "fillseq", None, 1, qps, NO_METRICS, suites.DBBENCH.name)
         for run_id, qps in ((1, 100.0), (2, 90.0))
     ]
-    assert build_comparison(_series(runs, results, suite=Suite.DBBENCH)).group_set == "db_bench"
+    assert build_comparison(_series(runs, results, suite=suites.DBBENCH.name)).group_set == "db_bench"
 
 
 def test_an_insert_benchmark_step_whose_inserts_missed_the_sla_is_grey_not_red():
     runs = [_run(1, "8.0.22"), _run(2, "8.0.28")]
     results = [
-        SeriesResult(run_id, 1, "qr100", None, 1, qps, NO_METRICS, Suite.IBENCH)
+        SeriesResult(run_id, 1, "qr100", None, 1, qps, NO_METRICS, suites.IBENCH.name)
         for run_id, qps in ((1, 1000.0), (2, 500.0))
     ]
     samples = (
         SlaSample(1, "qr100", 1, 100.0, 100, 1, False),
         SlaSample(2, "qr100", 1, 10.0, 100, 1, False),  # a tenth of the target rate
     )
-    comparison = build_comparison(_series(runs, results, suite=Suite.IBENCH, sla_samples=samples))
+    comparison = build_comparison(_series(runs, results, suite=suites.IBENCH.name, sla_samples=samples))
     other = comparison.others[0].key
     assert comparison.sla_missed == {(other, "qr100")}
     assert comparison.flags[other]["qr100"] == "grey"

@@ -12,12 +12,12 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from reports import reference
 from reports.compare import ComparisonSpec, get_comparison
 from reports.exports import dbbench_table
 from runs.importer import archive_directory, submit_and_import
 from runs.models import Bundle, Run
-from suites.groups import DBBENCH, LOAD, READ_ONLY, READ_WHILE_WRITING, WRITE
+from suites.dbbench import layout as dbbench_layout
+from suites.dbbench.groups import DBBENCH, LOAD, READ_ONLY, READ_WHILE_WRITING, WRITE
 
 pytestmark = pytest.mark.django_db
 
@@ -150,9 +150,9 @@ def test_nov23_8x_reproduces_abs_tsv_and_rel2_csv_byte_for_byte(corpus: Path, wo
     _import({f"c2/sum.{workload}.8x.txt": (corpus / NOV23 / f"sum.{workload}.8x.txt").read_bytes()})
     runs, versions, tests, values = _table("8.0.0", workload)
 
-    absolute = reference.format_dbbench_tsv(runs, versions, tests, values, relative=False, header=False)
+    absolute = dbbench_layout.format_dbbench_tsv(runs, versions, tests, values, relative=False, header=False)
     assert absolute == (corpus / NOV23 / f"abs.{workload}.8x.tsv").read_text()
-    relative = reference.format_dbbench_csv(runs, versions, tests, values, header=False, base_column=False)
+    relative = dbbench_layout.format_dbbench_csv(runs, versions, tests, values, header=False, base_column=False)
     assert relative == (corpus / NOV23 / f"rel2.{workload}.8x.csv").read_text()
 
 
@@ -162,9 +162,9 @@ def test_nov23_u5_reproduces_abs_tsv_and_rel2_csv_of_the_fb_gcc_builds(corpus: P
     runs, versions, tests, values = _table("8.0.0")
 
     assert Run.objects.filter(build__name="8.0.0.fb.gcc", name="8.0.fb.gcc").exists()
-    absolute = reference.format_dbbench_tsv(runs, versions, tests, values, relative=False, header=False)
+    absolute = dbbench_layout.format_dbbench_tsv(runs, versions, tests, values, relative=False, header=False)
     assert absolute == (directory / "abs.byrx.8x.tsv").read_text()
-    relative = reference.format_dbbench_csv(runs, versions, tests, values, header=False, base_column=False)
+    relative = dbbench_layout.format_dbbench_csv(runs, versions, tests, values, header=False, base_column=False)
     assert relative == (directory / "rel2.byrx.8x.csv").read_text()
 
 
@@ -175,7 +175,7 @@ def test_nov23_some4_matches_abs_and_rel2_except_where_the_author_merged_overwri
     # in one row named overwriteandwait. They are different tests, so they stay two rows here.
     _import({"c2/sum.byrx.some4.txt": (corpus / NOV23 / "sum.byrx.some4.txt").read_bytes()})
     runs, versions, tests, values = _table("4.4.1")
-    ours = reference.format_dbbench_tsv(runs, versions, tests, values, relative=False, header=False).splitlines()
+    ours = dbbench_layout.format_dbbench_tsv(runs, versions, tests, values, relative=False, header=False).splitlines()
     theirs = (corpus / NOV23 / "abs.byrx.some4.tsv").read_text().splitlines()
     merged = "overwriteandwait.t8.s0"
 
@@ -185,7 +185,7 @@ def test_nov23_some4_matches_abs_and_rel2_except_where_the_author_merged_overwri
     assert [o if o != "NA" else a for o, a in zip(split["overwrite.t8.s0"], split[merged], strict=True)] == their_row
     assert split["overwrite.t8.s0"].count("NA") == 12 and split[merged].count("NA") == 8
 
-    ours_rel = reference.format_dbbench_csv(runs, versions, tests, values, header=False, base_column=False)
+    ours_rel = dbbench_layout.format_dbbench_csv(runs, versions, tests, values, header=False, base_column=False)
     theirs_rel = (corpus / NOV23 / "rel2.byrx.some4.csv").read_text().splitlines()
     assert [line for line in ours_rel.splitlines() if "overwrite" not in line] == theirs_rel[:-1]
     assert (

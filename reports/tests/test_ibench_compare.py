@@ -25,7 +25,7 @@ from reports.stats import metric_ratio
 from runs.importer import archive_directory, submit_and_import
 from runs.models import Bundle, Run
 from runs.tests.hostile import tgz_of_files
-from suites.groups import IBENCH, IBENCH_LOAD, IBENCH_QUERIES, IBENCH_WRITES
+from suites.ibench.groups import IBENCH, IBENCH_LOAD, IBENCH_QUERIES, IBENCH_WRITES
 
 pytestmark = pytest.mark.django_db
 

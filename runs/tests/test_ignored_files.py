@@ -12,8 +12,9 @@ from django.test import Client
 
 from runs.importer import submit_and_import
 from runs.models import Bundle, Result
-from runs.parse import IGNORED_SHOWN, NO_PREPARE_O, NO_SB_O, RAW_SAMPLES, SCRIPT_OUTPUT, SECOND_COPY
+from runs.parse import IGNORED_SHOWN
 from runs.tests.hostile import tgz_of_files
+from suites.sysbench.rundir import NO_PREPARE_O, NO_SB_O, RAW_SAMPLES, SCRIPT_OUTPUT, SECOND_COPY
 
 pytestmark = pytest.mark.django_db
 

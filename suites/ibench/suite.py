@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import suites.groups as groups
 from suites.base import ResultFile, Suite, SuiteParse, SuiteRun
 from suites.ibench import parse
+from suites.ibench.groups import IBENCH
 from suites.naming import parse_build
 
 
@@ -67,7 +67,7 @@ SUITE = Suite(
     label="Insert Benchmark",
     parse_error=parse.ParseError,
     is_warmup=_no_warmups,
-    group_sets=(groups.IBENCH,),
+    group_sets=(IBENCH,),
     recognise=recognise,
     files_hint=(
         "Insert Benchmark results (o.sum.t.* step summaries, mrg.<step> tables, "

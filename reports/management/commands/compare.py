@@ -8,10 +8,11 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import Q
 
+import suites
 from reports import releaseview
 from reports.compare import ComparisonError, ComparisonSpec, get_comparison, resolve_run
 from reports.exports import FORMATS, export, spec_for_format
-from runs.models import Run, Suite
+from runs.models import Run
 from runs.releases import RELEASE_VIEWS
 from runs.versions import sort_key
 
@@ -31,11 +32,19 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--base", required=True, help="the base run")
-        parser.add_argument("--suite", choices=[Suite.SYSBENCH, Suite.DBBENCH, Suite.IBENCH], default=Suite.SYSBENCH)
+        parser.add_argument(
+            "--suite",
+            choices=[suites.SYSBENCH.name, suites.DBBENCH.name, suites.IBENCH.name],
+            default=suites.SYSBENCH.name,
+        )
         parser.add_argument("--step", help="Insert Benchmark: print this step's table only (l.i1, qr100, q100.2)")
         parser.add_argument("--runs", nargs="+", default=[], help="runs to compare (default: the base's whole series)")
         parser.add_argument("--server", help="server name, when the run name exists on several servers")
         parser.add_argument("--workload", help="workload name, when the run name exists in several workloads")
+        parser.add_argument(
+            "--variant",
+            help="a word of a summary table's name (prep1), when several tables of an archive share the run names",
+        )
         parser.add_argument("--group-set", default="auto", help="classic-42, current-32, a saved set, or auto")
         parser.add_argument(
             "--dop",
@@ -49,7 +58,8 @@ class Command(BaseCommand):
             "--releases",
             choices=RELEASE_VIEWS,
             default="all",
-            help="all (default) or long-term: leave out the short-term releases of a series that mixes both",
+            help="all (default) or long-term: the long-term releases and the newest release of a series that "
+            "mixes both",
         )
         parser.add_argument("--format", choices=FORMATS, default="tsv")
         parser.add_argument("--absolute", action="store_true", help="absolute QPS instead of relative (tsv/csv)")
@@ -60,16 +70,24 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            if options["suite"] == Suite.IBENCH:
+            if options["suite"] == suites.IBENCH.name:
                 base = resolve_ibench_run(options["base"], server=options["server"], workload=options["workload"])
                 run_ids = tuple(resolve_ibench_run(name, series=base).pk for name in options["runs"])
-            elif options["suite"] == Suite.DBBENCH:
+            elif options["suite"] == suites.DBBENCH.name:
                 base = resolve_dbbench_run(options["base"], server=options["server"], workload=options["workload"])
                 run_ids = tuple(resolve_dbbench_run(name, series=base).pk for name in options["runs"])
             else:
-                base = resolve_run(options["base"], server=options["server"], workload=options["workload"])
+                base = resolve_run(
+                    options["base"],
+                    server=options["server"],
+                    workload=options["workload"],
+                    dop=options["dop"],
+                    variant=options["variant"],
+                )
                 run_ids = tuple(
-                    resolve_run(name, server=base.server.name, workload=base.workload.name).pk
+                    resolve_run(
+                        name, server=base.server.name, workload=base.workload.name, dop=options["dop"], near=base
+                    ).pk
                     for name in options["runs"]
                 )
             spec = ComparisonSpec(
@@ -112,7 +130,9 @@ def resolve_dbbench_run(
     runs of that build are repeats, compared as one column); otherwise the error
     lists the builds to choose from. ``series``: look only beside that run.
     """
-    runs = Run.objects.filter(workload__suite=Suite.DBBENCH).select_related("server", "workload", "build__version")
+    runs = Run.objects.filter(workload__suite=suites.DBBENCH.name).select_related(
+        "server", "workload", "build__version"
+    )
     if series is not None:
         runs = runs.filter(server_id=series.server_id, workload_id=series.workload_id)
     if server:
@@ -147,7 +167,7 @@ def resolve_ibench_run(
     """An Insert Benchmark run by name (``100m.my8022.cx6d``), tag without the rows (``my8022.cx6d``), build
     (``my8022``) or version (``8.0.22``); ambiguous names are an error listing the choices. ``series``: look only
     beside that run."""
-    runs = Run.objects.filter(workload__suite=Suite.IBENCH).select_related("server", "workload", "build__version")
+    runs = Run.objects.filter(workload__suite=suites.IBENCH.name).select_related("server", "workload", "build__version")
     if series is not None:
         runs = runs.filter(server_id=series.server_id, workload_id=series.workload_id)
     if server:

@@ -14,7 +14,7 @@ import pytest
 
 from suites.openformat.document import Document, OpenFormatError, json_schema, parse_csv_document, parse_document
 
-DOCS = Path(__file__).resolve().parents[2] / "docs"
+DOCS = Path(__file__).resolve().parents[3] / "docs"
 
 
 def documented_examples() -> list[dict[str, Any]]:

@@ -18,7 +18,7 @@ from suites.openformat.document import json_schema
 from suites.openformat.sysbench_hooks import HookReportError, parse_hook_output, to_document
 from suites.sysbench.parse import parse_output
 
-PRODUCED = Path(__file__).resolve().parents[2] / "tests" / "data" / "sysbench-hooks"
+PRODUCED = Path(__file__).resolve().parents[3] / "tests" / "data" / "sysbench-hooks"
 TESTS = {"oltp_point_select": ("point-query", 100), "oltp_read_only": ("read-only", 100)}
 
 

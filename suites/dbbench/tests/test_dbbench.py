@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
+import suites
 from runs.bundle import BundleError, read_bundle
 from runs.importer import ImportFailed, archive_directory, submit_and_import
-from runs.models import Bundle, Microbenchmark, Result, Run, Suite, Workload
+from runs.models import Bundle, Microbenchmark, Result, Run, Workload
 from runs.tests.hostile import tgz_of_files
 from suites.dbbench import parse as dbbench
 
@@ -253,7 +254,7 @@ def test_the_dec25_summaries_import_as_45_runs_with_every_column(corpus: Path) -
 
     assert len(report.runs) == 45 and report.warnings == []
     assert report.runs[0].line() == "9.8.clang: RocksDB 9.8.4 on 8core, 7 tests, 7 results"
-    assert set(Workload.objects.filter(suite=Suite.DBBENCH).values_list("name", flat=True)) == {
+    assert set(Workload.objects.filter(suite=suites.DBBENCH.name).values_list("name", flat=True)) == {
         "db_bench byrx nt1 d0",
         "db_bench iobuf nt1 d0",
         "db_bench iodir nt1 d1",
@@ -268,7 +269,7 @@ def test_the_dec25_summaries_import_as_45_runs_with_every_column(corpus: Path) -
     assert result.qps == result.extra["ops_sec"] and result.dop == 1 and result.microbenchmark.range_size is None
     assert set(result.extra) == {dbbench.normalize_column(c) for c in COLUMNS_28}
     assert result.lat_avg_ms == pytest.approx(result.extra["usec_op"] / 1000)
-    excluded = dict(Microbenchmark.objects.filter(suite=Suite.DBBENCH).values_list("test", "is_warmup"))
+    excluded = dict(Microbenchmark.objects.filter(suite=suites.DBBENCH.name).values_list("test", "is_warmup"))
     assert excluded["revrange.t1"] and excluded["overwritesome.t1.s0"] and not excluded["readwhilewriting.t1"]
     assert Result.objects.count() == 45 * 7
 
@@ -330,5 +331,5 @@ def test_sysbench_run_directories_and_db_bench_summaries_import_together(corpus:
 
     assert len(report.runs) == 16
     assert set(Run.objects.values_list("workload__suite", flat=True)) == {"db_bench", "sysbench"}
-    assert Microbenchmark.objects.get(suite=Suite.SYSBENCH).label == "point-query_range=100"
+    assert Microbenchmark.objects.get(suite=suites.SYSBENCH.name).label == "point-query_range=100"
     assert set(Run.objects.values_list("server__name", flat=True)) == {"pn53"}

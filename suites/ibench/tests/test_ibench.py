@@ -15,9 +15,10 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+import suites
 from runs.bundle import read_bundle
 from runs.importer import ImportFailed, archive_directory, submit_and_import
-from runs.models import Bundle, Microbenchmark, Result, Run, Suite, Workload
+from runs.models import Bundle, Microbenchmark, Result, Run, Workload
 from runs.tests.hostile import tgz_of_files
 from suites.ibench import parse as ibench
 
@@ -370,7 +371,7 @@ def test_the_corpus_imports_as_four_ibench_runs_whose_qps_is_each_steps_throughp
         name="100m.my8022.cx6d"
     )
     assert (run.build.version.dbms.name, run.build.version.text, run.config.name) == ("MySQL", "8.0.22", "cx6d")
-    assert run.workload.suite == Suite.IBENCH and run.workload.name == "ibench 100m rows"
+    assert run.workload.suite == suites.IBENCH.name and run.workload.name == "ibench 100m rows"
     assert run.workload.params["rows"] == "100m" and run.workload.params["clients_source"] == "estimated"
     assert run.server.name == "ibench-2021"
     results = {r.microbenchmark.test: r for r in Result.objects.filter(run=run).select_related("microbenchmark")}
@@ -386,9 +387,11 @@ def test_the_corpus_imports_as_four_ibench_runs_whose_qps_is_each_steps_throughp
     assert extra["printed"]["rps"] == "53.9"
     assert results["l.x"].extra["p50"] is None and "target_ips" not in results["l.x"].extra
     assert results["l.i1"].rps == 1045.2 and results["l.i1"].r_o == 0.081 and results["l.i1"].cpu_o == 89
-    assert set(Microbenchmark.objects.filter(suite=Suite.IBENCH).values_list("test", flat=True)) == set(STEPS_2021)
-    assert not Microbenchmark.objects.filter(suite=Suite.IBENCH, is_warmup=True).exists()
-    assert Workload.objects.filter(suite=Suite.IBENCH).count() == 1
+    assert set(Microbenchmark.objects.filter(suite=suites.IBENCH.name).values_list("test", flat=True)) == set(
+        STEPS_2021
+    )
+    assert not Microbenchmark.objects.filter(suite=suites.IBENCH.name, is_warmup=True).exists()
+    assert Workload.objects.filter(suite=suites.IBENCH.name).count() == 1
 
 
 @pytest.mark.django_db
@@ -448,7 +451,7 @@ def test_sysbench_run_directories_and_ibench_summaries_import_together(corpus: P
     report = submit_and_import(tgz_of_files(files), name="both.tgz", source=Bundle.Source.COMMAND)
 
     assert sorted(r.name for r in report.runs) == ["100m.pg131.cx5", run_dir]
-    assert set(Workload.objects.values_list("suite", flat=True)) == {Suite.SYSBENCH, Suite.IBENCH}
+    assert set(Workload.objects.values_list("suite", flat=True)) == {suites.SYSBENCH.name, suites.IBENCH.name}
 
 
 @pytest.mark.django_db
