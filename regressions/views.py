@@ -434,7 +434,8 @@ def _signed(value: Any) -> str:
 
 
 _NOISE_SOURCES = {
-    "MAD": "from this microbenchmark's own version-to-version differences (median absolute difference, floored)",
+    "MAD": "from this microbenchmark's own series: neighbouring differences, then the residuals within its levels "
+    "(median absolute deviation, floored)",
     "given": "estimated from first differences, pooled over every microbenchmark of the series",
     "repeats": "median cv of repeated runs",
     "series": "from this microbenchmark's own version-to-version differences (median, floored at 1%)",
