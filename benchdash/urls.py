@@ -6,6 +6,7 @@ from ninja import NinjaAPI
 
 from accounts.permissions import API_READ_AUTH, api_docs_access
 from benchdash import api_errors, views
+from benchdash.metrics import metrics_view
 from regressions.api import regressions_router
 from regressions.verdict_api import router as verdict_router
 from reports.api import router as compare_router
@@ -42,6 +43,7 @@ api_urls = (
 
 urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
+    path("metrics", metrics_view, name="metrics"),
     path("admin/", admin.site.urls),
     path("api/", api_urls),
     path("account/", include("accounts.urls")),

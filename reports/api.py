@@ -40,7 +40,7 @@ class CompareParams(ComparisonParams):
     format: Literal["json", "tsv", "csv", "markdown"] = "json"
     absolute: bool = False
     metrics: bool = False
-    # Every version unless asked for the long-term release lines only (runs/releases.py).
+    # Every version unless asked for the long-term release lines and the newest release (runs/releases.py).
     releases: Literal["long-term", "all"] = "all"
     # Every run's scan by the spec's formula (comparable), unless asked for each run's own scripts' formula.
     scan_formula: Literal["spec", "era"] = "spec"

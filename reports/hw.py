@@ -9,7 +9,9 @@ values per microbenchmark and ``Comparison.metric_ratios`` their ratio to the ba
 
 Each metric is a cost per operation, so more is worse: a ratio is flagged with the QPS rules applied to its
 reciprocal (red at or above 1/red, green at or below 1/green), and a page's colours mean the same thing in
-both sections. The cells are built here as HTML: 4 metrics × 60 versions × 42 microbenchmarks is 10,000
+both sections. From a base below the metric's floor (``stats.ABOUT_ZERO``, "about zero") there is no ratio
+and no flag: the cell shows the base's level and the version's. The cells are built here as HTML: 4 metrics
+× 60 versions × 42 microbenchmarks is 10,000
 cells, which the template engine would take seconds over.
 """
 
@@ -62,7 +64,15 @@ def _median(values: list[float | None]) -> float | None:
     return statistics.median(present) if present else None
 
 
-def _cell(ratio: float | None, red: float, green: float, title: str) -> str:
+def _cell(
+    ratio: float | None, red: float, green: float, title: str, levels: tuple[float | None, float | None] | None = None
+) -> str:
+    """One ratio cell; ``levels`` (the base's, the version's) when the base is about zero (``stats.ABOUT_ZERO``):
+    then the two levels, no ratio and no flag."""
+    if levels is not None:
+        shown = f"{_number(levels[0])} → {_number(levels[1])}"
+        about = f"{title} (the base is about zero: no ratio)"
+        return f'<td class="num about-zero" title="{escape(about)}">{escape(shown)}</td>'
     if ratio is None:
         return f'<td class="num missing" title="{escape(title)}">missing</td>'
     flag = cost_flag(ratio, red, green)
@@ -104,12 +114,20 @@ def hw_context(comparison: Comparison) -> dict[str, Any]:
         for column in others:
             cells = []
             for key, name, _about in shown:
-                value = _median([ratio(column.key, label, key) for label in labels])
+                # The ratios of the members whose base is not about zero; the group's own base about zero: levels.
+                value = _median(
+                    [
+                        ratio(column.key, label, key)
+                        for label in labels
+                        if not stats.about_zero(key, absolute(base, label, key))
+                    ]
+                )
                 own = _median([absolute(column.key, label, key) for label in labels])
                 theirs = _median([absolute(base, label, key) for label in labels])
                 over = f"{len(labels)} microbenchmark" + ("s" if len(labels) != 1 else "")
                 title = f"{name}: median {_number(own)} vs {_number(theirs)} for the base, over {over}"
-                cells.append(_cell(value, red, green, title))
+                levels = (theirs, own) if stats.about_zero(key, theirs) else None
+                cells.append(_cell(value, red, green, title, levels))
             rows.append({"label": comparison.version_label(column.key), "key": column.key, "cells": _safe(cells)})
         groups.append({"name": group, "size": len(labels), "rows": rows})
 
@@ -119,12 +137,14 @@ def hw_context(comparison: Comparison) -> dict[str, Any]:
         for group, labels in members.items():
             for label in labels:
                 theirs = absolute(base, label, key)
+                near_zero = stats.about_zero(key, theirs)
                 cells = [
                     _cell(
                         ratio(column.key, label, key),
                         red,
                         green,
                         f"{name} {_number(absolute(column.key, label, key))} vs {_number(theirs)} for the base",
+                        (theirs, absolute(column.key, label, key)) if near_zero else None,
                     )
                     for column in others
                 ]
