@@ -405,9 +405,10 @@ def _met_blocks(folder: _Folder, bundle: str, report: _Report) -> dict[str, list
         try:
             blocks[name] = parse_met_table(file, bundle=bundle)
         except ParseError as exc:
-            if not MET_TXT_RE.match(file.path.rpartition("/")[2]):
+            if name and MET_RE.match(file.path.rpartition("/")[2]):
                 raise
-            # ``met.<name>.txt`` is a common name: one that is not the scripts' table is listed, not refused.
+            # A bare ``o.met`` or a ``met.<name>.txt`` is a common name: one that is not the scripts' table is
+            # listed with why, not refused (``o.met.<name>`` is the scripts' own: a damaged one is refused).
             report.not_read.append((file.path, NOT_A_MET_TABLE.format(error=exc)))
     return blocks
 
