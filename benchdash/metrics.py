@@ -122,7 +122,7 @@ def _allowed(request: HttpRequest) -> bool:
 @login_not_required  # the read rule is applied here, with API tokens as well as sessions
 def metrics_view(request: HttpRequest) -> HttpResponse:
     if not _allowed(request):
-        refused = JsonResponse({"detail": "authentication required: log in or send an API token"}, status=401)
+        refused = JsonResponse({"detail": "Unauthorized"}, status=401)  # the API's own answer
         refused["WWW-Authenticate"] = 'Bearer realm="benchdash API"'
         return refused
     return HttpResponse(generate_latest(_registry()), content_type=CONTENT_TYPE_LATEST)
