@@ -9,6 +9,7 @@ turns the safety checks on: no DEBUG, a real SECRET_KEY and ALLOWED_HOSTS.
 
 from __future__ import annotations
 
+import ipaddress
 import sys
 from datetime import timedelta
 from pathlib import Path
@@ -359,12 +360,17 @@ if PRODUCTION:
 # (10.20.0.0/16,192.0.2.7). Unset: public addresses only. Link-local and metadata addresses never
 # (benchdash.outbound checks the resolved address at send time and connects to that address).
 BENCHDASH_ALERT_NETWORKS = env.list("BENCHDASH_ALERT_NETWORKS", default=[])
-try:
-    from benchdash.outbound import parse_networks
+for _network in BENCHDASH_ALERT_NETWORKS:
+    try:
+        ipaddress.ip_network(_network.strip(), strict=False)
+    except ValueError as _exc:
+        raise ImproperlyConfigured(f"BENCHDASH_ALERT_NETWORKS: {_network!r} is no address or network") from _exc
 
-    parse_networks(BENCHDASH_ALERT_NETWORKS)
-except ValueError as _exc:
-    raise ImproperlyConfigured(f"BENCHDASH_ALERT_NETWORKS: {_exc}") from _exc
+# Page renders an anonymous visitor's address may cause per minute (cache hits are free; 0: unbounded): made-up
+# query values cannot make the server render and keep page after page (benchdash.pagecache). Without
+# REDIS_CACHE_URL the cache shares the broker's Redis, whose noeviction policy (a dropped key would be a lost
+# task) lets pages fill its memory: give the cache a Redis of its own with maxmemory and allkeys-lru.
+BENCHDASH_ANONYMOUS_RENDERS_PER_MINUTE = env.int("BENCHDASH_ANONYMOUS_RENDERS_PER_MINUTE", default=600)
 
 # X-Forwarded-Proto is believed only from a proxy the site trusts (BENCHDASH_TRUSTED_PROXIES > 0): with none,
 # any client could claim https itself and get HSTS and https-only cookies' behaviour over plain HTTP.
@@ -375,13 +381,18 @@ if PRODUCTION and BENCHDASH_TRUSTED_PROXIES > 0:
 # threads for the whole outage. statement_timeout ends a slow query server-side; keepalives and
 # tcp_user_timeout notice a peer that went away; connect_timeout bounds connecting (above); and the backend
 # (benchdash.postgresql) cuts a connection whose wait passes the statement timeout plus a grace, which the
-# site answers with a 503. A Celery worker (imports, detection: long statements, lock waits) has its own limit.
+# site answers with a 503. The web process (benchdash.wsgi says it is one) has a short limit, a Celery worker
+# (imports, detection: long statements, lock waits) a long one; commands (migrate, imports) and the test
+# processes none, as a migration of a big table may rightly take long.
 _CELERY_WORKER = "worker" in sys.argv[1:] and "celery" in sys.argv[0]  # `celery … worker`, `python -m celery … worker`
-BENCHDASH_DB_STATEMENT_TIMEOUT = (
-    env.float("BENCHDASH_DB_WORKER_STATEMENT_TIMEOUT", default=float(CELERY_TASK_TIME_LIMIT))
-    if _CELERY_WORKER
-    else env.float("BENCHDASH_DB_STATEMENT_TIMEOUT", default=10.0)
-)
+if _CELERY_WORKER:
+    BENCHDASH_DB_STATEMENT_TIMEOUT = env.float(
+        "BENCHDASH_DB_WORKER_STATEMENT_TIMEOUT", default=float(CELERY_TASK_TIME_LIMIT)
+    )
+elif env.bool("BENCHDASH_WEB_PROCESS", default=False):
+    BENCHDASH_DB_STATEMENT_TIMEOUT = env.float("BENCHDASH_DB_STATEMENT_TIMEOUT", default=10.0)
+else:
+    BENCHDASH_DB_STATEMENT_TIMEOUT = 0.0
 BENCHDASH_DB_HANG_GRACE = env.float("BENCHDASH_DB_HANG_GRACE", default=2.0)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"]["ENGINE"] = "benchdash.postgresql"
