@@ -33,6 +33,7 @@ WIRING = {
     "benchdash.settings",
     "benchdash.celery",
     "benchdash.middleware",  # the site-wide login wall applies the accounts app's rule
+    "benchdash.metrics",  # /metrics is read like the API: the accounts app's read rule and tokens
 }
 
 
