@@ -847,39 +847,12 @@ def _drilldown_page(request: HttpRequest, microbenchmark_id: int, page: Comparis
     if label is None or label not in comparison.labels:
         raise Http404(f"microbenchmark {microbenchmark_id} is not in this comparison")
     column_of_run = {rid: c.key for c in comparison.columns for rid in c.run_ids}
-    latency: dict[str, list[tuple[float | None, float | None]]] = {}
-    percentile_of_run = {}
-    for run_id, avg, pct_ms, pct in _latencies(comparison, microbenchmark_id, column_of_run):
-        latency.setdefault(column_of_run[run_id], []).append((avg, pct_ms))
-        percentile_of_run[run_id] = pct
-    # The percentile the runs measured (p95, p99): the first the columns give, in their order.
-    percentile = next((p for rid in column_of_run if (p := percentile_of_run.get(rid))), None)
+    latency, percentile = _drilldown_latency(comparison, microbenchmark_id, column_of_run)
     points = []
     rows = []
     highlight = request.GET.get("column", "")
     for column in comparison.columns:
-        metrics = comparison.metrics[column.key].get(label, {})
-        ratios = comparison.metric_ratios.get(column.key, {}).get(label, {}) if column.key != comparison.base else {}
-        lat = latency.get(column.key, [])
-        avg = _mean_of([a for a, _ in lat])
-        pct_ms = _mean_of([p for _, p in lat])
-        relative = 1.0 if column.key == comparison.base else comparison.relative[column.key][label]
-        point = charts.DrilldownPoint(
-            key=column.key,
-            version_label=comparison.version_label(column.key),
-            qps=comparison.qps[column.key].get(label),
-            relative=relative if comparison.qps[column.key].get(label) is not None else None,
-            lat_avg_ms=avg,
-            lat_pct_ms=pct_ms,
-            cpu_o=metrics.get("cpu_o"),
-            cs_o=metrics.get("cs_o"),
-            rkb_o=metrics.get("rkb_o"),
-            wkb_o=metrics.get("wkb_o"),
-            cpu_o_ratio=1.0 if column.key == comparison.base else ratios.get("cpu_o"),
-            cs_o_ratio=1.0 if column.key == comparison.base else ratios.get("cs_o"),
-            rkb_o_ratio=1.0 if column.key == comparison.base else ratios.get("rkb_o"),
-            wkb_o_ratio=1.0 if column.key == comparison.base else ratios.get("wkb_o"),
-        )
+        point = _drilldown_point(comparison, column.key, label, latency.get(column.key, []))
         points.append(point)
         flag = comparison.flags.get(column.key, {}).get(label, "")
         html = rendering.drilldown_row(
@@ -895,9 +868,7 @@ def _drilldown_page(request: HttpRequest, microbenchmark_id: int, page: Comparis
     cvs = [comparison.cv.get(column.key, {}).get(label) for column in charted.columns]
     figures["qps"] = with_error_bars(figures["qps"], [p["qps"] for p in charted_points], cvs)
     # "Why did it change?": the HW metrics and config differences of one build, the clicked one or the newest.
-    explained = data.get("column", "")
-    if explained not in {c.key for c in comparison.others}:
-        explained = comparison.others[-1].key if comparison.others else ""
+    explained = _explained_column(comparison, data.get("column", ""))
     explanation = explain(comparison, explained, label) if explained else None
     extra_rows = _extra_metric_rows(comparison, microbenchmark_id, column_of_run)
     context = {
@@ -922,6 +893,55 @@ def _drilldown_page(request: HttpRequest, microbenchmark_id: int, page: Comparis
         **shared,
     }
     return render_to_string("reports/drilldown.html", context, request)
+
+
+def _drilldown_latency(
+    comparison: Comparison, microbenchmark_id: int, column_of_run: dict[int, str]
+) -> tuple[dict[str, list[tuple[float | None, float | None]]], float | None]:
+    """Per column, the (average, percentile) latencies of its runs; and the percentile the runs measured (p95,
+    p99): the first the columns give, in their order."""
+    latency: dict[str, list[tuple[float | None, float | None]]] = {}
+    percentile_of_run = {}
+    for run_id, avg, pct_ms, pct in _latencies(comparison, microbenchmark_id, column_of_run):
+        latency.setdefault(column_of_run[run_id], []).append((avg, pct_ms))
+        percentile_of_run[run_id] = pct
+    return latency, next((p for rid in column_of_run if (p := percentile_of_run.get(rid))), None)
+
+
+def _drilldown_point(
+    comparison: Comparison, key: str, label: str, latency: list[tuple[float | None, float | None]]
+) -> charts.DrilldownPoint:
+    """One column of the drill-down: its cell's QPS, relative QPS (1 for the base) and HW metrics with their ratio
+    to the base's, and its runs' mean latencies."""
+    is_base = key == comparison.base
+    cell = comparison.cells.get((key, label))
+    qps = cell.qps if cell is not None else None
+    metrics = (cell.metrics if cell is not None and cell.qps is not None else None) or {}
+    ratios = comparison.metric_ratios.get(key, {}).get(label, {}) if not is_base else {}
+    relative = 1.0 if is_base else (cell.relative if cell is not None else None)
+    return charts.DrilldownPoint(
+        key=key,
+        version_label=comparison.version_label(key),
+        qps=qps,
+        relative=relative if qps is not None else None,
+        lat_avg_ms=_mean_of([a for a, _ in latency]),
+        lat_pct_ms=_mean_of([p for _, p in latency]),
+        cpu_o=metrics.get("cpu_o"),
+        cs_o=metrics.get("cs_o"),
+        rkb_o=metrics.get("rkb_o"),
+        wkb_o=metrics.get("wkb_o"),
+        cpu_o_ratio=1.0 if is_base else ratios.get("cpu_o"),
+        cs_o_ratio=1.0 if is_base else ratios.get("cs_o"),
+        rkb_o_ratio=1.0 if is_base else ratios.get("rkb_o"),
+        wkb_o_ratio=1.0 if is_base else ratios.get("wkb_o"),
+    )
+
+
+def _explained_column(comparison: Comparison, asked: str) -> str:
+    """The column "Why did it change?" explains: the one asked for, else the newest ("" when there is none)."""
+    if asked in {c.key for c in comparison.others}:
+        return asked
+    return comparison.others[-1].key if comparison.others else ""
 
 
 def _latencies(
