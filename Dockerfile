@@ -22,7 +22,7 @@ COPY --from=plotly /js/node_modules/plotly.js-cartesian-dist-min /usr/local/js/n
 COPY . .
 # In production mode, so the manifest that production's static storage serves from is written; the key
 # and host are placeholders only this build step sees (the running container gets the real ones).
-RUN BENCHDASH_MODE=production SECRET_KEY=collectstatic-build-step-only ALLOWED_HOSTS=build.invalid \
+RUN BENCHDASH_MODE=production SECRET_KEY=collectstatic-build-step-only-never-used-by-a-container ALLOWED_HOSTS=build.invalid \
     python manage.py collectstatic --noinput --verbosity 0
 # PYTHONDONTWRITEBYTECODE keeps the running container from writing .pyc files, so they are written here, once:
 # otherwise every worker and command would compile the project's modules again at start (about 0.2 s each).
@@ -31,4 +31,4 @@ RUN python -m compileall -q benchdash accounts runs suites reports regressions r
 RUN useradd --create-home benchdash && mkdir -p /app/var && chown benchdash /app/var
 USER benchdash
 EXPOSE 8000
-CMD ["gunicorn", "benchdash.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "4", "--worker-class", "gthread", "--threads", "4", "--timeout", "120"]
+CMD ["gunicorn", "benchdash.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "4", "--worker-class", "gthread", "--threads", "4", "--timeout", "120", "--access-logfile", "-"]

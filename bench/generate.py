@@ -29,11 +29,14 @@ from runs import synthetic  # noqa: E402
 
 SCALES = {"S": 100, "M": 2_000, "L": 25_000}
 VERSIONS_PER_SERIES = 60
+# Version i of a series of each DBMS. The run-directory names have no separator inside a version, so a MySQL or
+# MyRocks minor version is one digit (my81000 reads as 8.1.0, never 8.10.0): these stay unambiguous to 1,000
+# versions (runs.synthetic.build_token refuses one that is not).
 DBMS = (
-    ("my", "rel_o2nofp", "z12a_c8r32", lambda i: f"8.{i // 10}.{i % 10}"),
-    ("ma", "rel_withdbg", "cz11b_c8r32", lambda i: f"10.{4 + i // 10}.{i % 10 + 10}"),
-    ("pg", "o2nofp", "x10a_c8r32", lambda i: f"{12 + i // 10}.{i % 10}"),
-    ("fbmy", "rel", "cza1_c8r32", lambda i: f"5.{6 + i // 10}.{i % 10 + 30}"),
+    ("my", "rel_o2nofp", "z12a_c8r32", lambda i: f"8.{i // 100}.{i % 100}"),
+    ("ma", "rel_withdbg", "cz11b_c8r32", lambda i: f"10.{4 + i // 100}.{i % 100}"),
+    ("pg", "o2nofp", "x10a_c8r32", lambda i: f"{12 + i // 100}.{i % 100}"),
+    ("fbmy", "rel", "cza1_c8r32", lambda i: f"5.{6 + i // 100}.{i % 100}"),
 )
 
 

@@ -525,7 +525,7 @@ def upload_until_shown(url: str, queue: str, runs: int) -> tuple[float, float, f
     user, _ = User.objects.get_or_create(username=TOKEN_USER)
     user.groups.add(Group.objects.get(name=UPLOADER))
     token = create_token(user, "bench/run.py")[1]
-    spec = synthetic.SeriesSpec(versions=tuple(f"9.{i // 10}.{i % 10}" for i in range(runs)), seed=4242)
+    spec = synthetic.SeriesSpec(versions=tuple(f"9.{i // 100}.{i % 100}" for i in range(runs)), seed=4242)
     bundle = synthetic.bundle_bytes(spec)
     server = "run-bench-upload"
     boundary = "runbench"

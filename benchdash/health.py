@@ -3,12 +3,20 @@
 A load balancer or an operator reads one answer and learns which part is
 down. Each check has a short timeout so a dead service costs the probe about
 a second, never a hang; none needs a login or touches user data.
+
+Probes share nothing: each makes its own connections and its own cache key, so
+any number of them at once (a load balancer per instance, compose, an
+operator) each get the true answer. A PostgreSQL server that accepts and never
+answers cannot hold a probe either: the query runs under asyncio with a
+deadline, which closes the connection when it passes (libpq's own timeouts do
+not cover a server that acknowledges packets and says nothing).
 """
 
 from __future__ import annotations
 
+import asyncio
 import secrets
-import threading
+from typing import Any
 
 import redis
 from django.conf import settings
@@ -17,6 +25,8 @@ from django.db import connections
 
 TIMEOUT_SECONDS = 1.0
 OK = "ok"
+# What of Django's connection parameters libpq reads; the rest are Python-side objects (adapters, cursors).
+_PYTHON_SIDE = ("context", "cursor_factory", "prepare_threshold")
 
 
 def _failed(exc: BaseException) -> str:
@@ -24,14 +34,28 @@ def _failed(exc: BaseException) -> str:
     return f"unavailable ({type(exc).__name__})"
 
 
-# A database that accepts connections and never answers would hold the probe (and its web thread) for
-# as long as TCP lets it. The query therefore runs on a thread of its own, on a connection of its own,
-# and the probe waits TIMEOUT_SECONDS for it. At most one such thread exists per process: while an
-# earlier one still waits on a silent server, the probe answers at once instead of starting another.
-_probe_lock = threading.Lock()
+async def _postgresql_select_one(params: dict[str, Any]) -> None:
+    import psycopg
+
+    connection = await psycopg.AsyncConnection.connect(**params, autocommit=True)
+    try:
+        await (await connection.execute("SELECT 1")).fetchone()
+    finally:
+        await connection.close()
 
 
-def _select_one(outcome: list[str]) -> None:
+def _postgresql(params: dict[str, Any]) -> str:
+    try:
+        asyncio.run(asyncio.wait_for(_postgresql_select_one(params), TIMEOUT_SECONDS))
+    except TimeoutError:
+        return "unavailable (no answer)"
+    except Exception as exc:
+        return _failed(exc)
+    return OK
+
+
+def _other_database() -> str:
+    # SQLite (the demo): a file, nothing to hang on; a connection of the probe's own.
     try:
         connection = connections.create_connection("default")
         try:
@@ -40,27 +64,18 @@ def _select_one(outcome: list[str]) -> None:
                 cursor.fetchone()
         finally:
             connection.close()
-        outcome.append(OK)
     except Exception as exc:
-        outcome.append(_failed(exc))
-    finally:
-        _probe_lock.release()
+        return _failed(exc)
+    return OK
 
 
 def database() -> str:
-    if not _probe_lock.acquire(blocking=False):
-        return "unavailable (an earlier check is still waiting for an answer)"
-    outcome: list[str] = []
-    thread = threading.Thread(target=_select_one, args=(outcome,), name="healthz-database", daemon=True)
-    try:
-        thread.start()
-    except BaseException:
-        _probe_lock.release()
-        raise
-    thread.join(TIMEOUT_SECONDS * 2)
-    if outcome:
-        return outcome[0]
-    return "unavailable (no answer)"
+    wrapper = connections["default"]
+    if wrapper.vendor != "postgresql":
+        return _other_database()
+    params = {k: v for k, v in wrapper.get_connection_params().items() if k not in _PYTHON_SIDE}
+    params["connect_timeout"] = max(1, int(TIMEOUT_SECONDS))
+    return _postgresql(params)
 
 
 def broker() -> str:
@@ -80,12 +95,17 @@ def broker() -> str:
 
 
 def cache_state() -> str:
-    """A value written to the cache reads back (the Redis cache has its own short socket timeouts)."""
-    key, value = "healthz:probe", secrets.token_hex(8)
+    """A value written to the cache reads back, under a key of this probe's own (the Redis cache has its own
+    short socket timeouts)."""
+    value = secrets.token_hex(8)
+    key = f"healthz:probe:{value}"
     try:
         cache.set(key, value, 30)
-        if cache.get(key) != value:
-            return "unavailable (a value written did not read back)"
+        try:
+            if cache.get(key) != value:
+                return "unavailable (a value written did not read back)"
+        finally:
+            cache.delete(key)
     except Exception as exc:
         return _failed(exc)
     return OK

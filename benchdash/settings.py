@@ -9,11 +9,14 @@ turns the safety checks on: no DEBUG, a real SECRET_KEY and ALLOWED_HOSTS.
 
 from __future__ import annotations
 
+import sys
 from datetime import timedelta
 from pathlib import Path
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
+
+from benchdash.deployment import DEMO_SECRET_KEY, Deployment, banner, deployment_warnings, refusals
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -30,16 +33,12 @@ ALLOWED_HOSTS = env.list(
     "ALLOWED_HOSTS", default=[] if PRODUCTION else ["127.0.0.1", "localhost", "[::1]", "testserver"]
 )
 
-if PRODUCTION:
-    if DEBUG:
-        raise ImproperlyConfigured("DEBUG must be off when BENCHDASH_MODE=production")
-    if not SECRET_KEY:
-        raise ImproperlyConfigured("SECRET_KEY must be set when BENCHDASH_MODE=production")
-    if not ALLOWED_HOSTS:
-        raise ImproperlyConfigured("ALLOWED_HOSTS must be set when BENCHDASH_MODE=production")
-elif not SECRET_KEY:
-    # Demo mode only: a fixed key is fine on a laptop, never in production (checked above).
-    SECRET_KEY = "benchdash-demo-only-not-secret"
+# Production refuses to start without a real key and hosts, or with DEBUG on (benchdash/deployment.py).
+if _refused := refusals(production=PRODUCTION, debug=DEBUG, secret_key=SECRET_KEY, allowed_hosts=tuple(ALLOWED_HOSTS)):
+    raise ImproperlyConfigured(_refused[0])
+if not PRODUCTION and not SECRET_KEY:
+    # Demo mode only: a fixed key is fine on a laptop, never in production (benchdash/deployment.py refuses it).
+    SECRET_KEY = DEMO_SECRET_KEY
 
 # Key for secrets stored in the database (target passwords); SECRET_KEY when unset.
 BENCHDASH_ENCRYPTION_KEY = env.str("BENCHDASH_ENCRYPTION_KEY", default="")
@@ -114,6 +113,10 @@ DATABASES = {
     "default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'benchdash.sqlite3'}"),
 }
 DATABASES["default"].setdefault("ATOMIC_REQUESTS", False)
+# The password may come on its own, so a password with URL-special characters (/, @, :) need not be quoted in
+# DATABASE_URL; docker-compose.yml passes POSTGRES_PASSWORD this way.
+if env.str("DATABASE_PASSWORD", default=""):
+    DATABASES["default"]["PASSWORD"] = env.str("DATABASE_PASSWORD")
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # Reuse connections between requests; health checks drop ones the server closed.
     DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
@@ -328,6 +331,10 @@ BENCHDASH_CSP = env.str(
         "frame-ancestors 'none'"
     ),
 )
+# Session and CSRF cookies only over https (SECURE_COOKIES, default on in production, docker-compose.yml alike).
+# A site served over plain http must set SECURE_COOKIES=false, or browsers never send the cookies back and
+# every login fails its CSRF check (the 403 page then says so: benchdash.errors.csrf_failure).
+CSRF_FAILURE_VIEW = "benchdash.errors.csrf_failure"
 if PRODUCTION:
     SESSION_COOKIE_SECURE = env.bool("SECURE_COOKIES", default=True)
     CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
@@ -336,9 +343,35 @@ if PRODUCTION:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
+# Security and reliability limits (outbound requests, database hangs, proxies, render budgets): one block.
+# Where alert webhooks (and any other request benchdash makes) may go: comma-separated networks
+# (10.20.0.0/16,192.0.2.7). Unset: public addresses only. Link-local and metadata addresses never
+# (benchdash.outbound checks the resolved address at send time and connects to that address).
+BENCHDASH_ALERT_NETWORKS = env.list("BENCHDASH_ALERT_NETWORKS", default=[])
+try:
+    from benchdash.outbound import parse_networks
+
+    parse_networks(BENCHDASH_ALERT_NETWORKS)
+except ValueError as _exc:
+    raise ImproperlyConfigured(f"BENCHDASH_ALERT_NETWORKS: {_exc}") from _exc
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
 }
+
+# Start-up warnings (benchdash/deployment.py): either mode warns loudly, on stderr in every process, when its
+# settings look like the other mode's (a deployment left in demo mode, a production site on SQLite).
+_DEPLOYMENT = Deployment(
+    production=PRODUCTION,
+    allowed_hosts=tuple(ALLOWED_HOSTS),
+    database_engine=DATABASES["default"]["ENGINE"],
+    broker=bool(REDIS_URL),
+    public_browsing=BENCHDASH_PUBLIC_BROWSING,
+    secure_cookies=bool(globals().get("SESSION_COOKIE_SECURE", False)),
+    database_password=str(DATABASES["default"].get("PASSWORD") or ""),
+)
+if _doubts := deployment_warnings(_DEPLOYMENT):
+    sys.stderr.write(banner(_doubts))

@@ -7,6 +7,7 @@ from ninja import NinjaAPI
 from accounts.permissions import API_READ_AUTH, api_docs_access
 from benchdash import api_errors, views
 from regressions.api import regressions_router
+from regressions.verdict_api import router as verdict_router
 from reports.api import router as compare_router
 from runs.api import router as bundles_router
 
@@ -27,6 +28,7 @@ api = NinjaAPI(
 api.add_router("/", bundles_router)
 api.add_router("/", compare_router)
 api.add_router("/", regressions_router)
+api.add_router("/", verdict_router)
 api_errors.install(api)
 
 api_patterns, api_app, api_namespace = api.urls

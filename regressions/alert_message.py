@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -93,7 +93,8 @@ def text(facts: AlertFacts) -> str:
 def webhook_body(facts: AlertFacts, body_format: str) -> dict[str, Any]:
     """The JSON a webhook receives: Slack's ``{"text": …}`` shape, or every fact by name."""
     if body_format == SLACK:
-        return {"text": f"{subject_line(facts)}\n{text(facts)}"}
+        escaped = slack_escaped(facts)
+        return {"text": f"{subject_line(escaped)}\n{text(escaped)}"}
     if body_format != JSON:
         raise ValueError(f"unknown webhook format {body_format!r}")
     return {
@@ -121,6 +122,33 @@ def webhook_body(facts: AlertFacts, body_format: str) -> dict[str, Any]:
         },
         "text": text(facts),
     }
+
+
+def slack_escape(value: str) -> str:
+    """Text as Slack's message format wants it: ``&``, ``<`` and ``>`` as entities, so a name can neither
+    mention (``<!channel>``) nor make a link (``<https://…|disguised>``); the rest is Slack's to show."""
+    return value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def slack_escaped(facts: AlertFacts) -> AlertFacts:
+    """``facts`` with every text Slack-escaped. The links the message makes itself (``<url>`` after a bug's
+    label) stay links: only their URLs are escaped."""
+    e = slack_escape
+    return replace(
+        facts,
+        url=e(facts.url),
+        dbms=e(facts.dbms),
+        server=e(facts.server),
+        workload=e(facts.workload),
+        subject=e(facts.subject),
+        kind=e(facts.kind),
+        arrived_in=e(facts.arrived_in),
+        noise_source=e(facts.noise_source),
+        summary=e(facts.summary),
+        previous_version=e(facts.previous_version) if facts.previous_version is not None else None,
+        builds=tuple(e(build) for build in facts.builds),
+        bugs=tuple(BugLink(e(bug.label), e(bug.url)) for bug in facts.bugs),
+    )
 
 
 def webhook_url_problem(url: str) -> str | None:

@@ -15,22 +15,17 @@ limit, when that worker certainly stopped sending.
 
 from __future__ import annotations
 
-import ipaddress
-import json
 import logging
-import socket
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
-from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.mail import EmailMessage, get_connection
 from django.db.models import F, Q
 from django.utils import timezone
 
+from benchdash import outbound
 from regressions import alert_message
 from regressions.models import Delivery, Regression, Subscription
 
@@ -44,8 +39,6 @@ STALE_CLAIM = timedelta(seconds=SEND_TIME_LIMIT + 60)
 # when a retry was scheduled) are sent again once they are this late; the sweep looks this far back.
 LOST_AFTER = timedelta(minutes=2)
 LOOKBACK = timedelta(days=1)
-# What is kept of a receiver's answer in an error: enough to read why, not a whole HTML error page.
-ERROR_EXCERPT = 300
 
 DeliveryState = Delivery.State
 
@@ -235,59 +228,14 @@ def facts_for(story: Regression) -> alert_message.AlertFacts:
     )
 
 
-class _NoRedirects(urllib.request.HTTPRedirectHandler):
-    # Following a redirect turns the POST into a GET without its body: the alert would be lost yet look sent.
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-
-_opener = urllib.request.build_opener(_NoRedirects)
-
-
-# Addresses a webhook never goes to, whoever typed the URL: link-local ones and the cloud metadata
-# services, which hand credentials to any request made from inside the instance.
-NEVER_POSTED_TO = tuple(
-    ipaddress.ip_network(n)
-    for n in ("169.254.0.0/16", "fe80::/10", "fd00:ec2::254/128", "100.100.100.200/32", "0.0.0.0/8", "::/128")
-)
-
-
-def refuse_internal(url: str) -> None:
-    """A SendError when the webhook's host resolves to an address in NEVER_POSTED_TO.
-
-    Checked before each send; a name whose DNS answer changes between this check and the connection
-    could still slip through, which the network's egress rules are the place to stop.
-    """
-    host = urlsplit(url).hostname or ""
-    try:
-        infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
-    except (OSError, UnicodeError) as exc:
-        raise SendError(f"cannot resolve {host}: {exc}") from exc
-    for info in infos:
-        address = ipaddress.ip_address(str(info[4][0]).split("%")[0])
-        mapped = getattr(address, "ipv4_mapped", None)
-        if any((mapped or address) in network for network in NEVER_POSTED_TO):
-            raise SendError(f"{host} resolves to {address}, a link-local or metadata address: refused")
-
-
 def post_webhook(url: str, body: dict[str, Any]) -> None:
-    """POST ``body`` as JSON; any answer but 2xx, a timeout or a refused connection is a SendError."""
-    refuse_internal(url)
-    request = urllib.request.Request(
-        url,
-        data=json.dumps(body).encode(),
-        headers={"Content-Type": "application/json", "User-Agent": "benchdash-alerts"},
-        method="POST",
-    )
+    """POST ``body`` as JSON through the outbound guard (allowed networks only, the checked address, no
+    redirects); any answer but 2xx, a refusal or no answer is a SendError with the guard's classified reason
+    (a status, never the answer's body)."""
     try:
-        with _opener.open(request, timeout=settings.BENCHDASH_WEBHOOK_TIMEOUT) as response:
-            response.read(ERROR_EXCERPT)
-    except urllib.error.HTTPError as exc:
-        answer = exc.read(ERROR_EXCERPT).decode("utf-8", "replace").strip()
-        raise SendError(f"HTTP {exc.code}" + (f": {answer}" if answer else "")) from exc
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise SendError(f"{type(reason).__name__}: {reason}") from exc
+        outbound.send_json(url, body, user_agent="benchdash-alerts")
+    except outbound.OutboundRefused as exc:
+        raise SendError(exc.reason) from exc
 
 
 def send_email(addresses: list[str], subject: str, body: str) -> None:

@@ -3,8 +3,8 @@
 Reading is open like the pages; every change needs the triager role, through an
 API token (``Authorization: Bearer``) or a logged-in session (CSRF-checked), and is
 written to the triage log.
-All changes go through ``regressions.detection``, the same functions the pages and
-the command use.
+All changes go through ``regressions.triage`` and ``regressions.detection``, the same functions the pages
+and the command use.
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ from pydantic import ConfigDict
 from accounts.permissions import TRIAGE, api_auth
 from benchdash.api_errors import ErrorOut, responses
 from regressions import bugs as bugrefs
-from regressions.detection import link_bug, triage, unlink_bug
 from regressions.filters import RegressionFilters
 from regressions.models import Bug, Regression, TriageEvent
 from regressions.tasks import detect_regressions_task
+from regressions.triage import link_bug, triage, unlink_bug
 from runs.models import Dbms, Microbenchmark, Server, Version, Workload
 
 regressions_router = Router(tags=["regressions"])
@@ -266,7 +266,8 @@ def _detail(request: HttpRequest, pk: int) -> dict[str, Any]:
     events = TriageEvent.objects.filter(regression=r).select_related("user")
     return {
         **regression_out(request, r),
-        "evidence": r.evidence,
+        # The typed evidence the story page reads too; a record entered by hand has none.
+        "evidence": r.evidence_record.as_json() if r.stored_evidence else {},
         "events": [
             {
                 "at": e.at.isoformat(),

@@ -9,7 +9,7 @@ class RegressionsConfig(AppConfig):
 
     def ready(self) -> None:
         from regressions import receivers  # noqa: F401  (connects the receivers)
-        from regressions.detection import MARKERS
+        from regressions.markers import MARKERS
         from regressions.search import find_bugs, open_records_note
         from regressions.writeup import open_stories
         from reports import markers, search, writeup

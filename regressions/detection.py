@@ -1,4 +1,4 @@
-"""Regressions as records: detection over a server + workload, triage, and bug links.
+"""Detection over a server + workload: the DB-aware caller of the pure cores.
 
 ``detect_regressions`` is the one code path behind the command, the Celery task
 and the API. Per DBMS series it reads the comparison once (``load_series``: the
@@ -8,14 +8,9 @@ touching the database (``story_series``: one build per version, the release
 view), tells the stories (``regressions.stories``: arrival, further steps,
 partial recoveries, fix, return, outliers, group stories with their members
 folded in, coinciding metric steps; then each microbenchmark's HW and suite
-metric stories that no QPS story of it accounts for, ``stories.metric_stories``)
-and stores one record per story, upserted on its natural key (server, workload,
-microbenchmark or group, kind, arrived_in, release view, metric), so running it
-again updates the story and never adds a row.
-
-A record detection no longer finds is deleted unless people triaged it (a
-state other than new, a linked bug, a logged event); then it is kept, marked
-``no_longer_detected``. Each new open regression story (not folded into its
+metric stories that no QPS story of it accounts for, ``stories.metric_stories``),
+makes one ``records.Candidate`` per story (``find_candidates``) and stores them
+(``records.upsert``). Each new open regression story (not folded into its
 group's story, QPS only) is announced once by ``regressions.signals.story_opened``.
 """
 
@@ -24,133 +19,22 @@ from __future__ import annotations
 import math
 import statistics
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.base_user import AbstractBaseUser
-from django.contrib.auth.models import AnonymousUser
-from django.db import IntegrityError, transaction
-from django.db.models import Q, QuerySet
-from django.urls import reverse
-from django.utils import timezone
 
 import suites
-from regressions import bugs as bugrefs
 from regressions import changepoints, stories
-from regressions.models import Bug, Regression, SharedPoints, TriageEvent, points_digest
+from regressions.evidence import Evidence, EvidencePoint, Rule, SeriesContext
+from regressions.models import Regression
+from regressions.records import Candidate, DetectionSummary, natural_key, upsert
 from regressions.signals import story_opened
-from reports import markers as record_markers
 from reports.compare import Comparison, ComparisonError, ComparisonSpec, get_comparison
 from reports.stats import json_safe
 from runs import releases
-from runs.bulk import create_rows
 from runs.models import Build, Result, Run
-
-State = Regression.State
-# (microbenchmark id, group, kind, arrived_in id, metric)
-NaturalKey = tuple[int | None, str, str, int, str]
-
-# Fields detection owns; everything else (state, bugs, notes) belongs to the people triaging.
-DETECTED_FIELDS = (
-    "group",
-    "group_set",
-    "arrived_in_build_id",
-    "previous_version_id",
-    "fixed_in_id",
-    "persists_until_id",
-    "level_before",
-    "level_after",
-    "change",
-    "threshold",
-    "base_run_id",
-    # The evidence as stored: the series' points kept apart, once per series and view (``SharedPoints``).
-    "stored_evidence",
-    "shared_points_id",
-)
-# The story's own fields, detection's too.
-STORY_FIELDS = (
-    "metric",
-    "outlier",
-    "current_change",
-    "worst_change",
-    "story_events",
-    "outliers",
-    "noise",
-    "noise_source",
-    "noise_rule",
-    "builds",
-    "metric_steps",
-    "summary",
-    "qps_change",
-    "folded_into_id",
-    "no_longer_detected",
-    "same_over_every_release",
-)
-
-
-@dataclass
-class Candidate:
-    """One record as detection sees it, before it meets the database."""
-
-    microbenchmark_id: int | None
-    group: str
-    kind: str
-    arrived_in_id: int
-    values: dict[str, Any]
-    releases: str = releases.DEFAULT_VIEW
-    # The natural key of the group story that stands for this member story in lists.
-    folded_into_key: NaturalKey | None = None
-    opened: bool = False  # an open regression story of its own (not folded): news when it is new
-    metric: str = stories.QPS
-
-    @property
-    def key(self) -> NaturalKey:
-        return natural_key(self.microbenchmark_id, self.group, self.kind, self.arrived_in_id, self.metric)
-
-
-@dataclass
-class DetectionSummary:
-    series: int = 0  # DBMS series examined
-    created: int = 0
-    updated: int = 0
-    unchanged: int = 0
-    stale: int = 0  # triaged records detection no longer finds: kept, marked no longer detected
-    removed: int = 0  # untriaged records detection no longer finds: deleted
-    noise: dict[str, float | None] = field(default_factory=dict)  # DBMS → median of the microbenchmarks' noise
-    regression_ids: list[int] = field(default_factory=list)
-    opened: list[int] = field(default_factory=list)  # new open regression stories (announced by story_opened)
-
-    @property
-    def found(self) -> int:
-        return self.created + self.updated + self.unchanged
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "series": self.series,
-            "found": self.found,
-            "created": self.created,
-            "updated": self.updated,
-            "unchanged": self.unchanged,
-            "stale": self.stale,
-            "removed": self.removed,
-            "regression_ids": self.regression_ids,
-            "opened": self.opened,
-        }
-
-
-def natural_key(
-    microbenchmark_id: int | None, group: str, kind: str, arrived_in_id: int, metric: str = stories.QPS
-) -> NaturalKey:
-    """The key of a record within one release view of one server + workload (the view is part of the
-    database's key: both views are stored side by side). A metric's story is a record of its own beside
-    the QPS story of the same microbenchmark, kind and version."""
-    # A microbenchmark record's group is informative only; a group record is its group.
-    return (microbenchmark_id, "" if microbenchmark_id is not None else group, kind, arrived_in_id, metric)
-
-
-# --------------------------------------------------------------------------- detection
 
 
 def detect_regressions(
@@ -190,6 +74,32 @@ def detect_regressions(
     computes each DBMS's for its summary): one with the spec detection asks for
     is used as it is, not computed or fetched from the cache again.
     """
+    bases = _bases(server_id, workload_id, base_run_id)
+    summary = DetectionSummary()
+    for dbms_id, base in bases.items():
+        # Versions of different DBMSs interleave in version order: each DBMS is a series of its own, which is
+        # the comparison's default series (the base's DBMS), so no run ids are named.
+        series = load_series(base, comparisons=comparisons)
+        summary.series += 1
+        _detect_series(
+            series,
+            (server_id, workload_id, dbms_id),
+            summary,
+            min_change=min_change,
+            k=k,
+            view=view,
+            experimental=experimental,
+            every_release=every_release,
+        )
+    if summary.opened:
+        story_opened.send(
+            sender=Regression, regression_ids=list(summary.opened), server_id=server_id, workload_id=workload_id
+        )
+    return summary
+
+
+def _bases(server_id: int, workload_id: int, base_run_id: int | None) -> dict[int, int]:
+    """The base run of each DBMS series to examine: ``base_run_id``'s alone when given, else each DBMS's oldest."""
     runs = list(
         Run.objects.filter(server_id=server_id, workload_id=workload_id)
         .order_by("build__version__sort_key", "build__name", "pk")
@@ -197,64 +107,66 @@ def detect_regressions(
     )
     if not runs:
         raise ComparisonError(f"no runs on server {server_id} with workload {workload_id}")
-    by_dbms: dict[int, list[int]] = defaultdict(list)
-    for run in runs:
-        by_dbms[run["build__version__dbms_id"]].append(run["pk"])
     if base_run_id is not None:
         dbms_of_base = next((r["build__version__dbms_id"] for r in runs if r["pk"] == base_run_id), None)
         if dbms_of_base is None:
             raise ComparisonError(f"run {base_run_id} is not on server {server_id} with workload {workload_id}")
-        bases = {dbms_of_base: base_run_id}
-    else:
-        bases = {dbms: run_ids[0] for dbms, run_ids in by_dbms.items()}
+        return {dbms_of_base: base_run_id}
+    bases: dict[int, int] = {}
+    for run in runs:
+        bases.setdefault(run["build__version__dbms_id"], run["pk"])
+    return bases
 
-    summary = DetectionSummary()
-    for dbms_id, base in bases.items():
-        # Versions of different DBMSs interleave in version order: each DBMS is a series of its own, which is
-        # the comparison's default series (the base's DBMS), so no run ids are named.
-        series = load_series(base, comparisons=comparisons)
-        summary.series += 1
-        # The long-term view's input tells whether the series mixes release kinds, and is that view's input too.
-        long_term = story_series(
+
+def _detect_series(
+    series: SeriesData,
+    where: tuple[int, int, int],
+    summary: DetectionSummary,
+    *,
+    min_change: float,
+    k: float,
+    view: releases.ReleaseView,
+    experimental: bool,
+    every_release: bool,
+) -> None:
+    """Detect and store one DBMS series' stories in the views asked for (``where``: server, workload, DBMS)."""
+    server_id, workload_id, dbms_id = where
+    # The long-term view's input tells whether the series mixes release kinds, and is that view's input too.
+    long_term = story_series(
+        series,
+        view=releases.DEFAULT_VIEW,
+        experimental=experimental,
+        release_overrides=settings.BENCHDASH_RELEASE_LINES,
+    )
+    mixed = _mixes(long_term)
+    # A series that does not mix release kinds reads the same points in both views: its long-term records
+    # stand for both, whichever view was asked for.
+    stored_views: list[releases.ReleaseView] = []
+    if view == releases.DEFAULT_VIEW or not mixed:
+        stored_views.append(releases.DEFAULT_VIEW)
+    if mixed and (view == "all" or every_release):
+        stored_views.append("all")
+    for stored in stored_views:
+        candidates, noise = find_candidates(
             series,
-            view=releases.DEFAULT_VIEW,
+            min_change=min_change,
+            k=k,
+            view=stored,
             experimental=experimental,
             release_overrides=settings.BENCHDASH_RELEASE_LINES,
+            built=long_term if stored == releases.DEFAULT_VIEW else None,
         )
-        mixed = _mixes(long_term)
-        # A series that does not mix release kinds reads the same points in both views: its long-term records
-        # stand for both, whichever view was asked for.
-        stored_views: list[releases.ReleaseView] = []
-        if view == releases.DEFAULT_VIEW or not mixed:
-            stored_views.append(releases.DEFAULT_VIEW)
-        if mixed and (view == "all" or every_release):
-            stored_views.append("all")
-        for stored in stored_views:
-            candidates, noise = find_candidates(
-                series,
-                min_change=min_change,
-                k=k,
-                view=stored,
-                experimental=experimental,
-                release_overrides=settings.BENCHDASH_RELEASE_LINES,
-                built=long_term if stored == releases.DEFAULT_VIEW else None,
-            )
-            if stored == view or len(stored_views) == 1:
-                summary.noise[next(p.dbms for p in series.points if p.key == series.base)] = noise
-            for candidate in candidates:
-                candidate.values["same_over_every_release"] = not mixed
-            opened = _upsert(server_id, workload_id, dbms_id, stored, candidates, summary)
-            if stored == releases.DEFAULT_VIEW:
-                summary.opened.extend(opened)
-        if not mixed and (view == "all" or every_release):
-            # "all" records left from before (the series once mixed, or the release lines were classified
-            # otherwise) go the way of every record detection no longer finds.
-            _upsert(server_id, workload_id, dbms_id, "all", [], summary)
-    if summary.opened:
-        story_opened.send(
-            sender=Regression, regression_ids=list(summary.opened), server_id=server_id, workload_id=workload_id
-        )
-    return summary
+        if stored == view or len(stored_views) == 1:
+            summary.noise[next(p.dbms for p in series.points if p.key == series.base)] = noise
+        for candidate in candidates:
+            candidate.values["same_over_every_release"] = not mixed
+        opened = upsert(server_id, workload_id, dbms_id, stored, candidates, summary)
+        if stored == releases.DEFAULT_VIEW:
+            summary.opened.extend(opened)
+    if not mixed and (view == "all" or every_release):
+        # "all" records left from before (the series once mixed, or the release lines were classified
+        # otherwise) go the way of every record detection no longer finds.
+        upsert(server_id, workload_id, dbms_id, "all", [], summary)
 
 
 def mixes_release_lines(series: SeriesData, *, experimental: bool = False) -> bool:
@@ -339,35 +251,6 @@ def load_series(
             return 1.0 if comparison.qps[column_key].get(label) is not None else None
         return comparison.relative[column_key].get(label)
 
-    # Result.extra (w_amp, stall%, p99) per column and microbenchmark, the mean over the column's runs.
-    column_of_run = {run_id: c.key for c in columns for run_id in c.run_ids}
-    label_of = {mb: label for label, mb in comparison.microbenchmark_ids.items()}
-    extra: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    # Only the results that measured one of them: a sysbench series has none, and reading (and decoding) every
-    # result's JSON again cost as much as the comparison's own read.
-    rows = Result.objects.filter(
-        run_id__in=column_of_run, dop=comparison.dop, extra__has_any_keys=EXTRA_METRICS
-    ).values_list("run_id", "microbenchmark_id", "extra")
-    for run_id, mb_id, values in rows:
-        label = label_of.get(mb_id)
-        for name in EXTRA_METRICS:
-            value = (values or {}).get(name)
-            if label is not None and isinstance(value, int | float) and not isinstance(value, bool):
-                extra[(column_of_run[run_id], label)][name].append(float(value))
-
-    metrics: dict[str, dict[str, list[float | None]]] = {}
-    for label in comparison.labels:
-        per_metric: dict[str, list[float | None]] = {
-            shown: [(comparison.metrics[c.key].get(label) or {}).get(column) for c in columns]
-            for column, shown in HW_METRICS.items()
-        }
-        for name in EXTRA_METRICS:
-            found = [extra.get((c.key, label), {}).get(name) for c in columns]
-            if any(found):
-                shown = suites.get(comparison.suite).metric_label(name)
-                per_metric[shown] = [statistics.mean(v) if v else None for v in found]
-        metrics[label] = per_metric
-
     base_key = comparison.base
     return SeriesData(
         server=comparison.server,
@@ -395,7 +278,7 @@ def load_series(
         microbenchmark_ids=dict(comparison.microbenchmark_ids),
         relative={label: [relative(c.key, label) for c in columns] for label in comparison.labels},
         cv={label: [comparison.cv[c.key].get(label) for c in columns] for label in comparison.labels},
-        metrics=metrics,
+        metrics=_metrics(comparison, _extra_measurements(comparison)),
         sla_missed={
             label: [
                 (c.key, label) in comparison.sla_missed or (base_key, label) in comparison.sla_missed for c in columns
@@ -403,6 +286,46 @@ def load_series(
             for label in comparison.labels
         },
     )
+
+
+def _extra_measurements(comparison: Comparison) -> dict[tuple[str, str], dict[str, list[float]]]:
+    """Result.extra (w_amp, stall%, p99) per (column, microbenchmark label): every run's value of the column."""
+    column_of_run = {run_id: c.key for c in comparison.columns for run_id in c.run_ids}
+    label_of = {mb: label for label, mb in comparison.microbenchmark_ids.items()}
+    extra: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    # Only the results that measured one of them: a sysbench series has none, and reading (and decoding) every
+    # result's JSON again cost as much as the comparison's own read.
+    rows = Result.objects.filter(
+        run_id__in=column_of_run, dop=comparison.dop, extra__has_any_keys=EXTRA_METRICS
+    ).values_list("run_id", "microbenchmark_id", "extra")
+    for run_id, mb_id, values in rows:
+        label = label_of.get(mb_id)
+        for name in EXTRA_METRICS:
+            value = (values or {}).get(name)
+            if label is not None and isinstance(value, int | float) and not isinstance(value, bool):
+                extra[(column_of_run[run_id], label)][name].append(float(value))
+    return extra
+
+
+def _metrics(
+    comparison: Comparison, extra: dict[tuple[str, str], dict[str, list[float]]]
+) -> dict[str, dict[str, list[float | None]]]:
+    """Per label, each metric's value per column: the comparison's HW metrics, then the suite's measurements (the
+    mean over the column's runs) under the names the suite shows them by."""
+    columns = comparison.columns
+    metrics: dict[str, dict[str, list[float | None]]] = {}
+    for label in comparison.labels:
+        per_metric: dict[str, list[float | None]] = {
+            shown: [(comparison.metrics[c.key].get(label) or {}).get(column) for c in columns]
+            for column, shown in HW_METRICS.items()
+        }
+        for name in EXTRA_METRICS:
+            found = [extra.get((c.key, label), {}).get(name) for c in columns]
+            if any(found):
+                shown = suites.get(comparison.suite).metric_label(name)
+                per_metric[shown] = [statistics.mean(v) if v else None for v in found]
+        metrics[label] = per_metric
+    return metrics
 
 
 @dataclass(frozen=True)
@@ -429,10 +352,32 @@ def story_series(
     release view of ``runs.releases``, relative QPS against the base. Pure."""
     points = series.points
     base_index = next(i for i, p in enumerate(points) if p.key == series.base)
+    policy = releases.policy_for(points[base_index].dbms, series.server, release_overrides)
+    chosen, unused = _choose_points(series, base_index, policy, view=view, experimental=experimental)
+    qps, metrics = _label_series(series, chosen, view)
+    return StorySeries(
+        chosen=chosen,
+        unused=unused,
+        long_term=[policy.is_long_term(p.version) for p in points],
+        qps=qps,
+        metrics=metrics,
+        versions=[points[i].version for i in chosen],
+    )
+
+
+def _choose_points(
+    series: SeriesData,
+    base_index: int,
+    policy: releases.ReleasePolicy,
+    *,
+    view: releases.ReleaseView,
+    experimental: bool,
+) -> tuple[list[int], dict[int, str]]:
+    """The series' points in the view (indexes, in version order) and why each other build is none."""
+    points = series.points
     chosen = changepoints.choose_points(
         [(p.version, p.flavour, p.config) for p in points], base_index, experimental=experimental
     )
-    policy = releases.policy_for(points[base_index].dbms, series.server, release_overrides)
     in_view = releases.points_in_view([points[i].version for i in chosen], policy, view, keep=chosen.index(base_index))
     short_term = {i for i, keep in zip(chosen, in_view, strict=True) if not keep}
     chosen = [i for i, keep in zip(chosen, in_view, strict=True) if keep]
@@ -445,6 +390,14 @@ def story_series(
         for i, p in enumerate(points)
         if i not in used
     }
+    return chosen, unused
+
+
+def _label_series(
+    series: SeriesData, chosen: list[int], view: releases.ReleaseView
+) -> tuple[list[stories.Series], dict[str, list[stories.Series]]]:
+    """Each microbenchmark's QPS series over the chosen points, and its metric series."""
+    points = series.points
     # Points by column rather than one keyword call each: a series of 300 runs makes 50,000 of them.
     versions = [points[i].version for i in chosen]
     builds = [points[i].build for i in chosen]
@@ -481,14 +434,7 @@ def story_series(
             )
             for name, values in (series.metrics.get(label) or {}).items()
         ]
-    return StorySeries(
-        chosen=chosen,
-        unused=unused,
-        long_term=[policy.is_long_term(p.version) for p in points],
-        qps=qps,
-        metrics=metrics,
-        versions=versions,
-    )
+    return qps, metrics
 
 
 def find_stories(
@@ -595,684 +541,224 @@ def find_candidates(
     Pure: it reads only ``series`` (see ``load_series``) and touches no database. ``built`` is the series'
     ``story_series`` with these arguments when the caller has made it already.
     """
-    points = series.points
     if built is None:
         built = story_series(series, view=view, experimental=experimental, release_overrides=release_overrides)
     told = find_stories(built, min_change=min_change, k=k)
-    chosen = built.chosen
-    index_of = {points[i].version: i for i in chosen}
-    context = {
-        "base": series.base,
-        "dop": series.dop,
-        "group_set": series.group_set,
-        "releases": view,
-        "experimental": experimental,
-        "points": [
-            {
-                "version": p.version,
-                "build": p.build,
-                "column": p.key,
-                "used": i not in built.unused,
-                "unused_because": built.unused.get(i),
-                "long_term": built.long_term[i],
-                "repeats": p.repeats,
-            }
-            for i, p in enumerate(points)
-        ],
-    }
-    # Every story's evidence carries the series' points, and its subject's values: each is made JSON-safe once
-    # (``json_safe``), not once per story that shows it, and the stories' evidence shares them.
-    safe_context = json_safe(context)
-    safe_lists: dict[tuple[str, str, str], list[Any]] = {}
+    maker = _CandidateMaker(series, built, told, view=view, experimental=experimental, min_change=min_change, k=k)
+    candidates = [maker.candidate(story) for story in told]
+    # The folded-into key names arrival points; resolve them to version ids.
+    for c in candidates:
+        if c.folded_into_key is not None:
+            mb, group, kind, point, metric = c.folded_into_key
+            c.folded_into_key = (mb, group, kind, series.points[point].version_id, metric)  # type: ignore[assignment]
+    return candidates, _median_noise(told, built)
 
-    def safe(kind: str, label: str, metric: str = stories.QPS) -> list[Any]:
+
+def _median_noise(told: Sequence[stories.Story], built: StorySeries) -> float | None:
+    """The median noise of the series' microbenchmarks: over their QPS stories, else over every QPS series."""
+    noises = [s.noise.sigma for s in told if not s.is_group and s.metric == stories.QPS]
+    if not noises:
+        noises = [stories.series_noise(s).sigma for s in built.qps if any(p.usable for p in s.points)]
+    return statistics.median(noises) if noises else None
+
+
+@dataclass
+class _CandidateMaker:
+    """Makes one series' candidates: what every story's evidence shares (the series' points, each subject's
+    values, made JSON-safe once and shared by the stories that show them) and what each story has of its own."""
+
+    series: SeriesData
+    built: StorySeries
+    told: Sequence[stories.Story]
+    view: releases.ReleaseView
+    experimental: bool
+    min_change: float
+    k: float
+    context: SeriesContext = field(init=False)
+    index_of: dict[str, int] = field(init=False)
+    members: dict[str, list[str]] = field(init=False)
+    _safe: dict[tuple[str, str, str], list[Any]] = field(init=False, default_factory=dict)
+
+    def __post_init__(self) -> None:
+        series, built = self.series, self.built
+        self.index_of = {series.points[i].version: i for i in built.chosen}
+        self.context = SeriesContext(
+            base=series.base,
+            dop=series.dop,
+            group_set=series.group_set,
+            releases=self.view,
+            experimental=self.experimental,
+            points=tuple(
+                EvidencePoint(
+                    version=p.version,
+                    build=p.build,
+                    column=p.key,
+                    used=i not in built.unused,
+                    unused_because=built.unused.get(i),
+                    long_term=built.long_term[i],
+                    repeats=p.repeats,
+                )
+                for i, p in enumerate(series.points)
+            ),
+        )
+        self.members = defaultdict(list)
+        for label in series.labels:
+            group = series.group_of.get(label)
+            if group:
+                self.members[group].append(label)
+
+    def safe(self, kind: str, label: str, metric: str = stories.QPS) -> list[Any]:
+        """A subject's values (or cv) at every point, JSON-safe, made once per series."""
         key = (kind, label, metric)
-        if key not in safe_lists:
+        if key not in self._safe:
             if kind == "cv":
-                values = series.cv[label]
+                values = self.series.cv[label]
             elif metric == stories.QPS:
-                values = series.relative[label]
+                values = self.series.relative[label]
             else:
-                values = series.metrics.get(label, {}).get(metric, [None] * len(points))
-            safe_lists[key] = json_safe(values)
-        return safe_lists[key]
+                values = self.series.metrics.get(label, {}).get(metric, [None] * len(self.series.points))
+            self._safe[key] = json_safe(values)
+        return self._safe[key]
 
-    members: dict[str, list[str]] = defaultdict(list)
-    for label in series.labels:
-        if series.group_of.get(label):
-            members[series.group_of[label]].append(label)  # type: ignore[index]
-
-    def levels(story: stories.Story) -> list[float | None]:
+    def levels(self, story: stories.Story) -> list[Any]:
         """The story's level at each point: level_before up to the arrival, then each event's level."""
+        points = self.series.points
         out: list[float | None] = [None] * len(points)
         if story.kind == "outlier":
             return out
         current, events = story.level_before, list(story.events)
-        for i in chosen:
+        for i in self.built.chosen:
             while events and points[i].version == events[0].version:
                 current = events.pop(0).level
             out[i] = current
-        return out
+        return json_safe(out)  # type: ignore[no-any-return]
 
-    candidates: list[Candidate] = []
-    for story in told:
-        folded_into = _standing_for(story, told)
-        arrived, previous = index_of[story.arrived_in], index_of[story.previous_version]
+    def subject_evidence(self, story: stories.Story) -> dict[str, Any]:
+        """The evidence's fields that depend on what the story is of: a group, a metric, a microbenchmark's QPS."""
+        if story.is_group:
+            labels = self.members.get(story.subject, [])
+            folded = [
+                s.subject for s in self.told if s.folded_into == story.subject and _standing_for(s, self.told) is story
+            ]
+            own: dict[str, Any] = {
+                "members": tuple(folded),
+                "members_total": len(labels),
+                # A group's metric story rests on its members' measured values per operation, a QPS one on their
+                # relative QPS.
+                "values": {label: self.safe("values", label, story.metric) for label in labels},
+            }
+            if story.metric != stories.QPS:
+                own |= {"metric": story.metric, "levels": self.levels(story)}
+            return own
+        if story.metric != stories.QPS:
+            # A metric's own story: its evidence is the metric's values (absolute, per operation), no QPS.
+            return {
+                "metric": story.metric,
+                "values": {story.subject: self.safe("values", story.subject, story.metric)},
+                "cv": [None] * len(self.series.points),
+                "levels": self.levels(story),
+            }
+        return {
+            "values": {story.subject: self.safe("values", story.subject)},
+            "cv": self.safe("cv", story.subject),
+            "levels": self.levels(story),
+        }
+
+    def rule(self, story: stories.Story) -> Rule:
+        floor = self.min_change if story.metric == stories.QPS else max(self.min_change, stories.METRIC_MIN_CHANGE)
+        gate = max(floor, self.k * story.noise.sigma * math.sqrt(2))
+        safe = json_safe([floor, self.k, story.noise.sigma, gate])
+        return Rule(min_change=safe[0], k=safe[1], noise=safe[2], noise_source=story.noise.source, threshold=safe[3])
+
+    def points_of(self, story: stories.Story) -> tuple[int, int, int, int | None]:
+        """The indexes of the story's arrival, the version before it, the last version it persists in and its fix."""
+        index_of = self.index_of
         fixed = index_of[story.fixed_in] if story.fixed_in else None
         fix_event = next((e for e in story.events if e.kind == "fixed"), None)
         persists = (
             index_of[fix_event.previous_version] if fix_event and story.fixed_in else index_of[story.latest_version]
         )
-        if story.is_group:
-            folded = [s.subject for s in told if s.folded_into == story.subject and _standing_for(s, told) is story]
-            subject: dict[str, Any] = {
-                "subject": story.subject,
-                "members": folded,
-                "members_total": len(members.get(story.subject, [])),
-                # A group's metric story rests on its members' measured values per operation, a QPS one on their
-                # relative QPS.
-                "values": {label: safe("values", label, story.metric) for label in members.get(story.subject, [])},
-            }
-            if story.metric != stories.QPS:
-                subject |= {"metric": story.metric, "levels": json_safe(levels(story))}
-            microbenchmark_id, group = None, story.subject
-        elif story.metric != stories.QPS:
-            # A metric's own story: its evidence is the metric's values (absolute, per operation), no QPS.
-            subject = {
-                "subject": story.subject,
-                "metric": story.metric,
-                "values": {story.subject: safe("values", story.subject, story.metric)},
-                "cv": [None] * len(points),
-                "levels": json_safe(levels(story)),
-            }
-            microbenchmark_id, group = series.microbenchmark_ids[story.subject], story.group or ""
-        else:
-            subject = {
-                "subject": story.subject,
-                "values": {story.subject: safe("values", story.subject)},
-                "cv": safe("cv", story.subject),
-                "levels": json_safe(levels(story)),
-            }
-            microbenchmark_id, group = series.microbenchmark_ids[story.subject], story.group or ""
-        floor = min_change if story.metric == stories.QPS else max(min_change, stories.METRIC_MIN_CHANGE)
-        gate = max(floor, k * story.noise.sigma * math.sqrt(2))
-        evidence = {
-            **safe_context,
-            **subject,
-            "arrived_point": arrived,
-            "previous_point": previous,
-            "persists_point": persists,
-            "fixed_point": fixed,
-            "builds": list(story.builds),
-            "rule": json_safe(
-                {
-                    "min_change": floor,
-                    "k": k,
-                    "noise": story.noise.sigma,
-                    "noise_source": story.noise.source,
-                    "threshold": gate,
-                }
-            ),
-        }
+        return index_of[story.arrived_in], index_of[story.previous_version], persists, fixed
+
+    def candidate(self, story: stories.Story) -> Candidate:
+        series, points = self.series, self.series.points
+        folded_into = _standing_for(story, self.told)
+        arrived, previous, persists, fixed = self.points_of(story)
+        rule = self.rule(story)
+        evidence = Evidence(
+            context=self.context,
+            subject=story.subject,
+            arrived_point=arrived,
+            previous_point=previous,
+            persists_point=persists,
+            fixed_point=fixed,
+            builds=tuple(story.builds),
+            rule=rule,
+            **self.subject_evidence(story),
+        )
+        microbenchmark_id = None if story.is_group else series.microbenchmark_ids[story.subject]
+        group = story.subject if story.is_group else story.group or ""
         as_dict = story.as_dict()
-        kind = as_dict["kind"]
-        candidates.append(
-            Candidate(
-                microbenchmark_id=microbenchmark_id,
-                group=group,
-                kind=kind,
-                arrived_in_id=points[arrived].version_id,  # type: ignore[arg-type]
-                releases=view,
-                folded_into_key=None
-                if folded_into is None
-                else natural_key(
-                    None, folded_into.subject, folded_into.kind, index_of[folded_into.arrived_in], folded_into.metric
-                ),
-                # Alerts announce QPS stories; a metric's story waits on the list's own tab.
-                opened=story.is_open and folded_into is None and story.metric == stories.QPS,
-                metric=story.metric,
-                values={
-                    "group": group,
-                    "group_set": series.group_set,
-                    "arrived_in_build_id": points[arrived].build_id,
-                    "previous_version_id": points[previous].version_id,
-                    "fixed_in_id": points[fixed].version_id if fixed is not None else None,
-                    "persists_until_id": points[persists].version_id,
-                    "level_before": story.level_before,
-                    "level_after": story.level_before * (1 + story.current_change)
-                    if math.isfinite(story.current_change)
-                    else None,
-                    "change": story.change if math.isfinite(story.change) else None,
-                    "threshold": gate,
-                    "evidence": evidence,  # JSON-safe as it is made
-                    "base_run_id": series.base_run_id,
-                    "metric": story.metric,
-                    "outlier": story.kind == "outlier",
-                    "current_change": story.current_change if math.isfinite(story.current_change) else None,
-                    "worst_change": story.worst_change if math.isfinite(story.worst_change) else None,
-                    "story_events": as_dict["events"],
-                    "outliers": as_dict["outliers"],
-                    "noise": story.noise.sigma,
-                    "noise_source": story.noise.source,
-                    "noise_rule": story.noise.text,
-                    "builds": as_dict["builds"],
-                    "metric_steps": as_dict["metric_steps"],
-                    "summary": story.summary,
-                    "qps_change": story.qps_change,
-                    # The long-term records of a series that does not mix release kinds stand for both views:
-                    # detect_regressions decides, as it knows the series.
-                    "same_over_every_release": False,
-                },
-            )
+        return Candidate(
+            microbenchmark_id=microbenchmark_id,
+            group=group,
+            kind=as_dict["kind"],
+            arrived_in_id=points[arrived].version_id,  # type: ignore[arg-type]
+            releases=self.view,
+            folded_into_key=None
+            if folded_into is None
+            else natural_key(
+                None, folded_into.subject, folded_into.kind, self.index_of[folded_into.arrived_in], folded_into.metric
+            ),
+            # Alerts announce QPS stories; a metric's story waits on the list's own tab.
+            opened=story.is_open and folded_into is None and story.metric == stories.QPS,
+            metric=story.metric,
+            evidence=evidence,
+            values=_story_values(story, as_dict, group, series, (arrived, previous, persists, fixed), rule),
         )
-    # The folded-into key names arrival points; resolve them to version ids.
-    for c in candidates:
-        if c.folded_into_key is not None:
-            mb, group, kind, point, metric = c.folded_into_key
-            c.folded_into_key = (mb, group, kind, points[point].version_id, metric)  # type: ignore[assignment]
-    noises = [s.noise.sigma for s in told if not s.is_group and s.metric == stories.QPS]
-    if not noises:
-        noises = [stories.series_noise(s).sigma for s in built.qps if any(p.usable for p in s.points)]
-    return candidates, statistics.median(noises) if noises else None
 
 
-def record_as_dict(r: Regression) -> dict[str, Any]:
-    """A record as ``detect_regressions --format json`` and the API print it (give it with its versions, DBMS,
-    server, workload, microbenchmark and folded_into selected)."""
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def _story_values(
+    story: stories.Story,
+    as_dict: dict[str, Any],
+    group: str,
+    series: SeriesData,
+    at: tuple[int, int, int, int | None],
+    rule: Rule,
+) -> dict[str, Any]:
+    """The record's fields detection owns, of one story (``at``: its arrival, previous, persists and fixed points)."""
+    points = series.points
+    arrived, previous, persists, fixed = at
     return {
-        "id": r.pk,
-        "kind": r.kind,
-        "metric": r.metric,
-        "subject": r.subject,
-        "group": r.group,
-        "is_group": r.is_group,
-        "dbms": r.arrived_in.dbms.name,
-        "server": r.server.name,
-        "workload": r.workload.name,
-        "arrived_in": r.arrived_in.text,
-        "previous_version": r.previous_version.text if r.previous_version else None,
-        "fixed_in": r.fixed_in.text if r.fixed_in else None,
-        "persists_until": r.persists_until.text if r.persists_until else None,
-        "level_before": r.level_before,
-        "level_after": r.level_after,
-        "change": r.change,
-        "current_change": r.current_change,
-        "worst_change": r.worst_change,
-        "outlier": r.outlier,
-        "open": r.is_open_story,
-        "folded_into": r.folded_into_id,
-        "events": r.story_events,
-        "outliers": r.outliers,
-        "noise": r.noise,
-        "noise_source": r.noise_source,
-        "noise_rule": r.noise_rule,
-        "threshold": r.threshold,
-        "builds": r.builds,
-        "releases": r.releases,
-        "metric_steps": r.metric_steps,
-        "qps_change": r.qps_change,
-        "summary": r.summary,
-        "no_longer_detected": r.no_longer_detected,
-        "state": r.state,
+        "group": group,
+        "group_set": series.group_set,
+        "arrived_in_build_id": points[arrived].build_id,
+        "previous_version_id": points[previous].version_id,
+        "fixed_in_id": points[fixed].version_id if fixed is not None else None,
+        "persists_until_id": points[persists].version_id,
+        "level_before": story.level_before,
+        "level_after": story.level_before * (1 + story.current_change) if math.isfinite(story.current_change) else None,
+        "change": _finite(story.change),
+        "threshold": rule.threshold,
+        "base_run_id": series.base_run_id,
+        "metric": story.metric,
+        "outlier": story.kind == "outlier",
+        "current_change": _finite(story.current_change),
+        "worst_change": _finite(story.worst_change),
+        "story_events": as_dict["events"],
+        "outliers": as_dict["outliers"],
+        "noise": story.noise.sigma,
+        "noise_source": story.noise.source,
+        "noise_rule": story.noise.text,
+        "builds": as_dict["builds"],
+        "metric_steps": as_dict["metric_steps"],
+        "summary": story.summary,
+        "qps_change": story.qps_change,
+        # The long-term records of a series that does not mix release kinds stand for both views:
+        # detect_regressions decides, as it knows the series.
+        "same_over_every_release": False,
     }
-
-
-def _upsert(
-    server_id: int,
-    workload_id: int,
-    dbms_id: int,
-    view: str,
-    candidates: Sequence[Candidate],
-    summary: DetectionSummary,
-) -> list[int]:
-    """Store one series' stories in one view; returns the ids of the new open stories (for ``story_opened``).
-
-    The new records are inserted in one statement, in candidate order (so they get the ids one insert each
-    would give); then the links of new member stories to new group stories, and the changed records, are each
-    written in one statement: a fixed number of queries however many stories the series tells. A record
-    detection no longer finds is deleted, unless people triaged it (a state other than new, a bug, a triage
-    event): then it is kept and marked no longer detected.
-    """
-    now = timezone.now()
-    opened: list[int] = []
-    with transaction.atomic():
-        existing = {
-            natural_key(r.microbenchmark_id, r.group, r.kind, r.arrived_in_id, r.metric): r
-            for r in Regression.objects.select_for_update().filter(
-                server_id=server_id, workload_id=workload_id, arrived_in__dbms_id=dbms_id, releases=view
-            )
-        }
-        # The points the stored records name now (read before the records are changed below).
-        named_before = {r.shared_points_id for r in existing.values() if r.shared_points_id is not None}
-        shared = _share_points(server_id, workload_id, candidates)
-        stored_values = {candidate.key: _stored_values(candidate.values, shared) for candidate in candidates}
-        # A member names the group story standing for it when that came before it among the candidates
-        # (group stories come first); a new group's id is known only after the insert, so a new member is
-        # inserted with the link to an existing group alone, and linked to a new one afterwards.
-        earlier: set[NaturalKey] = set()
-        new: list[tuple[Candidate, dict[str, Any]]] = []
-        for candidate in candidates:
-            target = candidate.folded_into_key
-            if candidate.key not in existing:
-                stored = existing.get(target) if target is not None and target in earlier else None
-                link = stored.pk if stored is not None else None
-                new.append(
-                    (candidate, {**stored_values[candidate.key], "folded_into_id": link, "no_longer_detected": False})
-                )
-            earlier.add(candidate.key)
-        inserted: dict[NaturalKey, Regression] = {}
-        for (candidate, values), record in zip(new, _create_all(server_id, workload_id, new, now), strict=True):
-            if record is None:
-                # A concurrent detection stored some of them a moment ago: one at a time, as before.
-                record, created = _create(server_id, workload_id, candidate, values, now)
-                if not created:
-                    existing[candidate.key] = record  # updated below like any stored record
-                    continue
-            inserted[candidate.key] = record
-            summary.created += 1
-            if candidate.opened:
-                opened.append(record.pk)
-
-        seen: dict[NaturalKey, int] = {}
-        links: list[Regression] = []
-        changed: list[Regression] = []
-        changed_fields: set[str] = set()
-        for candidate in candidates:
-            target = candidate.folded_into_key
-            folded_into_id = seen.get(target) if target else None
-            record = inserted.get(candidate.key)
-            if record is not None:
-                if record.folded_into_id != folded_into_id:
-                    record.folded_into_id = folded_into_id
-                    links.append(record)
-                seen[candidate.key] = record.pk
-                continue
-            record = existing[candidate.key]
-            values = {**stored_values[candidate.key], "folded_into_id": folded_into_id, "no_longer_detected": False}
-            fields = [name for name in (*DETECTED_FIELDS, *STORY_FIELDS) if getattr(record, name) != values[name]]
-            if fields:
-                for name in fields:
-                    setattr(record, name, values[name])
-                changed.append(record)
-                changed_fields.update(fields)
-                summary.updated += 1
-            else:
-                summary.unchanged += 1
-            seen[candidate.key] = record.pk
-        if links:
-            Regression.objects.bulk_update(links, ["folded_into_id"])
-        if changed:
-            for record in changed:
-                record.detected_at = record.updated_at = now
-            # One statement for all of them: a field a record did not change is written with the value it has.
-            fields = [name for name in (*DETECTED_FIELDS, *STORY_FIELDS) if name in changed_fields]
-            Regression.objects.bulk_update(changed, [*fields, "detected_at", "updated_at"])
-        # The records inserted above carry this detection's time already: only the stored ones are stamped.
-        stamped = [pk for key, pk in seen.items() if key not in inserted]
-        if stamped:
-            Regression.objects.filter(pk__in=stamped).update(detected_at=now)
-        gone = [r.pk for key, r in existing.items() if key not in seen]
-        triaged = set(
-            Regression.objects.filter(pk__in=gone)
-            .filter(~Q(state=State.NEW) | Q(bugs__isnull=False) | Q(events__isnull=False))
-            .values_list("pk", flat=True)
-        )
-        Regression.objects.filter(pk__in=triaged).update(no_longer_detected=True, updated_at=now)
-        Regression.objects.filter(pk__in=[pk for pk in gone if pk not in triaged]).delete()
-        # The points the stored records named before, when no record names them any more.
-        superseded = named_before - set(shared.values())
-        if superseded:
-            try:
-                with transaction.atomic():  # a savepoint: a row a concurrent detection names meanwhile stays
-                    SharedPoints.objects.filter(pk__in=superseded, regressions__isnull=True).delete()
-            except IntegrityError:
-                pass
-        summary.stale += len(triaged)
-        summary.removed += len(gone) - len(triaged)
-        summary.regression_ids.extend(seen.values())
-    return opened
-
-
-def _share_points(server_id: int, workload_id: int, candidates: Sequence[Candidate]) -> dict[int, int]:
-    """The ``SharedPoints`` rows of the points lists the candidates' evidence shows, found by digest or inserted:
-    by the ``id()`` of each list (every story of a view shares its series' list), the row's id."""
-    lists: dict[int, list[Any]] = {}
-    for candidate in candidates:
-        evidence = candidate.values.get("evidence")
-        if isinstance(evidence, dict) and isinstance(evidence.get("points"), list):
-            lists.setdefault(id(evidence["points"]), evidence["points"])
-    if not lists:
-        return {}
-    digests = {key: points_digest(points) for key, points in lists.items()}
-    rows = {
-        digest: SharedPoints(server_id=server_id, workload_id=workload_id, digest=digest, points=lists[key])
-        for key, digest in digests.items()
-    }
-    # One statement whether they are new or stored already (by this detection's series before, or by a
-    # concurrent one a moment ago): a conflict on the digest gives back the stored row's id.
-    SharedPoints.objects.bulk_create(
-        list(rows.values()),
-        update_conflicts=True,
-        unique_fields=["server", "workload", "digest"],
-        update_fields=["digest"],
-    )
-    found = {digest: row.pk for digest, row in rows.items()}
-    return {key: found[digest] for key, digest in digests.items()}
-
-
-def _stored_values(values: dict[str, Any], shared: dict[int, int]) -> dict[str, Any]:
-    """A candidate's values as the record stores them: its evidence with ``points`` set to ``None`` and the row
-    holding them named, when they are shared (``Regression.evidence`` gives back the evidence as made)."""
-    out = dict(values)
-    evidence = out.pop("evidence")
-    points = evidence.get("points") if isinstance(evidence, dict) else None
-    ref = shared.get(id(points)) if isinstance(points, list) else None
-    out["stored_evidence"] = {**evidence, "points": None} if ref is not None else evidence
-    out["shared_points_id"] = ref
-    return out
-
-
-def _create_all(
-    server_id: int, workload_id: int, batch: Sequence[tuple[Candidate, dict[str, Any]]], now: Any
-) -> list[Regression | None]:
-    """Insert new records in one statement, in the given order (so they get the ids one insert each would give);
-    all None when a concurrent detection stored one of them first (the caller then stores them one by one)."""
-    if not batch:
-        return []
-    records = [
-        Regression(**_own_fields(server_id, workload_id, candidate), **values, detected_at=now)
-        for candidate, values in batch
-    ]
-    try:
-        with transaction.atomic():  # a savepoint: a conflict must not abort the whole detection
-            # On PostgreSQL through COPY, the ids taken from the sequence first (in order, as one insert each
-            # gives them): a multi-row INSERT of the stories' columns had psycopg split and quote a statement
-            # of some 40 parameters per story in Python.
-            create_rows(Regression, records)
-    except IntegrityError:
-        return [None] * len(batch)
-    return list(records)
-
-
-def _own_fields(server_id: int, workload_id: int, candidate: Candidate) -> dict[str, Any]:
-    """What a new record takes from its series and its candidate, besides the candidate's values."""
-    return {
-        "server_id": server_id,
-        "workload_id": workload_id,
-        "microbenchmark_id": candidate.microbenchmark_id,
-        "kind": candidate.kind,
-        "arrived_in_id": candidate.arrived_in_id,
-        "releases": candidate.releases,
-    }
-
-
-def _create(
-    server_id: int, workload_id: int, candidate: Candidate, values: dict[str, Any], now: Any
-) -> tuple[Regression, bool]:
-    fields = _own_fields(server_id, workload_id, candidate)
-    try:
-        # A savepoint: a concurrent detection may have stored the same record a moment ago.
-        with transaction.atomic():
-            return Regression.objects.create(**fields, **values, detected_at=now), True
-    except IntegrityError:
-        lookup = {**fields, "metric": candidate.metric}
-        if candidate.microbenchmark_id is None:
-            lookup["group"] = candidate.group
-        return Regression.objects.get(**lookup), False
-
-
-# --------------------------------------------------------------------------- triage
-
-
-def _actor(user: Any) -> Any:
-    """The user to log, or None for an anonymous or absent one (a task or the command)."""
-    return user if user is not None and user.is_authenticated else None
-
-
-def triage(
-    regression_ids: Iterable[int], to_state: str, user: AbstractBaseUser | AnonymousUser | None, note: str = ""
-) -> int:
-    """Move regressions to ``to_state``, writing one TriageEvent each; returns how many changed state.
-
-    Records already in ``to_state`` are left alone unless a note is given, which
-    is then logged as an event of its own (the audit log keeps every word).
-    """
-    if to_state not in State.values:
-        raise ValueError(f"unknown state {to_state!r}; one of {', '.join(State.values)}")
-    ids = list(regression_ids)
-    actor = _actor(user)
-    with transaction.atomic():
-        rows = list(Regression.objects.select_for_update().filter(pk__in=ids).values_list("pk", "state"))
-        moving = [(pk, state) for pk, state in rows if state != to_state]
-        logged = moving if not note else rows
-        Regression.objects.filter(pk__in=[pk for pk, _ in moving]).update(state=to_state, updated_at=timezone.now())
-        TriageEvent.objects.bulk_create(
-            TriageEvent(regression_id=pk, user=actor, from_state=state, to_state=to_state, note=note)
-            for pk, state in logged
-        )
-    return len(moving)
-
-
-@dataclass
-class LinkResult:
-    bug: Bug
-    linked: list[int]  # regressions the bug was newly linked to (the first one included)
-    carried: list[int]  # of those, the regressions on other servers
-
-
-def link_bug(
-    regression: Regression,
-    key_or_url: str,
-    *,
-    user: AbstractBaseUser | AnonymousUser | None = None,
-    title: str = "",
-    carry: bool = False,
-) -> LinkResult:
-    """Link a bug (key or URL, see ``regressions.bugs``) to a regression; ValueError for a reference that is none.
-
-    With ``carry`` the bug is also linked to the same regression on other servers
-    (``same_regression_elsewhere``). New and acknowledged records move to "bug
-    filed"; every link is a TriageEvent.
-    """
-    return link_bug_to_many([regression.pk], key_or_url, user=user, title=title, carry=carry)
-
-
-def link_bug_to_many(
-    regression_ids: Iterable[int],
-    key_or_url: str,
-    *,
-    user: AbstractBaseUser | AnonymousUser | None = None,
-    title: str = "",
-    carry: bool = False,
-) -> LinkResult:
-    ref = bugrefs.parse(key_or_url)
-    ids = list(dict.fromkeys(regression_ids))
-    with transaction.atomic():
-        bug, created = Bug.objects.get_or_create(
-            tracker=ref.tracker, key=ref.key, defaults={"url": ref.url, "title": title}
-        )
-        if title and not created and not bug.title:
-            bug.title = title
-            bug.save(update_fields=["title"])
-        targets = list(Regression.objects.filter(pk__in=ids).select_related("arrived_in", "previous_version"))
-        carried: list[int] = []
-        if carry:
-            for regression in targets:
-                carried.extend(same_regression_elsewhere(regression).values_list("pk", flat=True))
-            carried = [pk for pk in dict.fromkeys(carried) if pk not in ids]
-        linked = _link(bug, [*[r.pk for r in targets], *carried], user, carried=set(carried))
-    return LinkResult(bug=bug, linked=linked, carried=[pk for pk in carried if pk in linked])
-
-
-def _link(bug: Bug, regression_ids: Sequence[int], user: Any, *, carried: set[int]) -> list[int]:
-    """Link in a fixed number of queries however many regressions; returns the ids newly linked."""
-    through = Regression.bugs.through
-    already = set(
-        through.objects.filter(bug=bug, regression_id__in=regression_ids).values_list("regression_id", flat=True)
-    )
-    new = [pk for pk in regression_ids if pk not in already]
-    through.objects.bulk_create([through(bug=bug, regression_id=pk) for pk in new], ignore_conflicts=True)
-    states = dict(Regression.objects.filter(pk__in=new).values_list("pk", "state"))
-    to_filed = [pk for pk in new if states.get(pk) in (State.NEW, State.ACKNOWLEDGED)]
-    Regression.objects.filter(pk__in=to_filed).update(state=State.BUG_FILED, updated_at=timezone.now())
-    actor = _actor(user)
-    TriageEvent.objects.bulk_create(
-        TriageEvent(
-            regression_id=pk,
-            user=actor,
-            from_state=states[pk],
-            to_state=State.BUG_FILED if pk in to_filed else states[pk],
-            note=f"linked {bug.label}" + (" (carried from another server)" if pk in carried else ""),
-        )
-        for pk in new
-        if pk in states
-    )
-    return [pk for pk in new if pk in states]
-
-
-def unlink_bug(regression: Regression, bug: Bug, *, user: AbstractBaseUser | AnonymousUser | None = None) -> bool:
-    removed, _ = Regression.bugs.through.objects.filter(regression=regression, bug=bug).delete()
-    if removed:
-        TriageEvent.objects.create(
-            regression=regression,
-            user=_actor(user),
-            from_state=regression.state,
-            to_state=regression.state,
-            note=f"unlinked {bug.label}",
-        )
-    return bool(removed)
-
-
-def same_regression_elsewhere(regression: Regression) -> QuerySet[Regression]:
-    """The same change on other servers: same DBMS, kind and microbenchmark (or group), arriving at the same place.
-
-    "The same place" is an overlap of the version intervals (previous version,
-    arrived in]: a server that tested 8.0.28 and 8.0.32 sees at 8.0.32 what one
-    that tested every release sees at 8.0.30.
-    """
-    found = Regression.objects.exclude(server_id=regression.server_id).filter(
-        kind=regression.kind, metric=regression.metric, arrived_in__dbms_id=regression.arrived_in.dbms_id
-    )
-    if regression.microbenchmark_id is not None:
-        found = found.filter(microbenchmark_id=regression.microbenchmark_id)
-    else:
-        found = found.filter(microbenchmark__isnull=True, group=regression.group)
-    arrived = regression.arrived_in.sort_key
-    if regression.previous_version is None:
-        return found.filter(arrived_in__sort_key=arrived)
-    return found.filter(arrived_in__sort_key__gt=regression.previous_version.sort_key).filter(
-        Q(previous_version__sort_key__lt=arrived) | Q(previous_version__isnull=True, arrived_in__sort_key=arrived)
-    )
-
-
-def comparison_markers(comparison: Comparison) -> dict[str, Any]:
-    """Regressions of a comparison's series, placed on its columns: for charts, tables and the heatmap.
-
-    Returns ``{"by_label": {label: [item]}, "by_group": {group: [item]}}`` where an
-    item has the regression's id, url, kind, state, the column keys where it
-    arrived and was fixed, and its bugs as (key, url). Two queries, whatever the
-    number of regressions.
-    """
-    column_of_version: dict[str, str] = {}
-    for column in comparison.columns:
-        column_of_version.setdefault(column.version, column.key)
-    # Plain values, not records: a record carries its evidence (megabytes for a long series) and four models.
-    found = list(
-        Regression.objects.filter(
-            server_id=comparison.server_id, workload_id=comparison.workload_id, releases=releases.DEFAULT_VIEW
-        )
-        # Charts and tables plot QPS: a metric's own story has its tab on the list, not a marker there.
-        .filter(no_longer_detected=False, metric=stories.QPS)
-        .values_list(
-            "pk",
-            "kind",
-            "state",
-            "arrived_in__text",
-            "fixed_in__text",
-            "microbenchmark_id",
-            "microbenchmark__test",
-            "microbenchmark__range_size",
-            "group",
-        )
-    )
-    bugs: dict[int, list[tuple[str, str]]] = defaultdict(list)
-    if found:
-        for regression_id, tracker, key, url in (
-            Regression.bugs.through.objects.filter(regression_id__in=[row[0] for row in found])
-            .order_by("bug__tracker", "bug__key")  # Bug's own order, as the records list their bugs
-            .values_list("regression_id", "bug__tracker", "bug__key", "bug__url")
-        ):
-            bugs[regression_id].append((bugrefs.label(tracker, key), url))
-    by_label: dict[str, list[dict[str, Any]]] = {}
-    by_group: dict[str, list[dict[str, Any]]] = {}
-    for pk, kind, state, arrived, fixed, microbenchmark_id, test, range_size, group in found:
-        item = {
-            "id": pk,
-            "url": reverse("regressions:regression", args=[pk]),
-            "kind": kind,
-            "state": state,
-            "arrived": column_of_version.get(arrived),
-            "arrived_version": arrived,
-            "fixed": column_of_version.get(fixed) if fixed is not None else None,
-            "bugs": bugs.get(pk, []),
-        }
-        if microbenchmark_id is not None:
-            label = f"{test}_range={range_size}" if range_size is not None else test
-            by_label.setdefault(label, []).append(item)
-        elif group:
-            by_group.setdefault(group, []).append(item)
-    return {"by_label": by_label, "by_group": by_group}
-
-
-class MarkerProvider:
-    """What the regressions app pins onto reports' pages (registered in RegressionsConfig.ready)."""
-
-    def markers(self, comparison: Comparison) -> dict[str, Any]:
-        return comparison_markers(comparison)
-
-    def stamp_sql(self) -> str:
-        """Changes with the series' regression records (their number, the newest change, which bug links
-        and triage make too) and their triage events."""
-        regression, event = Regression._meta.db_table, TriageEvent._meta.db_table
-        return (
-            "(SELECT CAST(COUNT(r.id) AS TEXT) || '|' || COALESCE(CAST(MAX(r.updated_at) AS TEXT), '')"
-            " || '|' || COALESCE(CAST(MAX(e.id) AS TEXT), '')"
-            f" FROM {regression} r LEFT JOIN {event} e ON e.regression_id = r.id"
-            " WHERE r.server_id = series.server_id AND r.workload_id = series.workload_id)"
-        )
-
-    def records(
-        self, server_id: int, workload_id: int, microbenchmark_id: int | None, group: str
-    ) -> list[record_markers.Record]:
-        subject: dict[str, Any] = (
-            {"microbenchmark_id": microbenchmark_id}
-            if microbenchmark_id is not None
-            else {"group": group, "microbenchmark__isnull": True}
-        )
-        found = (
-            # One view's records: on a series that mixes release kinds the other view tells some stories again.
-            Regression.objects.filter(
-                server_id=server_id,
-                workload_id=workload_id,
-                metric=stories.QPS,
-                releases=releases.DEFAULT_VIEW,
-                **subject,
-            )
-            .select_related("arrived_in", "fixed_in")
-            .prefetch_related("bugs")
-            .order_by("arrived_in__sort_key")
-        )
-        return [
-            record_markers.Record(
-                url=record.get_absolute_url(),
-                kind=record.kind,
-                kind_display=record.get_kind_display(),
-                arrived=record.arrived_in.text,
-                fixed=record.fixed_in.text if record.fixed_in else None,
-                bugs=tuple((bug.label, bug.url) for bug in record.bugs.all()),
-            )
-            for record in found
-        ]
-
-
-MARKERS = MarkerProvider()

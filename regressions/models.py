@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from regressions import alert_message
 from regressions import bugs as bugrefs
+from regressions.evidence import Evidence
 
 
 class Bug(models.Model):
@@ -246,6 +247,20 @@ class Regression(models.Model):
     def evidence(self, value: Any) -> None:
         self.stored_evidence = value
         self.shared_points = None
+
+    @property
+    def evidence_record(self) -> Evidence:
+        """The evidence as a typed value (``regressions.evidence``): what the story page and the API read."""
+        evidence = self.evidence
+        return Evidence.from_json(evidence if isinstance(evidence, dict) else None)
+
+    @property
+    def folded_count(self) -> tuple[int, int] | None:
+        """A group story's folded members and its members in all, from the stored evidence (no points read)."""
+        stored = Evidence.from_json(self.stored_evidence if isinstance(self.stored_evidence, dict) else None)
+        if not stored.members:
+            return None
+        return len(stored.members), stored.members_total or 0
 
     @property
     def subject(self) -> str:

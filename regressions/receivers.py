@@ -5,17 +5,20 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from django.db import transaction
 from django.dispatch import receiver
+from django.utils import timezone
 
 from regressions.detection import detect_regressions
 from regressions.models import Subscription
 from regressions.signals import story_opened
 from regressions.tasks import announce_story_task
-from reports.compare import Comparison, ComparisonSpec
+from reports.compare import Comparison, ComparisonError, ComparisonSpec
 from reports.series import series_refreshed
+from runs.derived import mark_derived
 
 
 @receiver(series_refreshed, dispatch_uid="regressions.detect_after_refresh")
@@ -24,12 +27,20 @@ def detect_after_refresh(
     server_id: int,
     workload_id: int,
     comparisons: Mapping[ComparisonSpec, Comparison] | None = None,
+    started_at: datetime | None = None,
     **kwargs: Any,
 ) -> None:
     # The every-release view's records follow too, so the list's "every release" view is current without anyone
     # running the command; only series that mix release kinds cost a second reading. The refresh's own
     # comparisons are those detection reads: each is computed once per refresh.
-    detect_regressions(server_id, workload_id, every_release=True, comparisons=comparisons)
+    data_as_of = started_at or timezone.now()
+    try:
+        detect_regressions(server_id, workload_id, every_release=True, comparisons=comparisons)
+    except ComparisonError:
+        mark_derived(server_id, workload_id, data_as_of)  # nothing to compare is an answer too
+        raise
+    # Whoever waits for this series' stories (the CI verdict) may read them now.
+    mark_derived(server_id, workload_id, data_as_of)
 
 
 @receiver(story_opened, dispatch_uid="regressions.announce_new_stories")

@@ -20,10 +20,11 @@ from benchdash import pagecache
 from benchdash.http import HtmxHttpRequest
 from regressions import stories
 from regressions.bugs import ACCEPTED
-from regressions.detection import link_bug_to_many, triage
+from regressions.evidence import Evidence, EvidencePoint, Rule
 from regressions.filters import ANY, OPEN, RELEASE_VIEWS, TABS, RegressionFilters
 from regressions.models import Bug, Regression, TriageEvent
 from regressions.stories import METRICS, QPS
+from regressions.triage import link_bug_to_many, triage
 from reports import stats
 from runs.models import Dbms, Run, Server
 from runs.signals import runs_stamp
@@ -280,71 +281,68 @@ def _level(value: float | None) -> str:
 
 def evidence_table(regression: Regression) -> dict[str, Any]:
     """Rows of the evidence table (one per build the detection saw), so the template only prints."""
-    evidence = regression.evidence or {}
-    points = evidence.get("points", [])
-    values: dict[str, list[Any]] = evidence.get("values", {})
-    labels = evidence.get("members") or list(values)
-    arrived, persists = evidence.get("arrived_point"), evidence.get("persists_point")
-    fixed = evidence.get("fixed_point")
-    levels = evidence.get("levels") or []
-    cvs = evidence.get("cv") or []
+    evidence = regression.evidence_record
+    rule = evidence.rule
+    return {
+        "labels": evidence.labels,
+        "rows": [_evidence_row(regression, evidence, i, point) for i, point in enumerate(evidence.points)],
+        "is_group": regression.is_group,
+        "base": evidence.context.base,
+        "dop": evidence.context.dop,
+        "members_total": evidence.members_total,
+        "gate": f"{regression.threshold:.1%}" if regression.threshold is not None else "",
+        "rule_text": _rule_text(rule),
+        "noise": rule.noise,
+        "noise_source": ("median over the members; " if regression.is_group else "")
+        + _NOISE_SOURCES.get(rule.noise_source, "unknown"),
+        "builds": list(evidence.builds),
+        "releases": {"long-term": "long-term release lines only", "all": "every release"}.get(
+            evidence.context.releases, "every release"
+        ),
+    }
+
+
+def _evidence_row(regression: Regression, evidence: Evidence, i: int, point: EvidencePoint) -> dict[str, Any]:
     per_operation = regression.metric != QPS
+    cells = []
+    for label in evidence.labels:
+        number = evidence.value(label, i)
+        if per_operation:
+            # A metric's own level per operation: no ratio to the base, so no better/worse colour either.
+            cells.append({"value": number, "flag": "", "shown": _level(number)})
+        else:
+            cells.append({"value": number, "flag": stats.flag(number), "shown": ""})
+    level = evidence.level(i)
+    return {
+        "point": point,
+        "phase": _phase(regression, evidence, i, point),
+        "used": point.used,
+        "cells": cells,
+        "level": level,
+        "level_shown": _level(level) if per_operation else "",
+        "cv": evidence.cv_at(i),
+    }
+
+
+def _phase(regression: Regression, evidence: Evidence, i: int, point: EvidencePoint) -> str:
+    """Where a point stands in the story: before, arrived, after, fixed, a later event's name, or no point."""
+    if not point.used:
+        return f"not a point: {point.unused_because or 'another build of this version'}"
     moved = {
         e.get("version"): _EVENT_TEXT.get((regression.kind, e.get("kind")), e.get("kind"))
         for e in regression.story_events or []
         if e.get("kind") != "arrival"
     }
-    rows = []
-    for i, point in enumerate(points):
-        if not point.get("used", True):
-            phase = f"not a point: {point.get('unused_because') or 'another build of this version'}"
-        elif arrived is None or i < arrived:
-            phase = "before"
-        elif fixed is not None and i >= fixed:
-            phase = "fixed" if regression.kind == Regression.Kind.REGRESSION else "ended"
-        elif persists is None or i <= persists:
-            phase = "arrived" if i == arrived else "after"
-        else:
-            phase = "after"
-        if point.get("used", True) and point.get("version") in moved:
-            phase = moved[point["version"]]
-        elif point.get("used", True) and point.get("version") in (regression.outliers or []):
-            phase = "outlier"
-        cells = []
-        for label in labels:
-            value = values.get(label, [None] * len(points))[i]
-            number = float(value) if isinstance(value, int | float) else None
-            if per_operation:
-                # A metric's own level per operation: no ratio to the base, so no better/worse colour either.
-                cells.append({"value": number, "flag": "", "shown": _level(number)})
-            else:
-                cells.append({"value": number, "flag": stats.flag(number), "shown": ""})
-        rows.append(
-            {
-                "point": point,
-                "phase": phase,
-                "used": point.get("used", True),
-                "cells": cells,
-                "level": levels[i] if i < len(levels) else None,
-                "level_shown": _level(levels[i] if i < len(levels) else None) if per_operation else "",
-                "cv": cvs[i] if i < len(cvs) else None,
-            }
-        )
-    rule = evidence.get("rule", {})
-    return {
-        "labels": labels,
-        "rows": rows,
-        "is_group": regression.is_group,
-        "gate": f"{regression.threshold:.1%}" if regression.threshold is not None else "",
-        "rule_text": _rule_text(rule),
-        "noise": rule.get("noise"),
-        "noise_source": ("median over the members; " if regression.is_group else "")
-        + _NOISE_SOURCES.get(rule.get("noise_source", ""), "unknown"),
-        "builds": evidence.get("builds") or [],
-        "releases": {"long-term": "long-term release lines only", "all": "every release"}.get(
-            evidence.get("releases", "all"), "every release"
-        ),
-    }
+    if point.version in moved:
+        return str(moved[point.version])
+    if point.version in (regression.outliers or []):
+        return "outlier"
+    arrived, fixed = evidence.arrived_point, evidence.fixed_point
+    if arrived is None or i < arrived:
+        return "before"
+    if fixed is not None and i >= fixed:
+        return "fixed" if regression.kind == Regression.Kind.REGRESSION else "ended"
+    return "arrived" if i == arrived else "after"
 
 
 _EVENT_TEXT = {
@@ -375,12 +373,11 @@ _NOISE_SOURCES = {
 }
 
 
-def _rule_text(rule: dict[str, Any]) -> str:
-    if not rule:
+def _rule_text(rule: Rule) -> str:
+    if rule == Rule():
         return ""
-    noise = rule.get("noise")
-    noise_text = f"{noise:.1%}" if isinstance(noise, int | float) else "–"
+    noise_text = f"{rule.noise:.1%}" if isinstance(rule.noise, int | float) else "–"
     return (
-        f"Noise σ per point {noise_text} ({_NOISE_SOURCES.get(rule.get('noise_source', ''), 'unknown')}). "
-        f"A step counts when its change exceeds {rule.get('min_change', 0):.0%} and {rule.get('k')}·σ·√(1/n₁+1/n₂)."
+        f"Noise σ per point {noise_text} ({_NOISE_SOURCES.get(rule.noise_source, 'unknown')}). "
+        f"A step counts when its change exceeds {rule.min_change or 0:.0%} and {rule.k}·σ·√(1/n₁+1/n₂)."
     )

@@ -234,14 +234,42 @@ def md_number(value: float | None) -> str:
     return f"{value:.2f}"
 
 
+# Names in a write-up come from imported bundles, and write-ups are pasted into blogs and chats: every name is
+# text there, never markup. HTML's three as entities (CommonMark renders them as the characters); Markdown's
+# punctuation that can start markup anywhere in a line (a link, emphasis, code, a cell), backslash-escaped;
+# "_" only where it could open or close emphasis (inside a word it cannot: build names such as ma1104_240723
+# stay as they are); "://" and "www." so no bare URL becomes a link; control characters (a line break would
+# end a table row) as spaces.
+_MD_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+_MD_MARKUP = re.compile(r"[\\`*\[\]|~]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
+_MD_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
 def md_text(text: object) -> str:
-    # A "|" inside a cell would end the cell.
-    return str(text).replace("|", "\\|")
+    plain = _MD_CONTROL.sub(" ", str(text))
+    plain = re.sub(r"[&<>]", lambda m: _MD_HTML[m.group()], plain)
+    plain = _MD_MARKUP.sub(lambda m: "\\" + m.group(), plain)
+    return plain.replace("://", "\\://").replace("www.", "www\\.")
 
 
 def md_label(label: str | None) -> str:
-    # Code spans keep "_range=" from being read as emphasis and make labels easy to copy.
-    return "" if label is None else f"`{label}`"
+    # Code spans keep "_range=" from being read as emphasis and make labels easy to copy. The span's fence is
+    # longer than any run of backticks in the label, so none can end it; "|" is escaped (GFM tables split on it
+    # even inside a code span); no line break may end the row.
+    if label is None:
+        return ""
+    text = _MD_CONTROL.sub(" ", label).replace("|", "\\|")
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def md_url(url: str) -> str:
+    """A link target: http(s) only (anything else becomes ``#``), with the characters that could end the
+    target or the link percent-encoded."""
+    if not re.match(r"(?i)^https?://", url):
+        return "#"
+    return re.sub(r"[\x00-\x20()<>\[\]\\`\"'\x7f]", lambda m: f"%{ord(m.group()):02X}", url)
 
 
 def format_markdown_summary(

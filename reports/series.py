@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import django.dispatch
+from django.utils import timezone
 
 from reports.compare import Comparison, ComparisonError, ComparisonSpec, get_comparison
 from reports.models import Report, SeriesSummary
@@ -18,8 +19,8 @@ log = logging.getLogger(__name__)
 
 # Sent after a series' comparisons and summaries are fresh, with server_id and workload_id, when it has
 # runs, and ``comparisons``: the comparisons the refresh computed, by spec, so a receiver asking for the same
-# one neither computes it again nor reads it back from the cache. The regressions app listens and detects
-# again, in the same task.
+# one neither computes it again nor reads it back from the cache; and ``started_at``, when the refresh began (every
+# bundle imported before then is in it). The regressions app listens and detects again, in the same task.
 series_refreshed = django.dispatch.Signal()
 
 
@@ -49,6 +50,7 @@ def refresh_series(server_id: int, workload_id: int) -> list[SeriesSummary]:
 
 
 def _refresh_series(server_id: int, workload_id: int) -> list[SeriesSummary]:
+    started_at = timezone.now()
     computed: dict[ComparisonSpec, Comparison] = {}
     summaries, has_runs = summarise_series(server_id, workload_id, computed=computed)
     for report in Report.objects.filter(base_run__server_id=server_id, base_run__workload_id=workload_id):
@@ -67,7 +69,13 @@ def _refresh_series(server_id: int, workload_id: int) -> list[SeriesSummary]:
         except ComparisonError as exc:
             log.info("report %s not computed: %s", report.slug, exc)
     if has_runs:
-        series_refreshed.send(sender=refresh_series, server_id=server_id, workload_id=workload_id, comparisons=computed)
+        series_refreshed.send(
+            sender=refresh_series,
+            server_id=server_id,
+            workload_id=workload_id,
+            comparisons=computed,
+            started_at=started_at,
+        )
     return summaries
 
 

@@ -15,6 +15,7 @@ from kombu.exceptions import OperationalError as KombuOperationalError
 from reports.compare import ComparisonError
 from reports.models import SeriesSummary
 from reports.series import refresh_series
+from runs.derived import mark_derived
 from runs.models import Bundle, Run
 
 log = logging.getLogger(__name__)
@@ -23,10 +24,13 @@ log = logging.getLogger(__name__)
 def _refresh_series(server_id: int, workload_id: int) -> None:
     """New runs arrived: recompute the series' comparisons (so pages hit the cache), its home-page summary,
     and its regressions."""
+    started_at = timezone.now()
     try:
         refresh_series(server_id, workload_id)
     except ComparisonError as exc:
         log.info("series %s/%s not refreshed: %s", server_id, workload_id, exc)
+        # Nothing to compare is the refresh's answer: whoever waits for the series' stories need wait no more.
+        mark_derived(server_id, workload_id, started_at)
 
 
 refresh_series_task = shared_task(_refresh_series, name="reports.tasks.refresh_series_task")

@@ -24,7 +24,7 @@ from django.views.decorators.http import require_POST
 
 import suites
 from accounts.permissions import SAVE_REPORT, permission_required
-from benchdash import pagecache
+from benchdash import disposition, pagecache
 from benchdash.http import HtmxHttpRequest, row_id
 from reports import charts, releaseview, rendering
 from reports import markers as record_markers
@@ -1018,8 +1018,8 @@ def compare_export(request: HttpRequest) -> HttpResponse:
         return HttpResponse(f"{exc}\n", status=400, content_type="text/plain")
     text = export(comparison, fmt, absolute=absolute, metrics=metrics)
     response = HttpResponse(text, content_type=CONTENT_TYPES[fmt])
-    response["Content-Disposition"] = (
-        f'attachment; filename="{filename(comparison, fmt, absolute=absolute, metrics=metrics)}"'
+    response["Content-Disposition"] = disposition.attachment(
+        filename(comparison, fmt, absolute=absolute, metrics=metrics)
     )
     return response
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from reports import hw, markers, reference
 from reports.compare import Comparison
-from reports.reference import md_label, md_number, md_text
+from reports.reference import md_label, md_number, md_text, md_url
 
 MARKDOWN_NAME = "writeup.md"
 CHARTS_DIR = "charts"
@@ -284,7 +284,7 @@ def _open_stories(w: Writeup) -> list[str]:
             arrived = md_text(story.arrived_in) + (
                 f" (after {md_text(story.previous_version)})" if story.previous_version else ""
             )
-            bug_links = ", ".join(f"[{md_text(key)}]({url})" for key, url in story.bugs) or "none linked"
+            bug_links = ", ".join(f"[{md_text(key)}]({md_url(url)})" for key, url in story.bugs) or "none linked"
             out.append(
                 _row(
                     [

@@ -11,6 +11,7 @@ from django.http import HttpRequest, HttpResponse, QueryDict
 from django.urls import reverse
 from django.utils.text import slugify
 
+from benchdash import disposition
 from reports import charts, svgchart, writeup
 from reports import markers as record_markers
 from reports.compare import Comparison, ComparisonError, get_comparison
@@ -118,8 +119,8 @@ def writeup_response(comparison: Comparison, query: QueryDict, fmt: str) -> Http
     stem = f"writeup.{comparison.server}.dop{comparison.dop}".replace(" ", "_")
     if fmt == "zip":
         response = HttpResponse(writeup.zip_bytes(text, svgs), content_type="application/zip")
-        response["Content-Disposition"] = f'attachment; filename="{stem}.zip"'
+        response["Content-Disposition"] = disposition.attachment(f"{stem}.zip")
     else:
         response = HttpResponse(text, content_type="text/markdown; charset=utf-8")
-        response["Content-Disposition"] = f'attachment; filename="{stem}.md"'
+        response["Content-Disposition"] = disposition.attachment(f"{stem}.md")
     return response

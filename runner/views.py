@@ -16,6 +16,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.permissions import MANAGE_SCHEDULES, MANAGE_TARGETS, RUN_BENCHMARKS, permission_required
+from benchdash import disposition
 from benchdash.http import HtmxHttpRequest
 from runner import benchmark, sysbench_runner
 from runner.forms import ProposeBuildForm, ScheduleForm, StartRunForm, TargetForm
@@ -159,7 +160,7 @@ def benchmark_output(request: HttpRequest, pk: int) -> HttpResponse:
     if output is None:
         raise Http404("this run kept no partial output")
     response = HttpResponse(bytes(output.content), content_type="application/gzip")
-    response["Content-Disposition"] = f'attachment; filename="{output.name}"'
+    response["Content-Disposition"] = disposition.attachment(output.name)
     return response
 
 

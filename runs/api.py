@@ -16,6 +16,7 @@ from accounts.permissions import UPLOAD, api_auth
 from benchdash.api_errors import ErrorOut, ValidationErrorOut, responses
 from runs.attach import AttachError, attach_run, attachable
 from runs.importer import ImportFailed
+from runs.manifest import ManifestError, check_upload_fields
 from runs.models import Bundle, Run, Server
 from runs.submit import submit_bundle
 
@@ -31,6 +32,13 @@ class RunOut(Schema):
     workload: str
     results: int
     url: str
+    commit: str = Field("", description="git commit id the build was made from")
+    branch: str = ""
+    pull_request: int | None = None
+    repository: str = Field("", description="owner/name or the repository's URL")
+    commit_time: datetime | None = None
+    commit_url: str = Field("", description="the commit's page at its repository, when the repository is known")
+    pull_request_url: str = ""
 
 
 class ProgressOut(Schema):
@@ -94,6 +102,13 @@ def _run_out(request: HttpRequest, run: Run) -> RunOut:
         workload=run.workload.name,
         results=run.n_results,  # type: ignore[attr-defined]
         url=request.build_absolute_uri(run.get_absolute_url()),
+        commit=run.commit,
+        branch=run.branch,
+        pull_request=run.pull_request,
+        repository=run.repository,
+        commit_time=run.commit_time,
+        commit_url=run.commit_links.commit_url,
+        pull_request_url=run.commit_links.pull_request_url,
     )
 
 
@@ -157,21 +172,41 @@ def upload_bundle(
     file: File[UploadedFile],
     server: Form[str] = "",
     workload: Form[str] = "",
+    commit: Form[str] = "",
+    branch: Form[str] = "",
+    pull_request: Form[int | None] = None,
+    repository: Form[str] = "",
+    commit_time: Form[str] = "",
 ) -> Status[BundleOut] | Status[ErrorOut]:
     """Upload a result bundle. 201: imported now; 200: nothing new (these bytes were imported before, or every
     run they hold was: ``note`` says which); 202: queued for a worker (poll the bundle's ``url``: ``status``
     and ``progress``); 422: the bundle is bad (``error`` says why; no run was stored), found before queueing.
+    ``commit``, ``branch``, ``pull_request``, ``repository`` (owner/name or its URL) and ``commit_time`` (ISO 8601)
+    say where the build's code came from, for every run of the bundle (over its manifest's); the CI verdict
+    (``/api/verdict/{bundle_id}``) compares by them.
     Needs the uploader role: ``Authorization: Bearer <token>`` (tokens at /account/tokens/) or a logged-in session."""
     longest = Server._meta.get_field("name").max_length or 200
     if len(server) > longest or len(workload) > longest or "\x00" in server + workload:
         return Status(400, ErrorOut(detail=f"server and workload: at most {longest} characters each, no NUL"))
+    try:
+        origin = check_upload_fields(
+            {
+                "commit": commit,
+                "branch": branch,
+                "pull_request": pull_request,
+                "repository": repository,
+                "commit_time": commit_time,
+            }
+        )
+    except ManifestError as exc:
+        return Status(400, ErrorOut(detail=str(exc)))
     try:
         submission = submit_bundle(
             file,  # its temporary file, stored a chunk at a time: never read whole into memory
             name=file.name or "bundle",
             source=Bundle.Source.API,
             user=request.user,
-            overrides={"server": server, "workload": workload},
+            overrides={"server": server, "workload": workload, **origin},
         )
     except ImportFailed as exc:
         return Status(400, ErrorOut(detail=str(exc)))

@@ -32,6 +32,7 @@ import suites
 from runs import archive_store, attach, summary_store
 from runs.bulk import create_rows, find_or_create, insert_rows
 from runs.bundle import archive_directory
+from runs.manifest import RunMeta
 from runs.models import (
     Build,
     Bundle,
@@ -654,6 +655,7 @@ def _create_runs(bundle: Bundle, parsed: Sequence[ParsedRun], info: Mapping[str,
                 warnings=p.warnings,
                 notes=p.notes,
                 **p.run_fields(),
+                **commit_fields(p.meta),
             )
             for p, key in zip(parsed, config_keys, strict=True)
         ],
@@ -723,6 +725,17 @@ def _configs(config_of: dict[tuple[str, str], ParsedRun]) -> dict[tuple[str, str
             ),
         )
     return configs
+
+
+def commit_fields(meta: RunMeta) -> dict[str, Any]:
+    """The Run's commit fields from what the manifest and the upload say (blank where they say nothing)."""
+    return {
+        "commit": meta.commit or "",
+        "branch": meta.branch or "",
+        "pull_request": meta.pull_request,
+        "repository": meta.repository or "",
+        "commit_time": meta.commit_time,
+    }
 
 
 def _carry_document_groups(workloads: Mapping[tuple[str, str], Workload], parsed: Sequence[ParsedRun]) -> None:

@@ -19,9 +19,18 @@ It may sit at the bundle's root (applies to every run) or inside a run directory
     config = "z12a_c8r32"
     notes = "built with -O2 -fno-omit-frame-pointer"
 
+Where the build's code came from (what CI knows; the root or a run table)::
+
+    commit = "3f2a9c1e0b7d"              # git commit id
+    branch = "main"
+    pull_request = 1234
+    repository = "acme/mariadb-server"   # owner/name, or the repository's URL
+    commit_time = 2025-10-01T04:12:00Z
+
 Keys of a run table: dbms, version, build, flavour, config, server, workload, concurrency, notes,
-attach_existing. ``concurrency`` is for summary tables (qps.abs.*) that do not say theirs (neither an o.met
-beside them nor a dop<N> in their name or folder does): their runs' results are stored at it.
+attach_existing, commit, branch, pull_request, repository, commit_time. ``concurrency`` is for summary tables
+(qps.abs.*) that do not say theirs (neither an o.met beside them nor a dop<N> in their name or folder does):
+their runs' results are stored at it.
 
 Run directories published under plain folder names (``fbmy56/``) are named in a ``[run_dirs]`` table:
 folder name → the run directory name it stands for, which then says DBMS, version, build and config::
@@ -36,9 +45,12 @@ from __future__ import annotations
 
 import re
 import tomllib
-from typing import TYPE_CHECKING
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from runs.commits import check_commit, check_repository
 
 if TYPE_CHECKING:
     from runs.bundle import KeptFile
@@ -71,6 +83,35 @@ class RunMeta(BaseModel):
     # Results already imported for another server or workload are added to this series too, instead of
     # being skipped (a base run shared by two series, a run first uploaded under the wrong server name).
     attach_existing: bool | None = None
+    # Where the build's code came from: see runs.commits.
+    commit: str | None = Field(default=None, max_length=64)
+    branch: str | None = Field(default=None, max_length=200)
+    pull_request: int | None = Field(default=None, ge=1, le=_INT_MAX)
+    repository: str | None = Field(default=None, max_length=200)
+    commit_time: datetime | None = None
+
+    @field_validator("commit")
+    @classmethod
+    def _commit_id(cls, value: str | None) -> str | None:
+        return None if value is None else check_commit(value)
+
+    @field_validator("repository")
+    @classmethod
+    def _repository(cls, value: str | None) -> str | None:
+        return None if value is None else check_repository(value)
+
+    @field_validator("branch")
+    @classmethod
+    def _branch(cls, value: str | None) -> str | None:
+        if value is not None and (not value.strip() or any(c.isspace() for c in value)):
+            raise ValueError(f"{value!r} is not a branch name (no spaces)")
+        return value
+
+    @field_validator("commit_time")
+    @classmethod
+    def _aware(cls, value: datetime | None) -> datetime | None:
+        # A time without a zone is read as UTC, as the rest of benchdash stores times.
+        return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value
 
 
 class ServerInfo(BaseModel):
@@ -151,3 +192,20 @@ def parse_manifest(content: bytes | KeptFile, *, where: str = MANIFEST_NAME) -> 
             f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors(include_url=False)
         )
         raise ManifestError(f"{where}: {problems}") from exc
+
+
+def check_upload_fields(fields: dict[str, Any]) -> dict[str, Any]:
+    """The upload form's or the API's metadata fields as ``RunMeta`` reads them (blank ones dropped), for the
+    bundle's overrides; ManifestError naming each bad field. JSON-safe: the commit time stays a string."""
+    given = {key: value for key, value in fields.items() if value not in (None, "")}
+    nul = _nul_in(given, "")
+    if nul is not None:
+        raise ManifestError(f"{nul}: contains a NUL byte")
+    try:
+        RunMeta(**given)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors(include_url=False)
+        )
+        raise ManifestError(problems) from exc
+    return given

@@ -13,6 +13,7 @@ from django.db import models
 from django.urls import reverse
 
 import suites
+from runs.commits import CommitLinks
 from runs.versions import sort_key
 from suites.base import STARTED_CONTENT, STARTED_FILE_TIME
 from suites.sysbench.parse import SCAN_SPEC, SCAN_TPS_ROWS, SCAN_UNKNOWN
@@ -249,17 +250,36 @@ class Run(models.Model):
     summary_sources = models.JSONField(default=dict, blank=True)
     warnings = models.JSONField(default=list, blank=True)
     notes = models.TextField(blank=True, help_text="What the result files say of the run in words")
+    # The code the build was made from, as CI says (manifest, upload form or API): what the CI verdict compares
+    # (this run against the newest run of the base branch) and what orders builds of one version (nightlies).
+    commit = models.CharField(max_length=64, blank=True, help_text="git commit id the build was made from")
+    branch = models.CharField(max_length=200, blank=True)
+    pull_request = models.PositiveIntegerField(null=True, blank=True, help_text="Pull (merge) request number")
+    repository = models.CharField(max_length=200, blank=True, help_text="owner/name or the repository's URL")
+    commit_time = models.DateTimeField(null=True, blank=True, help_text="When the commit was made")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["build__version__sort_key", "name"]
-        indexes = [models.Index(fields=["server", "workload"], name="run_server_workload")]
+        indexes = [
+            models.Index(fields=["server", "workload"], name="run_server_workload"),
+            # The CI verdict's look-up of a branch's newest run in a series.
+            models.Index(fields=["server", "workload", "branch", "commit_time"], name="run_series_branch"),
+        ]
 
     def __str__(self) -> str:
         return self.name
 
     def get_absolute_url(self) -> str:
         return reverse("runs:run", args=[self.pk])
+
+    @property
+    def commit_links(self) -> CommitLinks:
+        return CommitLinks(self.repository, self.commit, self.pull_request)
+
+    @property
+    def has_commit(self) -> bool:
+        return bool(self.commit or self.branch or self.pull_request or self.repository)
 
     @property
     def summary_source_items(self) -> list[tuple[str, str, str]]:
@@ -398,3 +418,20 @@ class RunFile(models.Model):
 
     def __str__(self) -> str:
         return f"{self.run} {self.name}"
+
+
+class SeriesDerived(models.Model):
+    """How far the apps built on runs have brought one series' derived data (comparisons, summaries, regression
+    stories) up to date: ``data_as_of`` is when the last complete refresh began, so every bundle imported before
+    then is in it. The CI verdict waits for this to pass a bundle's import before it speaks of new stories."""
+
+    server = models.ForeignKey(Server, on_delete=models.CASCADE, related_name="+")
+    workload = models.ForeignKey(Workload, on_delete=models.CASCADE, related_name="+")
+    data_as_of = models.DateTimeField()
+    finished_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["server", "workload"], name="series_derived_unique")]
+
+    def __str__(self) -> str:
+        return f"series {self.server_id}/{self.workload_id} as of {self.data_as_of:%Y-%m-%d %H:%M:%S}"

@@ -17,6 +17,8 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
+from suites.naming import parse_run_dir
+
 # The classic microbenchmark list, with a typical QPS on a small server at 1 client.
 TESTS: tuple[tuple[str, int, float], ...] = (
     ("point-query.pre", 100, 24000),
@@ -115,7 +117,15 @@ def build_token(code: str, version: str, flavour: str) -> str:
         digits = parts[0] + "".join(parts[1:])
     else:
         digits = parts[0] + parts[1] + "".join(f"{int(p):02d}" for p in parts[2:])
-    return f"{code}{digits}_{flavour}" if flavour else f"{code}{digits}"
+    token = f"{code}{digits}_{flavour}" if flavour else f"{code}{digits}"
+    # The directory-name scheme has no separators inside a version (my81000 is 8.1.000, not 8.10.0): a version the
+    # token cannot name is refused rather than written as another one, which would merge two runs into one version.
+    read_back = parse_run_dir(f"x.{token}.c.pk1").version
+    if read_back != version:
+        raise ValueError(
+            f"version {version!r} cannot be named in a {code!r} run directory: {token} reads as {read_back}"
+        )
+    return token
 
 
 def _sb_o(test: str, range_size: int, dop: int, qps: float, spec: SeriesSpec, secs: int, rng: random.Random) -> str:

@@ -112,7 +112,7 @@ def upload(request: HtmxHttpRequest) -> HttpResponse:
                 name=uploaded.name,
                 source=Bundle.Source.UPLOAD,
                 user=request.user,
-                overrides={"server": form.cleaned_data["server"], "workload": form.cleaned_data["workload"]},
+                overrides=form.overrides(),
             )
         except ImportFailed as exc:
             form.add_error("bundle", str(exc))

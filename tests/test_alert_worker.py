@@ -33,6 +33,7 @@ def worker() -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
                 "BENCHDASH_ALERT_RETRY_DELAY": str(RETRY_DELAY),
                 "BENCHDASH_ALERT_MAX_ATTEMPTS": "5",
                 "BENCHDASH_BASE_URL": "https://bench.example.com",
+                "BENCHDASH_ALERT_NETWORKS": "127.0.0.1/32",
             }
         )
 

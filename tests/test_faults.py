@@ -276,7 +276,7 @@ def test_healthz_names_the_database_broker_or_cache_that_is_down_quickly_and_wit
                 _wait(lambda: _health(server)[0] == 200, 30, f"healthz to see the {name} back")
             # A database that accepts and never answers: the probe still answers, in about its timeout.
             pg.hang()
-            for _ in range(3):  # the second and third find the first still waiting and answer at once
+            for _ in range(3):  # each probe on its own connection, each cut off at its deadline
                 status, body, took = _health(server)
                 assert status == 503 and body["down"] == ["database"], body
                 assert took < 5, f"healthz took {took:.1f} s with the database not answering"

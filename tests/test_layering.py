@@ -1,8 +1,9 @@
 """The apps' import graph, read the way pyproject's import-linter contracts state it: no app imports a higher
 layer and a self-contained package imports no app (as lint-imports checks), and beyond the contracts no cycle
-between apps or between modules, and every module imports. The layers, the self-contained packages and the wiring that may import any
-app are read from those contracts (one source for the layer order); the graph is read from the source with
-``ast``, imports inside functions included. A layer's package that does not exist (yet) is skipped.
+between apps or between modules, and every module imports. The layers, the self-contained packages and the
+wiring that may import any app are read from those contracts (one source for the layer order); the graph is
+read from the source with ``ast``, imports inside functions included. A layer's package that does not exist
+(yet) is skipped.
 """
 
 from __future__ import annotations

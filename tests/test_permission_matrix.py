@@ -3,7 +3,7 @@
 The URLs are enumerated from the resolver (API operations from the django-ninja path each URL serves),
 so a new URL fails ``test_every_url_is_classified`` until it is written into ``RULES`` below with the rule
 it follows. Path ids are filled from real rows made by the fixture. Who may do what is written out here
-from the README, not imported from accounts.permissions, so the test checks the code against the promise.
+from docs/accounts.md, not imported from accounts.permissions, so the test checks the code against the promise.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.django_db
 
 ROLES = ("anonymous", "viewer", "uploader", "triager", "admin")
 
-# The README's promise: which role may make which kind of change.
+# docs/accounts.md's promise: which role may make which kind of change.
 MAY: dict[str, set[str]] = {
     "upload": {"uploader", "admin"},
     "run_benchmarks": {"uploader", "admin"},
@@ -158,8 +158,9 @@ def admin_urls() -> list[Url]:
 def rows(user_with_role: Callable[..., Any], corpus: Path) -> dict[str, Any]:
     from accounts.models import ApiToken
     from accounts.permissions import create_token
-    from regressions.detection import detect_regressions, link_bug
+    from regressions.detection import detect_regressions
     from regressions.models import Regression, Subscription
+    from regressions.triage import link_bug
     from reports.models import Report
     from runner.models import BenchmarkOutput, BenchmarkRun, Schedule, Target
     from runs import synthetic

@@ -65,8 +65,30 @@ def _start(env: dict[str, str], tmp_path: Path, code: str = "import django; djan
         ({"SECRET_KEY": ""}, "SECRET_KEY must be set when BENCHDASH_MODE=production"),
         ({"ALLOWED_HOSTS": ""}, "ALLOWED_HOSTS must be set when BENCHDASH_MODE=production"),
         ({"BENCHDASH_MODE": "prod"}, "BENCHDASH_MODE must be 'demo' or 'production', not 'prod'"),
+        (
+            {"SECRET_KEY": "benchdash-demo-only-not-secret"},
+            "SECRET_KEY is the demo's key, which is public when BENCHDASH_MODE=production",
+        ),
+        (
+            {"SECRET_KEY": "short-key-42"},
+            "SECRET_KEY must be a random string of 32 characters or more when BENCHDASH_MODE=production",
+        ),
+        (
+            {"SECRET_KEY": "<a random string of 32 characters or more>"},
+            "SECRET_KEY looks like an example's placeholder; generate a random one when BENCHDASH_MODE=production",
+        ),
+        ({"ALLOWED_HOSTS": "*"}, "ALLOWED_HOSTS must name the site's hosts, not '*' when BENCHDASH_MODE=production"),
     ],
-    ids=["debug-on", "no-secret-key", "no-allowed-hosts", "unknown-mode"],
+    ids=[
+        "debug-on",
+        "no-secret-key",
+        "no-allowed-hosts",
+        "unknown-mode",
+        "demo-key",
+        "short-key",
+        "guide-placeholder",
+        "any-host",
+    ],
 )
 def test_production_refuses_to_start_with_an_unsafe_setting(
     tmp_path: Path, change: dict[str, str], message: str
@@ -89,11 +111,36 @@ def test_production_starts_private_with_secure_cookies_and_sends_hsts_over_https
     assert report["http_status"] == 200 and report["http_location"] is None
 
 
+def test_production_with_demo_like_settings_starts_but_warns_loudly_on_stderr(tmp_path: Path) -> None:
+    started = _start({**GOOD_PRODUCTION, "ALLOWED_HOSTS": "localhost", "BENCHDASH_PUBLIC_BROWSING": "1"}, tmp_path)
+    assert started.returncode == 0, started.stderr
+    warned = [line for line in started.stderr.splitlines() if line.startswith("! WARNING: ")]
+    assert any("no DATABASE_URL" in line for line in warned)
+    assert any("no REDIS_URL" in line for line in warned)
+    assert any("ALLOWED_HOSTS names only this machine" in line for line in warned)
+    assert any("BENCHDASH_PUBLIC_BROWSING is on" in line for line in warned)
+
+
+def test_a_deployment_left_in_demo_mode_is_told_so(tmp_path: Path) -> None:
+    started = _start({"ALLOWED_HOSTS": "bench.example.org"}, tmp_path)
+    assert started.returncode == 0, started.stderr
+    assert "! WARNING: BENCHDASH_MODE is not 'production' but ALLOWED_HOSTS names a public host" in started.stderr
+
+
+def test_a_database_password_with_url_special_characters_is_passed_on_its_own(tmp_path: Path) -> None:
+    code = "import django; django.setup(); from django.conf import settings; print(settings.DATABASES['default'])"
+    env = {"DATABASE_URL": "postgres://benchdash@db.example.com:5432/benchdash", "DATABASE_PASSWORD": "a/b@c:d%e"}
+    started = _start(env, tmp_path, code)
+    assert started.returncode == 0, started.stderr
+    assert "'PASSWORD': 'a/b@c:d%e'" in started.stdout and "'HOST': 'db.example.com'" in started.stdout
+
+
 def test_the_demo_starts_with_nothing_configured(tmp_path: Path) -> None:
     started = _start({}, tmp_path, REPORT)
     assert started.returncode == 0, started.stderr
     report = json.loads(started.stdout.strip().splitlines()[-1])
     assert report["debug"] is True and report["public"] is True and report["hsts"] == 0
+    assert "WARNING" not in started.stderr
 
 
 # --------------------------------------------------------------------------- headers
@@ -216,3 +263,24 @@ def test_a_nul_in_the_upload_apis_text_fields_is_refused(user_with_role: Callabl
     )
     assert response.status_code == 400 and "no NUL" in response.json()["detail"]
     assert Bundle.objects.count() == 0
+
+
+# --------------------------------------------------------------------------- refusal pages
+
+
+@pytest.mark.django_db
+def test_a_csrf_failure_over_http_with_secure_cookies_says_what_to_set(settings: Any) -> None:
+    settings.CSRF_COOKIE_SECURE = True
+    response = Client(enforce_csrf_checks=True).post("/account/login/", {"username": "a", "password": "b"})
+    assert response.status_code == 403
+    page = response.content.decode()
+    assert 'class="topbar"' in page and "SECURE_COOKIES=false" in page
+
+
+@pytest.mark.django_db
+def test_a_csrf_failure_over_https_asks_to_reload_the_form(settings: Any) -> None:
+    settings.CSRF_COOKIE_SECURE = True
+    response = Client(enforce_csrf_checks=True).post("/account/login/", {"username": "a"}, secure=True)
+    assert response.status_code == 403
+    assert "SECURE_COOKIES=false" not in response.content.decode()
+    assert "Reload the page" in response.content.decode()

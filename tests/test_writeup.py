@@ -13,8 +13,9 @@ import pytest
 from django.conf import settings
 from django.test import Client, override_settings
 
-from regressions.detection import detect_regressions, link_bug
+from regressions.detection import detect_regressions
 from regressions.models import Regression
+from regressions.triage import link_bug
 from reports.compare import Comparison, ComparisonSpec, get_comparison
 from reports.reference import md_number
 from runs.models import Run

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from regressions import detection
+from regressions import records
 from regressions.detection import detect_regressions
 from regressions.models import Regression
 from runs.models import Run
@@ -20,15 +20,15 @@ Key = tuple[Any, ...]
 
 def _stored() -> dict[Key, dict[str, Any]]:
     """Every record by natural key, with the natural key of the record it is folded into instead of its id."""
-    records = list(Regression.objects.order_by("pk"))
-    key_of = {r.pk: (r.microbenchmark_id, r.group, r.kind, r.arrived_in_id, r.metric, r.releases) for r in records}
-    fields = (*detection.DETECTED_FIELDS, *detection.STORY_FIELDS)
+    rows = list(Regression.objects.order_by("pk"))
+    key_of = {r.pk: (r.microbenchmark_id, r.group, r.kind, r.arrived_in_id, r.metric, r.releases) for r in rows}
+    fields = (*records.DETECTED_FIELDS, *records.STORY_FIELDS)
     return {
         key_of[r.pk]: {
             **{name: getattr(r, name) for name in fields if name != "folded_into_id"},
             "folded_into": key_of.get(r.folded_into_id) if r.folded_into_id else None,
         }
-        for r in records
+        for r in rows
     }
 
 
@@ -51,7 +51,7 @@ def test_a_story_a_concurrent_detection_stored_first_is_updated_and_the_rest_ins
     raced = Regression.objects.filter(folded_into__isnull=False).order_by("pk").last()
     assert raced is not None
     Regression.objects.all().delete()
-    real = detection._create_all
+    real = records._create_all
     calls: list[int] = []
 
     def racing(server_id: int, workload_id: int, batch: Any, now: Any) -> list[Regression | None]:
@@ -62,7 +62,7 @@ def test_a_story_a_concurrent_detection_stored_first_is_updated_and_the_rest_ins
         calls.append(len(batch))
         return real(server_id, workload_id, batch, now)
 
-    monkeypatch.setattr(detection, "_create_all", racing)
+    monkeypatch.setattr(records, "_create_all", racing)
     summary = detect_regressions(small_base.server_id, small_base.workload_id)
     assert summary.created == len(expected) - 1 and summary.updated == 1, summary.as_dict()
     assert _stored() == expected

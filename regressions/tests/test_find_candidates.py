@@ -72,19 +72,20 @@ def test_each_story_is_one_candidate_and_member_stories_point_at_their_group_sto
     assert values["arrived_in_build_id"] == 202 and values["base_run_id"] == 7
     assert values["change"] < -0.15 and values["story_events"][0]["kind"] == "arrival"
     assert values["noise_source"] and values["noise_rule"].startswith("σ ")
-    evidence = values["evidence"]
-    assert sorted(evidence["members"]) == ["hot-points", "point-query"] and evidence["members_total"] == 3
+    evidence = group.evidence
+    assert evidence is not None and evidence.is_group
+    assert sorted(evidence.labels) == ["hot-points", "point-query"] and evidence.members_total == 3
     assert values["builds"][:2] == ["my8020", "my8025"] and "my8040_asan" not in values["builds"]
-    assert [p["used"] for p in evidence["points"]] == [True] * 5 + [False]
-    assert evidence["points"][5]["unused_because"] == "another build of this version"
+    assert [p.used for p in evidence.points] == [True] * 5 + [False]
+    assert evidence.points[5].unused_because == "another build of this version"
     for member in (by_subject[(1, "point queries", "regression")], by_subject[(2, "point queries", "regression")]):
         assert member.folded_into_key == group.key and not member.opened
 
     scan = by_subject[(4, "scans", "improvement")]
     assert scan.arrived_in_id == 103 and scan.values["previous_version_id"] == 102
     assert abs(scan.values["change"] - 0.3) < 1e-9
-    assert scan.values["evidence"]["values"] == {"scan": [1.0, 1.0, 1.0, 1.3, 1.3, 2.0]}
-    assert scan.values["evidence"]["levels"][5] is None
+    assert scan.evidence is not None and scan.evidence.values == {"scan": [1.0, 1.0, 1.0, 1.3, 1.3, 2.0]}
+    assert scan.evidence.level(4) == 1.3 and scan.evidence.level(5) is None
     assert noise is not None
 
 

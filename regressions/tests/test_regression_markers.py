@@ -8,8 +8,9 @@ import re
 import pytest
 from django.test import Client
 
-from regressions.detection import detect_regressions, link_bug
+from regressions.detection import detect_regressions
 from regressions.models import Regression
+from regressions.triage import link_bug
 from runs.models import Run
 
 pytestmark = pytest.mark.django_db

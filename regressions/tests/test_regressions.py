@@ -20,9 +20,10 @@ from ninja.testing import TestClient
 
 from conftest import SMALL_BASE_RUN
 from regressions.api import regressions_router
-from regressions.detection import detect_regressions, link_bug, same_regression_elsewhere, triage
+from regressions.detection import detect_regressions
 from regressions.models import Bug, Regression, TriageEvent
 from regressions.tasks import detect_regressions_task
+from regressions.triage import link_bug, same_regression_elsewhere, triage
 from runs import synthetic
 from runs.importer import archive_directory, submit_and_import
 from runs.models import Bundle, Dbms, Microbenchmark, Run, Server, Version, Workload

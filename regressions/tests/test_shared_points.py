@@ -9,8 +9,9 @@ import pytest
 from django.conf import settings
 
 from regressions import detection
-from regressions.detection import detect_regressions, natural_key
+from regressions.detection import detect_regressions
 from regressions.models import Regression, SharedPoints
+from regressions.records import natural_key
 from runs.models import Run
 
 pytestmark = pytest.mark.django_db
@@ -21,7 +22,7 @@ def test_every_story_of_a_view_names_one_copy_of_the_points_and_reads_its_eviden
     candidates, _ = detection.find_candidates(
         detection.load_series(small_base.pk), release_overrides=settings.BENCHDASH_RELEASE_LINES
     )
-    made = {c.key: json.loads(json.dumps(c.values["evidence"])) for c in candidates}
+    made = {c.key: json.loads(json.dumps(c.evidence.as_json())) for c in candidates if c.evidence is not None}
     records = list(Regression.objects.filter(releases="long-term"))
     assert len(records) == len(made) > 10
     assert {r.shared_points_id for r in records} == {SharedPoints.objects.get().pk}

@@ -8,9 +8,10 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
-from regressions.detection import detect_regressions, triage
+from regressions.detection import detect_regressions
 from regressions.models import Regression
 from regressions.signals import story_opened
+from regressions.triage import triage
 from runs.models import Run, Version
 
 pytestmark = pytest.mark.django_db

@@ -279,6 +279,14 @@ def test_the_api_imports_a_real_tarball_and_answers_201_with_the_runs(client: Cl
             "workload": "oltp 8x10M",
             "results": 40,  # 39 tests and the load step
             "url": f"http://testserver/runs/{run.pk}/",
+            # Nothing said where the build's code came from.
+            "commit": "",
+            "branch": "",
+            "pull_request": None,
+            "repository": "",
+            "commit_time": None,
+            "commit_url": "",
+            "pull_request_url": "",
         }
     ]
     assert Result.objects.filter(run=run).count() == 40

@@ -7,9 +7,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from regressions.detection import detect_regressions, record_as_dict
+from regressions.detection import detect_regressions
 from regressions.filters import in_release_view
 from regressions.models import Regression
+from regressions.records import record_as_dict
 from reports.compare import ComparisonError, resolve_run
 from runs import releases
 from runs.models import Run, Server, Workload

@@ -1,0 +1,129 @@
+"""Chart markers: the regression records of a comparison's series, placed on its columns for reports' pages
+(registered with reports in ``RegressionsConfig.ready``)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from django.urls import reverse
+
+from regressions import bugs as bugrefs
+from regressions import stories
+from regressions.models import Regression, TriageEvent
+from reports import markers as record_markers
+from reports.compare import Comparison
+from runs import releases
+
+
+def comparison_markers(comparison: Comparison) -> dict[str, Any]:
+    """Regressions of a comparison's series, placed on its columns: for charts, tables and the heatmap.
+
+    Returns ``{"by_label": {label: [item]}, "by_group": {group: [item]}}`` where an
+    item has the regression's id, url, kind, state, the column keys where it
+    arrived and was fixed, and its bugs as (key, url). Two queries, whatever the
+    number of regressions.
+    """
+    column_of_version: dict[str, str] = {}
+    for column in comparison.columns:
+        column_of_version.setdefault(column.version, column.key)
+    # Plain values, not records: a record carries its evidence (megabytes for a long series) and four models.
+    found = list(
+        Regression.objects.filter(
+            server_id=comparison.server_id, workload_id=comparison.workload_id, releases=releases.DEFAULT_VIEW
+        )
+        # Charts and tables plot QPS: a metric's own story has its tab on the list, not a marker there.
+        .filter(no_longer_detected=False, metric=stories.QPS)
+        .values_list(
+            "pk",
+            "kind",
+            "state",
+            "arrived_in__text",
+            "fixed_in__text",
+            "microbenchmark_id",
+            "microbenchmark__test",
+            "microbenchmark__range_size",
+            "group",
+        )
+    )
+    bugs: dict[int, list[tuple[str, str]]] = defaultdict(list)
+    if found:
+        for regression_id, tracker, key, url in (
+            Regression.bugs.through.objects.filter(regression_id__in=[row[0] for row in found])
+            .order_by("bug__tracker", "bug__key")  # Bug's own order, as the records list their bugs
+            .values_list("regression_id", "bug__tracker", "bug__key", "bug__url")
+        ):
+            bugs[regression_id].append((bugrefs.label(tracker, key), url))
+    by_label: dict[str, list[dict[str, Any]]] = {}
+    by_group: dict[str, list[dict[str, Any]]] = {}
+    for pk, kind, state, arrived, fixed, microbenchmark_id, test, range_size, group in found:
+        item = {
+            "id": pk,
+            "url": reverse("regressions:regression", args=[pk]),
+            "kind": kind,
+            "state": state,
+            "arrived": column_of_version.get(arrived),
+            "arrived_version": arrived,
+            "fixed": column_of_version.get(fixed) if fixed is not None else None,
+            "bugs": bugs.get(pk, []),
+        }
+        if microbenchmark_id is not None:
+            label = f"{test}_range={range_size}" if range_size is not None else test
+            by_label.setdefault(label, []).append(item)
+        elif group:
+            by_group.setdefault(group, []).append(item)
+    return {"by_label": by_label, "by_group": by_group}
+
+
+class MarkerProvider:
+    """What the regressions app pins onto reports' pages (registered in RegressionsConfig.ready)."""
+
+    def markers(self, comparison: Comparison) -> dict[str, Any]:
+        return comparison_markers(comparison)
+
+    def stamp_sql(self) -> str:
+        """Changes with the series' regression records (their number, the newest change, which bug links
+        and triage make too) and their triage events."""
+        regression, event = Regression._meta.db_table, TriageEvent._meta.db_table
+        return (
+            "(SELECT CAST(COUNT(r.id) AS TEXT) || '|' || COALESCE(CAST(MAX(r.updated_at) AS TEXT), '')"
+            " || '|' || COALESCE(CAST(MAX(e.id) AS TEXT), '')"
+            f" FROM {regression} r LEFT JOIN {event} e ON e.regression_id = r.id"
+            " WHERE r.server_id = series.server_id AND r.workload_id = series.workload_id)"
+        )
+
+    def records(
+        self, server_id: int, workload_id: int, microbenchmark_id: int | None, group: str
+    ) -> list[record_markers.Record]:
+        subject: dict[str, Any] = (
+            {"microbenchmark_id": microbenchmark_id}
+            if microbenchmark_id is not None
+            else {"group": group, "microbenchmark__isnull": True}
+        )
+        found = (
+            # One view's records: on a series that mixes release kinds the other view tells some stories again.
+            Regression.objects.filter(
+                server_id=server_id,
+                workload_id=workload_id,
+                metric=stories.QPS,
+                releases=releases.DEFAULT_VIEW,
+                **subject,
+            )
+            .select_related("arrived_in", "fixed_in")
+            .prefetch_related("bugs")
+            .order_by("arrived_in__sort_key")
+        )
+        return [
+            record_markers.Record(
+                url=record.get_absolute_url(),
+                kind=record.kind,
+                kind_display=record.get_kind_display(),
+                arrived=record.arrived_in.text,
+                fixed=record.fixed_in.text if record.fixed_in else None,
+                bugs=tuple((bug.label, bug.url) for bug in record.bugs.all()),
+            )
+            for record in found
+        ]
+
+
+MARKERS = MarkerProvider()
