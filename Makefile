@@ -1,4 +1,7 @@
-# benchdash: `make demo` serves the dashboard with the demo data; `make test` runs every test.
+# benchdash: `make demo` serves the dashboard with the demo data; `make test` runs the tests (those needing
+# PostgreSQL, Redis or MariaDB only when DATABASE_URL / REDIS_URL name them: skipped and counted otherwise).
+# bash for PIPESTATUS: the install's progress is filtered from pip's output without losing pip's exit status.
+SHELL := /bin/bash
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
@@ -12,14 +15,17 @@ TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ "$$n" -gt 4 ] && n=
 
 install: $(VENV)/.installed
 
-# The Python packages from requirements.txt; plotly.js's cartesian bundle (package.json, package-lock.json) into
+# The Python packages of both locks, hashes checked (requirements.txt: runtime, what the image installs;
+# requirements-dev.txt: tests and tools); plotly.js's cartesian bundle (package.json, package-lock.json) into
 # $(VENV)/js with npm when the machine has it. Without npm the pages are served the plotly package's full
 # plotly.js instead: the same charts, a 4.8 MB script rather than 1.5 MB (`manage.py check` says which).
-$(VENV)/.installed: requirements.txt package.json package-lock.json
-	@echo "installing the pinned dependencies into $(VENV)/"
+$(VENV)/.installed: requirements.txt requirements-dev.txt package.json package-lock.json
+	@echo "installing the pinned dependencies into $(VENV)/ (the first time takes a few minutes)"
 	@$(PYTHON) -m venv $(VENV)
 	@$(BIN)/python -m pip install --quiet --upgrade pip
-	@$(BIN)/python -m pip install --quiet -r requirements.txt
+	@$(BIN)/python -m pip install --progress-bar off --require-hashes -r requirements.txt -r requirements-dev.txt \
+	  | awk '/^Collecting /{n++; sub(/^Collecting /,""); sub(/ \(from .*/,""); printf "  %3d %s\n", n, $$0; fflush()} \
+	         /^Successfully installed/{print "  installed " NF-2 " packages"; fflush()}'; test "$${PIPESTATUS[0]}" = 0
 	@if command -v npm >/dev/null 2>&1; then \
 	  mkdir -p $(VENV)/js && cp package.json package-lock.json $(VENV)/js/ && \
 	  npm ci --prefix $(VENV)/js --no-audit --no-fund --loglevel=error >/dev/null \
@@ -58,14 +64,14 @@ format: install
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-# Re-pin every dependency from requirements.in (run after changing it).
-lock:
-	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv
-	.lock-venv/bin/python -m pip install --quiet --upgrade pip
-	.lock-venv/bin/python -m pip install --quiet -r requirements.in
-	{ echo "# Pinned by 'make lock' from requirements.in: every package the project installs, at one version."; \
-	  .lock-venv/bin/python -m pip freeze --exclude pip --exclude setuptools --exclude wheel; } > requirements.txt
-	rm -rf .lock-venv
+# Re-lock after changing requirements.in or requirements-dev.in: pins and hashes, keeping the pins that still
+# fit (`make lock LOCK_ARGS=--upgrade` moves everything to the newest versions).
+LOCK = $(BIN)/pip-compile --quiet --generate-hashes --strip-extras --no-header --no-emit-index-url --no-emit-find-links $(LOCK_ARGS)
+lock: install
+	$(LOCK) --output-file requirements.txt requirements.in
+	$(LOCK) --output-file requirements-dev.txt requirements-dev.in
+	sed -i '1i # Locked by `make lock` from requirements.in with every file'"'"'s hash; the runtime lock: what production installs (the image, docs/deployment.md).' requirements.txt
+	sed -i '1i # Locked by `make lock` from requirements-dev.in with every file'"'"'s hash; the development lock: tests, lint, type checks, `make lock` (with requirements.txt: `make install`).' requirements-dev.txt
 
 clean:
 	rm -rf $(VENV) var staticfiles .pytest_cache .ruff_cache .mypy_cache

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import re
 import secrets
 import struct
 import time
@@ -276,12 +275,24 @@ def _crc_after(shift: tuple[int, ...], crc: int) -> int:
     return out
 
 
-# As Django's GZipMiddleware reads Accept-Encoding.
-_ACCEPTS_GZIP = re.compile(r"\bgzip\b")
-
-
 def accepts_gzip(request: HttpRequest) -> bool:
-    return bool(_ACCEPTS_GZIP.search(request.headers.get("Accept-Encoding", "")))
+    """Whether Accept-Encoding allows gzip (RFC 9110 12.5.3): named, or covered by ``*``, with a weight above 0.
+    ``gzip;q=0`` refuses it (Django's GZipMiddleware only looks for the word)."""
+    weights: dict[str, float] = {}
+    for item in request.headers.get("Accept-Encoding", "").lower().split(","):
+        coding, *params = (part.strip() for part in item.split(";"))
+        weight = 1.0
+        for param in params:
+            name, _, value = param.partition("=")
+            if name.strip() == "q":
+                try:
+                    weight = float(value)
+                except ValueError:
+                    weight = 0.0
+        if coding:
+            weights[coding] = weight
+    gzip = weights.get("gzip", weights.get("x-gzip", weights.get("*", 0.0)))
+    return gzip > 0
 
 
 def cacheable(request: HttpRequest) -> bool:

@@ -40,8 +40,10 @@ if not PRODUCTION and not SECRET_KEY:
     # Demo mode only: a fixed key is fine on a laptop, never in production (benchdash/deployment.py refuses it).
     SECRET_KEY = DEMO_SECRET_KEY
 
-# Key for secrets stored in the database (target passwords); SECRET_KEY when unset.
+# Key for secrets stored in the database (target passwords); SECRET_KEY when unset. BENCHDASH_ENCRYPTION_KEYS
+# (comma-separated) rotates them: the first encrypts, every one decrypts (runner.fields, reencrypt_secrets).
 BENCHDASH_ENCRYPTION_KEY = env.str("BENCHDASH_ENCRYPTION_KEY", default="")
+BENCHDASH_ENCRYPTION_KEYS = env.list("BENCHDASH_ENCRYPTION_KEYS", default=[])
 
 # Networks benchmark targets may be in (comma-separated CIDRs); link-local and metadata addresses never are.
 BENCHDASH_TARGET_NETWORKS = env.list("BENCHDASH_TARGET_NETWORKS", default=["127.0.0.0/8", "::1/128"])
@@ -340,7 +342,6 @@ if PRODUCTION:
     CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
     # Browsers only honour HSTS from an https response, and SecurityMiddleware only sends it on one.
     SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=365 * 24 * 3600)
-    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
 # Security and reliability limits (outbound requests, database hangs, proxies, render budgets): one block.
@@ -354,6 +355,39 @@ try:
     parse_networks(BENCHDASH_ALERT_NETWORKS)
 except ValueError as _exc:
     raise ImproperlyConfigured(f"BENCHDASH_ALERT_NETWORKS: {_exc}") from _exc
+
+# X-Forwarded-Proto is believed only from a proxy the site trusts (BENCHDASH_TRUSTED_PROXIES > 0): with none,
+# any client could claim https itself and get HSTS and https-only cookies' behaviour over plain HTTP.
+if PRODUCTION and BENCHDASH_TRUSTED_PROXIES > 0:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+# Database waits, bounded for web and worker: a server that hangs (accepts, never answers) must not hold
+# threads for the whole outage. statement_timeout ends a slow query server-side; keepalives and
+# tcp_user_timeout notice a peer that went away; connect_timeout bounds connecting (above); and the backend
+# (benchdash.postgresql) cuts a connection whose wait passes the statement timeout plus a grace, which the
+# site answers with a 503. A Celery worker (imports, detection: long statements, lock waits) has its own limit.
+_CELERY_WORKER = "worker" in sys.argv[1:] and "celery" in sys.argv[0]  # `celery … worker`, `python -m celery … worker`
+BENCHDASH_DB_STATEMENT_TIMEOUT = (
+    env.float("BENCHDASH_DB_WORKER_STATEMENT_TIMEOUT", default=float(CELERY_TASK_TIME_LIMIT))
+    if _CELERY_WORKER
+    else env.float("BENCHDASH_DB_STATEMENT_TIMEOUT", default=10.0)
+)
+BENCHDASH_DB_HANG_GRACE = env.float("BENCHDASH_DB_HANG_GRACE", default=2.0)
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    DATABASES["default"]["ENGINE"] = "benchdash.postgresql"
+    _options = DATABASES["default"].setdefault("OPTIONS", {})
+    if BENCHDASH_DB_STATEMENT_TIMEOUT > 0:
+        _options["options"] = (
+            f"{_options.get('options', '')} -c statement_timeout={int(BENCHDASH_DB_STATEMENT_TIMEOUT * 1000)}"
+        ).strip()
+    for _name, _value in (
+        ("keepalives", 1),
+        ("keepalives_idle", 30),
+        ("keepalives_interval", 10),
+        ("keepalives_count", 3),
+        ("tcp_user_timeout", 30_000),  # ms: sent data unacknowledged this long ends the connection
+    ):
+        _options.setdefault(_name, _value)
 
 LOGGING = {
     "version": 1,

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -48,6 +48,7 @@ def detect_regressions(
     experimental: bool = False,
     every_release: bool = False,
     comparisons: Mapping[ComparisonSpec, Comparison] | None = None,
+    announce_versions: Collection[str] | None = None,
 ) -> DetectionSummary:
     """Detect the stories of every DBMS series of a server + workload and store them as records; returns counts.
 
@@ -73,6 +74,14 @@ def detect_regressions(
     ``comparisons`` are comparisons the caller has computed already (the refresh
     computes each DBMS's for its summary): one with the spec detection asks for
     is used as it is, not computed or fetched from the cache again.
+
+    ``announce_versions`` are the versions of the import that triggered this
+    detection: only a new open story that involves one of them (an event's
+    version, or the version before it) is news to announce, so importing an
+    older point release announces no story of other releases that its points
+    merely reshaped. ``None`` (the command, a lost refresh) announces every new
+    open story; a story told once is never told again either way (alerts are
+    once per story identity, ``regressions.alerts``).
     """
     bases = _bases(server_id, workload_id, base_run_id)
     summary = DetectionSummary()
@@ -90,6 +99,7 @@ def detect_regressions(
             view=view,
             experimental=experimental,
             every_release=every_release,
+            announce_versions=announce_versions,
         )
     if summary.opened:
         story_opened.send(
@@ -128,6 +138,7 @@ def _detect_series(
     view: releases.ReleaseView,
     experimental: bool,
     every_release: bool,
+    announce_versions: Collection[str] | None = None,
 ) -> None:
     """Detect and store one DBMS series' stories in the views asked for (``where``: server, workload, DBMS)."""
     server_id, workload_id, dbms_id = where
@@ -160,6 +171,8 @@ def _detect_series(
             summary.noise[next(p.dbms for p in series.points if p.key == series.base)] = noise
         for candidate in candidates:
             candidate.values["same_over_every_release"] = not mixed
+            # Only the default view's stories are news, and only those involving the import's versions.
+            candidate.opened = stored == releases.DEFAULT_VIEW and _news(candidate, announce_versions)
         opened = upsert(server_id, workload_id, dbms_id, stored, candidates, summary)
         if stored == releases.DEFAULT_VIEW:
             summary.opened.extend(opened)
@@ -179,6 +192,29 @@ def mixes_release_lines(series: SeriesData, *, experimental: bool = False) -> bo
         release_overrides=settings.BENCHDASH_RELEASE_LINES,
     )
     return _mixes(built)
+
+
+def _news(candidate: Candidate, announce_versions: Collection[str] | None) -> bool:
+    """Whether a candidate, if it is a new record, is news to announce: an open story of its own that involves a
+    version of the triggering import (every open story when no import triggered the detection)."""
+    if not candidate.opened:
+        return False
+    if announce_versions is None:
+        return True
+    events = candidate.values.get("story_events") or []
+    involved = {e.get("version") for e in events} | {e.get("previous_version") for e in events}
+    return not involved.isdisjoint(announce_versions)
+
+
+def _provisional(points: Sequence[SeriesPoint], built: StorySeries, view: str) -> str | None:
+    """The version of the view's newest point when the default view reads it only because it is the newest (a
+    short-term release among long-term ones): provisional until a newer release arrives."""
+    if view != releases.DEFAULT_VIEW or not built.chosen:
+        return None
+    newest = built.chosen[-1]
+    if built.long_term[newest] or not any(built.long_term[i] for i in built.chosen):
+        return None
+    return points[newest].version
 
 
 def _mixes(long_term: StorySeries) -> bool:
@@ -600,6 +636,7 @@ class _CandidateMaker:
                 )
                 for i, p in enumerate(series.points)
             ),
+            provisional_release=_provisional(series.points, built, self.view),
         )
         self.members = defaultdict(list)
         for label in series.labels:

@@ -67,6 +67,8 @@ class SeriesContext:
     releases: str
     experimental: bool
     points: tuple[EvidencePoint, ...]
+    # The newest release when the default view reads it only as the newest (a short-term one): provisional.
+    provisional_release: str | None = None
 
     @cached_property
     def points_json(self) -> list[dict[str, Any]]:
@@ -166,6 +168,7 @@ class Evidence:
             "group_set": c.group_set,
             "releases": c.releases,
             "experimental": c.experimental,
+            "provisional_release": c.provisional_release,
             "points": c.points_json,
             "subject": self.subject,
         }
@@ -203,6 +206,7 @@ class Evidence:
             releases=str(data.get("releases") or "all"),
             experimental=bool(data.get("experimental", False)),
             points=tuple(EvidencePoint.from_json(p) for p in points if isinstance(p, Mapping)),
+            provisional_release=data.get("provisional_release"),
         )
         members = data.get("members")
         return cls(

@@ -196,7 +196,19 @@ class Regression(models.Model):
         help_text="The group story that stands for this member story in lists",
     )
     no_longer_detected = models.BooleanField(
-        default=False, help_text="Detection no longer finds it; kept because people triaged it"
+        default=False, help_text="Detection no longer finds it; kept because people triaged it or were told of it"
+    )
+    superseded_by = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="supersedes",
+        help_text="The story detection tells now in its place: its page is where this one's links lead",
+    )
+    news = models.BooleanField(
+        default=False,
+        help_text="Told to subscribers: a new open story that involves a version of the import that found it",
     )
     state = models.CharField(max_length=16, choices=State.choices, default=State.NEW, db_index=True)
     bugs = models.ManyToManyField(Bug, blank=True, related_name="regressions", db_table="reports_regression_bugs")
@@ -247,6 +259,25 @@ class Regression(models.Model):
     def evidence(self, value: Any) -> None:
         self.stored_evidence = value
         self.shared_points = None
+
+    @property
+    def provisional_release(self) -> str | None:
+        """The newest release the default view read only because it is the newest (a short-term one), as
+        detection recorded it: what the story says of it is provisional until a newer release arrives."""
+        stored = self.stored_evidence
+        found = stored.get("provisional_release") if isinstance(stored, dict) else None
+        return found if isinstance(found, str) else None
+
+    @property
+    def until_provisional(self) -> bool:
+        """The story lasts until the provisional newest release (not fixed): "until 9.5.0 (provisional)"."""
+        newest = self.provisional_release
+        return (
+            newest is not None
+            and self.fixed_in_id is None
+            and self.persists_until is not None
+            and (self.persists_until.text == newest)
+        )
 
     @property
     def evidence_record(self) -> Evidence:
@@ -305,6 +336,13 @@ class Regression(models.Model):
         if self.change is None:
             return "–"
         return f"{self.change:+.1%}".replace("-", "−")
+
+
+def story_identity(story: Regression) -> str:
+    """A story's identity for alerts: its series, subject, metric, direction and arrival. Re-detection that tells
+    the same story again (updated in place or superseded by a record of the same identity) is no news."""
+    subject = f"mb{story.microbenchmark_id}" if story.microbenchmark_id is not None else f"group:{story.group}"
+    return f"{story.server_id}/{story.workload_id}/{subject}/{story.metric}/{story.kind}/{story.arrived_in_id}"
 
 
 def _pct(value: float | None) -> str:
@@ -426,7 +464,11 @@ class Delivery(models.Model):
         SENT = "sent", "sent"
         FAILED = "failed", "failed (gave up)"
 
-    story = models.ForeignKey(Regression, on_delete=models.CASCADE, related_name="deliveries")
+    # Never cascades: what a subscriber was told stays on record whatever happens to the story (detection keeps
+    # a story anyone was told of, superseded when it tells it otherwise; an admin's deletion leaves the row).
+    story = models.ForeignKey(Regression, null=True, on_delete=models.SET_NULL, related_name="deliveries")
+    # The story's identity when it was told (``story_identity``): one alert per identity and subscription.
+    identity = models.CharField(max_length=200, default="", blank=True)
     subscription = models.ForeignKey(Subscription, on_delete=models.CASCADE, related_name="deliveries")
     state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING, db_index=True)
     attempts = models.PositiveIntegerField(default=0)
@@ -444,7 +486,12 @@ class Delivery(models.Model):
         ordering = ["-created_at", "-pk"]
         verbose_name_plural = "deliveries"
         constraints = [
-            models.UniqueConstraint(fields=["story", "subscription"], name="delivery_once_per_story_and_subscription")
+            models.UniqueConstraint(fields=["story", "subscription"], name="delivery_once_per_story_and_subscription"),
+            models.UniqueConstraint(
+                fields=["identity", "subscription"],
+                condition=~models.Q(identity=""),
+                name="delivery_once_per_story_identity_and_subscription",
+            ),
         ]
 
     def __str__(self) -> str:

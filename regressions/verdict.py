@@ -158,6 +158,7 @@ class RunVerdict:
     cells: tuple[Cell, ...] = ()
     groups: tuple[GroupVerdict, ...] = ()
     stories: tuple[StoryRef, ...] = ()
+    page: str = ""  # the verdict's page for this run (every microbenchmark, anchors per row)
 
     def moved(self, *movements: Movement) -> list[Cell]:
         return [c for c in self.cells if c.movement in movements]

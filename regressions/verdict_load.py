@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
+from urllib.parse import urlencode
 
 from django.db.models import F, Q, QuerySet
 from django.urls import reverse
@@ -168,8 +169,9 @@ def run_verdict(run: Run, bundle: Bundle, *, base_branch: str, absolute: Absolut
     baseline, against = find_baseline(run, base_branch)
     ref, server, workload = run_ref(run, absolute), run.server.name, run.workload.name
     stories = tuple(new_stories(run, bundle, absolute))
+    page = absolute(reverse("regressions:run_verdict", args=[run.pk])) + "?" + urlencode({"base_branch": base_branch})
     if baseline is None:
-        return RunVerdict(ref, server, workload, baseline=None, against=against, stories=stories)
+        return RunVerdict(ref, server, workload, baseline=None, against=against, stories=stories, page=page)
     history_ids = _history(run, baseline)
     qps = _qps({run.pk, baseline.pk, *history_ids})
     this, base = qps.get(run.pk, {}), qps.get(baseline.pk, {})
@@ -190,6 +192,7 @@ def run_verdict(run: Run, bundle: Bundle, *, base_branch: str, absolute: Absolut
         cells=tuple(cells),
         groups=tuple(judge_groups(cells, groups, rule)),
         stories=stories,
+        page=page,
     )
 
 

@@ -81,7 +81,7 @@ def cell_anchor(cell: Cell) -> str:
     return f"mb-{cell.label}-{cell.dop}".replace("=", "-").replace(".", "-")
 
 
-def _run_markdown(run: RunVerdict, page: str) -> list[str]:
+def _run_markdown(run: RunVerdict) -> list[str]:
     lines = [f"#### {_link(run.run.title, run.run.url)}", ""]
     if run.run.pull_request_url or run.run.commit_url:
         refs = [_link(f"PR #{run.run.pull_request}", run.run.pull_request_url)] if run.run.pull_request else []
@@ -90,11 +90,14 @@ def _run_markdown(run: RunVerdict, page: str) -> list[str]:
     lines.append(f"Server **{run.server}**, workload **{run.workload}**, config **{run.run.config}**.")
     if run.baseline is None:
         return [*lines, "", f"No baseline: {run.against}.", ""]
-    lines += [f"Against {run.against}: {_link(run.baseline.title, run.baseline.url)}.", ""]
+    lines += [
+        f"Against {run.against}: {_link(run.baseline.title, run.baseline.url)} · {_link('every result', run.page)}.",
+        "",
+    ]
     moved = run.moved("regression", "improvement")
     noisy = run.moved("within noise")
     if moved:
-        lines += _moved_rows(moved, page)
+        lines += _moved_rows(moved, run.page)
     else:
         lines.append(f"No microbenchmark moved beyond its noise gate ({len(run.cells)} compared).")
     if noisy:
@@ -119,9 +122,8 @@ def markdown(verdict: Verdict) -> str:
     lines = [f"### {headline(verdict)}", ""]
     if verdict.state != "ready":
         return "\n".join([*lines, _link("The bundle's page", verdict.bundle_url), ""])
-    page = verdict.bundle_url
     for run in verdict.runs:
-        lines += _run_markdown(run, page)
+        lines += _run_markdown(run)
     rule = verdict.rule
     lines.append(
         f"<sub>Noise gate: max({rule.min_change:.0%}, {rule.k:g}·σ·√2), σ from the base branch's recent runs of "

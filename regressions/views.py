@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 from typing import Any
 
 from django import forms
@@ -25,7 +26,8 @@ from regressions.filters import ANY, OPEN, RELEASE_VIEWS, TABS, RegressionFilter
 from regressions.models import Bug, Regression, TriageEvent
 from regressions.stories import METRICS, QPS
 from regressions.triage import link_bug_to_many, triage
-from reports import stats
+from regressions.viewnote import view_note
+from reports import charts, stats
 from runs.models import Dbms, Run, Server
 from runs.signals import runs_stamp
 
@@ -151,6 +153,9 @@ def _regression_list_page(request: HtmxHttpRequest, shared: dict[str, Any]) -> s
         "views": [link for link in links if link["name"] == "releases"],
         "tab": tab,
         "view": next(link for link in links if link["name"] == "releases" and link["current"]),
+        "view_note": view_note(
+            data.get("releases") or "long-term", dbms=data.get("dbms") or "", server=data.get("server") or ""
+        ),
         "page": page,
         "states": State.choices,
         "dbms_names": Dbms.objects.values_list("name", flat=True),
@@ -181,11 +186,17 @@ def regression_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "persists_until",
             "base_run",
             "folded_into",
+            "superseded_by",
         ),
         pk=pk,
     )
+    if regression.superseded_by_id is not None and not request.GET.get("as_was"):
+        # An old link (an alert's, a bookmark) leads to the story detection tells now in its place.
+        return redirect(f"{reverse('regressions:regression', args=[regression.superseded_by_id])}?superseded={pk}")
+    evidence = evidence_table(regression)
     context = {
         "r": regression,
+        "supersedes": list(regression.supersedes.select_related("arrived_in").order_by("pk")),
         "members": regression.folded_members.select_related("microbenchmark", "arrived_in", "fixed_in").order_by(
             "microbenchmark__test", "microbenchmark__range_size"
         ),
@@ -200,7 +211,9 @@ def regression_detail(request: HttpRequest, pk: int) -> HttpResponse:
         ],
         "bugs": list(regression.bugs.all()),
         "events": TriageEvent.objects.filter(regression=regression).select_related("user"),
-        "evidence": evidence_table(regression),
+        "evidence": evidence,
+        "chart": story_figure(regression, evidence),
+        "chart_config": charts.plot_config(f"story-{regression.pk}"),
         "states": State.choices,
         "accepted": ACCEPTED,
         "rule": stories.__doc__,
@@ -208,6 +221,31 @@ def regression_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "explanation": _explanation(regression),
     }
     return render(request, "regressions/detail.html", context)
+
+
+def story_figure(regression: Regression, evidence: dict[str, Any]) -> dict[str, Any] | None:
+    """The story's series as a chart: the points detection used, the subject's values (a group's: its members'
+    median), the story's level, and its arrival, later events, fix and outliers marked (as the evidence table's
+    phases name them)."""
+    points = []
+    seen: set[str] = set()
+    for row in evidence["rows"]:
+        if not row["used"]:
+            continue
+        values = [cell["value"] for cell in row["cells"] if cell["value"] is not None]
+        value = statistics.median(values) if values else None
+        phase = row["phase"]
+        if regression.outlier and phase == "arrived":
+            phase = "outlier"  # an outlier's story is its one version, set aside
+        mark = "" if phase in ("before", "after") or phase in seen else phase
+        if phase in ("fixed", "ended"):
+            seen.add(phase)  # every point after the fix reads "fixed": the line goes at the first
+        points.append(charts.StoryPoint(version=row["point"].version, value=value, level=row["level"], mark=mark))
+    if len(points) < 2:
+        return None
+    subject = f"{regression.subject} (median of its members)" if regression.is_group else regression.subject
+    y_title = regression.metric + " per operation" if regression.metric != QPS else "relative QPS"
+    return charts.story_chart(points, title=subject, y_title=y_title, kind=regression.kind)
 
 
 def _explanation(regression: Regression) -> dict[str, Any] | None:
@@ -296,7 +334,7 @@ def evidence_table(regression: Regression) -> dict[str, Any]:
         "noise_source": ("median over the members; " if regression.is_group else "")
         + _NOISE_SOURCES.get(rule.noise_source, "unknown"),
         "builds": list(evidence.builds),
-        "releases": {"long-term": "long-term release lines only", "all": "every release"}.get(
+        "releases": {"long-term": "long-term releases and the newest", "all": "every release"}.get(
             evidence.context.releases, "every release"
         ),
     }

@@ -70,8 +70,9 @@ def compare(request: HttpRequest, params: Query[CompareParams]) -> Any:
     ratios are the string ``"inf"``. ``format=tsv|csv|markdown`` returns those
     exports as text instead. Without ``dop``, every format compares at the
     concurrency at which the base measured the most microbenchmarks (warm-ups
-    not counted, ties to the fewest clients); ``dop`` in the JSON says which. ``releases=long-term`` leaves out the
-    short-term releases of a series that mixes both kinds (every version by default). ``scan_formula=era`` reads
+    not counted, ties to the fewest clients); ``dop`` in the JSON says which. ``releases=long-term`` reads the
+    long-term releases and the newest release of a series that mixes both kinds (every version by default);
+    ``release_view`` in the JSON says which releases the view left out, with the switch. ``scan_formula=era`` reads
     scan as each run's own scripts computed it (tps × table size / 1000 in mid-March to mid-April 2025) instead
     of by the spec's formula for every run; ``scan_eras`` then names the runs of each formula when they are mixed.
     Every answer carries a strong ``ETag``; sent back in ``If-None-Match`` it gets a 304 until a run of the
@@ -118,13 +119,32 @@ def _requested(params: ComparisonParams, scan_formula: str = "spec") -> tuple[Ru
 def _serialised(spec: ComparisonSpec, params: CompareParams) -> tuple[bytes, str]:
     """The comparison as the bytes of the requested format; a 200-version series' JSON is megabytes, made once
     per change of the series instead of on every request."""
-    comparison = get_comparison(spec)
-    comparison = releaseview.in_view(comparison, params.releases, settings.BENCHDASH_RELEASE_LINES).comparison
+    full = get_comparison(spec)
+    cut = releaseview.in_view(full, params.releases, settings.BENCHDASH_RELEASE_LINES)
+    comparison = cut.comparison
     if params.format == "json" and not params.metrics:
-        body = json.dumps(comparison.as_json(), cls=NinjaJSONEncoder, separators=(",", ":")).encode()
+        body = json.dumps(
+            {**comparison.as_json(), "release_view": _release_view(full, cut, params.releases)},
+            cls=NinjaJSONEncoder,
+            separators=(",", ":"),
+        ).encode()
         return body, "application/json; charset=utf-8"
     text = export(comparison, params.format, absolute=params.absolute, metrics=params.metrics)
     return text.encode(), CONTENT_TYPES[params.format]
+
+
+def _release_view(full: Any, cut: releaseview.InView, view: str) -> dict[str, Any]:
+    """Which releases the view leaves out, in one line with the switch, and which newest release it reads
+    provisionally (a short-term one, until a newer release arrives)."""
+    left_out = releaseview.left_out_labels(full, cut)
+    provisional = releaseview.provisional_labels(full, settings.BENCHDASH_RELEASE_LINES)
+    if view == "all":
+        line = "Every release; releases=long-term for the long-term releases and the newest."
+    else:
+        newest = f" ({', '.join(provisional)}: provisional until a newer release arrives)" if provisional else ""
+        gone = f"left out: {', '.join(left_out)}" if left_out else "no release left out"
+        line = f"Long-term releases and the newest{newest}; {gone}; releases=all for every release."
+    return {"releases": view, "left_out": left_out, "provisional": provisional, "note": line}
 
 
 class WriteupParams(ComparisonParams):

@@ -21,12 +21,12 @@ from runs.models import Bundle, Run
 log = logging.getLogger(__name__)
 
 
-def _refresh_series(server_id: int, workload_id: int) -> None:
-    """New runs arrived: recompute the series' comparisons (so pages hit the cache), its home-page summary,
-    and its regressions."""
+def _refresh_series(server_id: int, workload_id: int, bundle_id: int | None = None) -> None:
+    """New runs arrived (from ``bundle_id`` when an import sent it): recompute the series' comparisons (so pages
+    hit the cache), its home-page summary, and its regressions."""
     started_at = timezone.now()
     try:
-        refresh_series(server_id, workload_id)
+        refresh_series(server_id, workload_id, bundle_id=bundle_id)
     except ComparisonError as exc:
         log.info("series %s/%s not refreshed: %s", server_id, workload_id, exc)
         # Nothing to compare is the refresh's answer: whoever waits for the series' stories need wait no more.
@@ -40,12 +40,12 @@ def refresh_after_import(bundle_id: int) -> None:
     """Queue the refresh of every series a bundle touched (after the import's commit)."""
     series = set(Run.objects.filter(bundle_id=bundle_id).values_list("server_id", "workload_id").distinct())
     for server_id, workload_id in series:
-        transaction.on_commit(functools.partial(_send_refresh, server_id, workload_id))
+        transaction.on_commit(functools.partial(_send_refresh, server_id, workload_id, bundle_id))
 
 
-def _send_refresh(server_id: int, workload_id: int) -> None:
+def _send_refresh(server_id: int, workload_id: int, bundle_id: int | None = None) -> None:
     try:
-        refresh_series_task.delay(server_id, workload_id)
+        refresh_series_task.delay(server_id, workload_id, bundle_id)
     except KombuOperationalError as exc:
         # The broker is away: the import itself is committed and must not be reported as failed.
         # refresh_lost_series finds this series once the broker is back.

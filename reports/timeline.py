@@ -6,9 +6,11 @@ workload and DBMS of the base) is one point at its start time, one trace per ver
 record of the microbenchmark is a vertical line at the first run of the version it arrived in (and of the
 one that fixed it). The figure is a plain dict for plotly.js, like the other charts.
 
-A run's time is ``Run.started_at``: the start its files record where they carry one, else the oldest result
-file's time, which the page marks "file time" since it is when the files were written, not read from their
-content. Runs without either fall back to their import time and say so.
+A run's time is its commit's time when CI said it (``Run.commit_time``: builds of one version from a branch,
+nightlies, are ordered by the code they were built from, not by when a machine got round to running them); else
+``Run.started_at``: the start its files record where they carry one, else the oldest result file's time, which
+the page marks "file time" since it is when the files were written, not read from their content. Runs without
+any of those fall back to their import time and say so.
 """
 
 from __future__ import annotations
@@ -22,6 +24,18 @@ from reports import markers
 from reports.markers import Record
 from runs.models import Microbenchmark, Result, Run
 
+RUN_FIELDS = (
+    "pk",
+    "name",
+    "started_at",
+    "started_from",
+    "created_at",
+    "build__version__text",
+    "build__version__sort_key",
+    "commit",
+    "branch",
+    "commit_time",
+)
 PALETTE = ("#2457c5", "#d9730d", "#1b7f3b", "#9b3fb5", "#c62828", "#00838f", "#6d4c41", "#546e7a")
 
 
@@ -36,6 +50,15 @@ class Point:
     qps: float
     change: float | None  # relative to the previous run of the same version
     recorded: bool = False  # ``when`` is a start the run's files record, not a file or import time
+    commit: str = ""
+    branch: str = ""
+    committed: bool = False  # ``when`` is the commit's time
+
+    @property
+    def hover(self) -> str:
+        """The run, and its commit and branch when CI said them, for the chart's hover label."""
+        code = " ".join(part for part in (self.branch, self.commit[:10]) if part)
+        return f"{self.run} ({code})" if code else self.run
 
 
 def _dop(microbenchmark: Microbenchmark, runs: list[int], wanted: int | None) -> int | None:
@@ -53,9 +76,7 @@ def points(base: Run, microbenchmark: Microbenchmark, dop: int | None = None) ->
         dict(row)
         for row in Run.objects.filter(
             server_id=base.server_id, workload_id=base.workload_id, build__version__dbms_id=base.build.version.dbms_id
-        ).values(
-            "pk", "name", "started_at", "started_from", "created_at", "build__version__text", "build__version__sort_key"
-        )
+        ).values(*RUN_FIELDS)
     ]
     by_id = {r["pk"]: r for r in runs}
     chosen = _dop(microbenchmark, list(by_id), dop)
@@ -80,9 +101,7 @@ def group_points(base: Run, microbenchmark_ids: list[int], dop: int) -> list[Poi
         r["pk"]: dict(r)
         for r in Run.objects.filter(
             server_id=base.server_id, workload_id=base.workload_id, build__version__dbms_id=base.build.version.dbms_id
-        ).values(
-            "pk", "name", "started_at", "started_from", "created_at", "build__version__text", "build__version__sort_key"
-        )
+        ).values(*RUN_FIELDS)
     }
     qps: dict[int, dict[int, list[float]]] = {}
     for run_id, mb_id, value in Result.objects.filter(
@@ -98,8 +117,13 @@ def group_points(base: Run, microbenchmark_ids: list[int], dop: int) -> list[Poi
     return _as_points(found)
 
 
+def _when(run: dict[str, Any]) -> datetime:
+    when: datetime = run["commit_time"] or run["started_at"] or run["created_at"]
+    return when
+
+
 def _as_points(found: list[tuple[dict[str, Any], float]]) -> list[Point]:
-    found.sort(key=lambda item: (item[0]["started_at"] or item[0]["created_at"], item[0]["pk"]))
+    found.sort(key=lambda item: (_when(item[0]), item[0]["pk"]))
     out: list[Point] = []
     last: dict[str, float] = {}
     for r, value in found:
@@ -111,11 +135,14 @@ def _as_points(found: list[tuple[dict[str, Any], float]]) -> list[Point]:
                 run=r["name"],
                 version=version,
                 sort_key=r["build__version__sort_key"],
-                when=r["started_at"] or r["created_at"],
-                file_time=r["started_at"] is not None,
-                recorded=r["started_from"] == Run.StartedFrom.CONTENT,
+                when=_when(r),
+                file_time=r["commit_time"] is not None or r["started_at"] is not None,
+                recorded=r["commit_time"] is None and r["started_from"] == Run.StartedFrom.CONTENT,
                 qps=value,
                 change=value / previous if previous else None,
+                commit=r["commit"],
+                branch=r["branch"],
+                committed=r["commit_time"] is not None,
             )
         )
         last[version] = value
@@ -145,7 +172,7 @@ def figure(
                 "name": version,
                 "x": [p.when.isoformat() for p in mine],
                 "y": [round(p.qps, 3) for p in mine],
-                "customdata": [p.run for p in mine],
+                "customdata": [p.hover for p in mine],
                 "line": {"color": colour, "width": 1.5},
                 "marker": {"color": colour, "size": 7},
                 "hovertemplate": f"%{{customdata}}<br>%{{x}}<br>{y_title} %{{y:{y_format}}}<extra>{version}</extra>",

@@ -525,7 +525,8 @@ def _comparison_entries(
 def release_views(comparison: Comparison, query: QueryDict) -> tuple[Comparison, Comparison, dict[str, Any]]:
     """The comparison as its charts show it and as its tables show it, and what the page says about that.
 
-    ``releases`` absent: charts read the long-term release lines only (when the series mixes both kinds),
+    ``releases`` absent: charts read the long-term release lines and the newest release (when the series mixes
+    both kinds),
     tables every version, so the tables still match the reference scripts'. ``releases=long-term|all``
     applies to both. Raises ValueError for a malformed release-line override.
     """
@@ -547,6 +548,7 @@ def release_views(comparison: Comparison, query: QueryDict) -> tuple[Comparison,
         "mixed": bool(long_term.left_out),
         "chosen": chosen,
         "left_out": releaseview.left_out_labels(comparison, long_term),
+        "provisional": releaseview.provisional_labels(comparison, settings.BENCHDASH_RELEASE_LINES),
         "all_query": switched("all"),
         "long_term_query": switched("long-term"),
         "default_query": switched(""),
@@ -890,6 +892,10 @@ def _drilldown_page(request: HttpRequest, microbenchmark_id: int, page: Comparis
         ],
         "compare_query": effective_query(data, comparison).urlencode(),
         "release_note": note,
+        # The microbenchmark's stories (QPS and its HW metrics' own) with their bugs, each a link to its page.
+        "stories": record_markers.records(
+            comparison.server_id, comparison.workload_id, microbenchmark_id, every_metric=True
+        ),
         **shared,
     }
     return render_to_string("reports/drilldown.html", context, request)

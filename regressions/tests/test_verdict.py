@@ -3,6 +3,7 @@ judged by the noise model, as JSON and as a pull-request comment; uploads carry 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -176,3 +177,46 @@ def test_a_change_passes_the_gate_only_beyond_the_noise_of_its_microbenchmark() 
     assert Noise(0.02, "default", 2).text.startswith("σ 2.0% (default")
     (group,) = judge_groups(cells, ["g"], rule)
     assert group.summary.median == pytest.approx(0.90) and group.movement == "regression"
+
+
+def test_the_run_page_links_the_commit_and_its_verdict_page_shows_what_moved_against_main(
+    upload: Callable[..., dict[str, Any]], client: Client
+) -> None:
+    base = upload(bundle(1), branch="main", commit="a" * 40, repository="acme/server")
+    pr = upload(
+        bundle(3, slower=0.75),
+        branch="faster-locks",
+        pull_request="42",
+        commit="c" * 40,
+        repository="acme/server",
+        commit_time="2025-10-02T09:00:00Z",
+    )
+    run_id = pr["runs"][0]["id"]
+    page = client.get(f"/runs/{run_id}/").content.decode()
+    assert f'href="https://github.com/acme/server/commit/{"c" * 40}"' in page
+    assert 'href="https://github.com/acme/server/pull/42">pull request #42' in page
+    assert "committed 2025-10-02 09:00 UTC" in page
+    assert f'href="/runs/{run_id}/verdict/"' in page
+
+    verdict_page = client.get(f"/runs/{run_id}/verdict/").content.decode()
+    assert 'id="mb-update-index_range-100-1" data-movement="regression"' in verdict_page
+    assert verdict_page.count('data-movement="regression"') == 1
+    assert f"/runs/{base['runs'][0]['id']}/" in verdict_page
+    assert "1</strong> microbenchmark result moved beyond noise" in verdict_page
+    other = client.get(f"/runs/{run_id}/verdict/", {"base_branch": "release-1"}).content.decode()
+    assert "none: no run of release-1 and no run of an earlier version" in other
+
+
+def test_nightlies_of_one_version_are_ordered_by_commit_time_on_the_timeline(
+    upload: Callable[..., dict[str, Any]], client: Client
+) -> None:
+    # Uploaded in another order than committed: the timeline follows the commits.
+    for seed, day in ((1, "03"), (2, "01"), (4, "02")):
+        upload(bundle(seed), branch="main", commit=f"{seed}" * 12, commit_time=f"2025-10-{day}T04:00:00Z")
+    run = Run.objects.order_by("pk").first()
+    assert run is not None
+    microbenchmark = run.results.get(microbenchmark__test="update-index").microbenchmark
+    page = client.get(f"/microbenchmarks/{microbenchmark.pk}/timeline", {"base": run.pk}).content.decode()
+    rows = re.findall(r"<td data-sort=\"([^\"]+)\">[^<]+<span class=\"muted\">\(commit\)</span>", page)
+    assert [row[:10] for row in rows] == ["2025-10-01", "2025-10-02", "2025-10-03"]
+    assert re.search(r"main @ <code>2{10}</code>.*main @ <code>4{10}</code>.*main @ <code>1{10}</code>", page, re.S)

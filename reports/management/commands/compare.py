@@ -54,7 +54,8 @@ class Command(BaseCommand):
             "--releases",
             choices=RELEASE_VIEWS,
             default="all",
-            help="all (default) or long-term: leave out the short-term releases of a series that mixes both",
+            help="all (default) or long-term: the long-term releases and the newest release of a series that "
+            "mixes both",
         )
         parser.add_argument("--format", choices=FORMATS, default="tsv")
         parser.add_argument("--absolute", action="store_true", help="absolute QPS instead of relative (tsv/csv)")
