@@ -336,20 +336,7 @@ def _suite_parsed_run(suite: Suite, run: SuiteRun, meta: RunMeta, *, bundle_name
         warnings.extend(run.name_warnings)
     if not meta.workload:
         warnings.extend(run.workload_warnings)
-    results, content_sha256, sources = run.results, run.content_sha256, dict(run.sources)
-    if run.dop_warnings and meta.concurrency:
-        # The files did not say the concurrency; the manifest does: the results are stored at it, and are not
-        # the same results as the tables imported at another concurrency.
-        results = [{**row, "dop": meta.concurrency} for row in run.results]
-        content_sha256 = hashlib.sha256(f"{run.content_sha256} dop{meta.concurrency}".encode()).hexdigest()
-        sources["concurrency"] = MANIFEST_SAYS
-    elif run.dop_warnings:
-        warnings.extend(run.dop_warnings)
-    elif meta.concurrency and sources.get("concurrency"):
-        warnings.append(
-            f"{bundle_name}:{run.source}: concurrency {meta.concurrency} of the manifest or upload not used for "
-            f"{run.name}, whose concurrency comes {sources['concurrency']}"
-        )
+    results, content_sha256, sources = _concurrency(run, meta, warnings, bundle_name)
     summary_table, summary_layout = "", {}
     if suite.summary_of is not None:
         summary_table = table_identity(run.table, results)
@@ -427,6 +414,28 @@ def table_identity(variant: str, results: list[dict[str, Any]]) -> str:
     dops = sorted({row["dop"] for row in results if "qps_from" not in (row.get("extra") or {})})
     said = f"dop{dops[0]}" if len(dops) == 1 else f"dop{dops[0]}-{dops[-1]}" if dops else "dop?"
     return f"{variant}.{said}" if variant else said
+
+
+def _concurrency(
+    run: SuiteRun, meta: RunMeta, warnings: list[str], bundle_name: str
+) -> tuple[list[dict[str, Any]], str, dict[str, str]]:
+    """A suite run's results, content hash and sources with the manifest's concurrency applied where the files
+    did not say theirs; said when they did not and nothing does, or when the manifest's is not used."""
+    results, content_sha256, sources = run.results, run.content_sha256, dict(run.sources)
+    if run.dop_warnings and meta.concurrency:
+        # The files did not say the concurrency; the manifest does: the results are stored at it, and are not
+        # the same results as the tables imported at another concurrency.
+        results = [{**row, "dop": meta.concurrency} for row in run.results]
+        content_sha256 = hashlib.sha256(f"{run.content_sha256} dop{meta.concurrency}".encode()).hexdigest()
+        sources["concurrency"] = MANIFEST_SAYS
+    elif run.dop_warnings:
+        warnings.extend(run.dop_warnings)
+    elif meta.concurrency and sources.get("concurrency"):
+        warnings.append(
+            f"{bundle_name}:{run.source}: concurrency {meta.concurrency} of the manifest or upload not used for "
+            f"{run.name}, whose concurrency comes {sources['concurrency']}"
+        )
+    return results, content_sha256, sources
 
 
 # What a bundle that cannot be imported raises: recorded on the bundle as its error, never retried.
