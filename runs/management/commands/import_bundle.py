@@ -23,7 +23,7 @@ from runs.signals import announce_import
 # The importer (with the archive readers, the parsers and psycopg) is imported when a bundle is read, not
 # when the command starts: ``--help`` and a mistyped option answer without it.
 if TYPE_CHECKING:
-    from runs.importer import ImportFailed, PreParsed
+    from runs.importer import ImportFailed, ImportReport, PreParsed
 
     _Read = tuple[bytes | IO[bytes], str, PreParsed | None] | ImportFailed
     # What a worker sends back: the bytes of an archived directory (None for a file, which this process reads
@@ -112,16 +112,7 @@ class Command(BaseCommand):
             added_runs += sum(1 for run in report.runs if not run.skipped)
             added_results += sum(run.results for run in report.runs)
             self.stdout.write(f"{name}: bundle {report.bundle_id}, {len(report.runs)} runs")
-            for run in report.runs:
-                self.stdout.write(f"  {run.line()}")
-            for warning in report.warnings:
-                self.stdout.write(f"  warning: {warning}")
-            if report.ignored_files:
-                self.stdout.write(f"  {report.ignored_files} files not read:")
-                for item in report.ignored:
-                    self.stdout.write(f"    {item['path']}: {item['reason']}")
-                if report.ignored_files > len(report.ignored):
-                    self.stdout.write(f"    … and {report.ignored_files - len(report.ignored)} more")
+            self._write_report(report)
         # Planner statistics of the tables a big import grew, so pages plan their queries for the new size. A run
         # adds at most one build, version and config, and a series' pages join them to its runs: without their
         # statistics the planner takes each for one row and picks a nested loop per version.
@@ -129,6 +120,23 @@ class Command(BaseCommand):
         analyze_if_grown({Run: added_runs, Result: added_results, **grown})
         if failures:
             raise CommandError(f"{failures} of {len(options['paths'])} bundles failed; nothing was written for them")
+
+    def _write_report(self, report: ImportReport) -> None:
+        """An imported bundle's runs, warnings, and the files read and not read, with why."""
+        for run in report.runs:
+            self.stdout.write(f"  {run.line()}")
+        for warning in report.warnings:
+            self.stdout.write(f"  warning: {warning}")
+        if report.read:
+            self.stdout.write(f"  {len(report.read)} files read:")
+            for item in report.read:
+                self.stdout.write(f"    {item['path']}: {item['what']}")
+        if report.ignored_files:
+            self.stdout.write(f"  {report.ignored_files} files not read:")
+            for item in report.ignored:
+                self.stdout.write(f"    {item['path']}: {item['reason']}")
+            if report.ignored_files > len(report.ignored):
+                self.stdout.write(f"    … and {report.ignored_files - len(report.ignored)} more")
 
     def _attach_skipped(self, bundle_id: int) -> None:
         """These bytes were imported before without attaching: their runs held under another series are
