@@ -18,7 +18,7 @@ def compare_hw(request: HtmxHttpRequest) -> HttpResponse:
 
 def _hw_page(request: HtmxHttpRequest, page: ComparisonPage) -> str:
     data, defaulted, base, shared = page.data, page.defaulted, page.base, page.shared
-    # Tables: every version unless the reader chose the long-term release lines only.
+    # Tables: every version unless the reader chose the long-term release lines and the newest release.
     comparison = page.tabled
     context = {
         "comparison": comparison,

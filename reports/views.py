@@ -25,7 +25,7 @@ from django.views.decorators.http import require_POST
 import suites
 from accounts.permissions import SAVE_REPORT, permission_required
 from benchdash import disposition, pagecache
-from benchdash.http import HtmxHttpRequest, row_id
+from benchdash.http import ROW_ID_LIMIT, HtmxHttpRequest, row_id
 from reports import charts, releaseview, rendering
 from reports import markers as record_markers
 from reports.compare import (
@@ -44,7 +44,7 @@ from reports.errorbars import with_error_bars
 from reports.explain import explain
 from reports.exports import CONTENT_TYPES, export, filename, spec_for_format
 from reports.forms import CompareForm, ExportForm, SaveReportForm
-from reports.models import GroupSetDefinition, Report, SeriesSummary
+from reports.models import SCAN_FORMULAS, GroupSetDefinition, Report, SeriesSummary
 from reports.palette import LEGEND as HEATMAP_LEGEND
 from reports.palette import colour_blind_heatmap
 from reports.stats import metric_ratio
@@ -393,6 +393,25 @@ COMPARE_PARAMS = (
     "releases",
 )
 COMPARE_MULTI = ("runs",)
+# How each is written canonically, and which values the page takes (others are rendered, with the form's error,
+# and never kept): numbers normalised and bounded, ids and choices as the form reads them.
+_ID = pagecache.integer(1, ROW_ID_LIMIT - 1)
+_AXIS = pagecache.number(0, 1e12)
+COMPARE_KINDS = {
+    "base": _ID,
+    "runs": _ID,
+    "dop": pagecache.integer(1, 100_000),
+    "red": pagecache.number(0, 1e6),
+    "green": pagecache.number(0, 1e6),
+    "include_warmups": pagecache.flag,
+    "log": pagecache.flag,
+    "scan_formula": pagecache.choice(*(value for value, _label in SCAN_FORMULAS)),
+    "y_min": _AXIS,
+    "y_max": _AXIS,
+    "y_max_*": _AXIS,
+    "view": pagecache.choice("lines", "bars"),
+    "releases": pagecache.choice("long-term", "all"),
+}
 # "?base=" with nothing chosen asks for the run picker: kept, not dropped as an empty value.
 COMPARE_BLANK = ("base",)
 
@@ -418,6 +437,7 @@ def _shared_page(
         params=(*COMPARE_PARAMS, *also),
         multi=COMPARE_MULTI,
         blank=COMPARE_BLANK,
+        kinds=COMPARE_KINDS,
     )
 
 
