@@ -280,8 +280,8 @@ def parse_bundle(
         # Listed like the files of run directories that were not read: each with its path (in the nested archive
         # it came from, if any) and why.
         ignored += len(found.not_read)
-        read.extend((f"{origins[path]}/{path}" if origins.get(path) else path, what) for path, what in found.read)
-        listed.extend((f"{origins[path]}/{path}" if origins.get(path) else path, why) for path, why in found.not_read)
+        read.extend((_in_origin(origins, path), what) for path, what in found.read)
+        listed.extend((_in_origin(origins, path), why) for path, why in found.not_read)
         for run in found.runs:
             folder = manifest_path(run.source, origins.get(run.source, "")).rpartition("/")[0]
             parsed = _suite_parsed_run(suite, run, run_meta(manifests, folder, run.name, given), bundle_name=name)
@@ -291,18 +291,27 @@ def parse_bundle(
     runs, duplicates, stale = summaries.keep_raw_over_summary(runs)
     # Once each: the runs of one summary table share what it does not say.
     warnings = list(dict.fromkeys([w for w in warnings if w not in stale] + duplicates))
-    root = manifests.get("")
-    info = root.server_info.model_dump(exclude_none=True) if root is not None and root.server_info else {}
     return ParsedBundle(
         format=contents.format,
         runs=runs,
         members=contents.members,
         ignored_files=ignored,
         warnings=warnings,
-        server_info=info,
+        server_info=_server_info(manifests),
         ignored=sorted(listed, key=lambda item: item[1] not in _NEEDS_A_LOOK)[:IGNORED_SHOWN],
         read=read[:IGNORED_SHOWN],
     )
+
+
+def _in_origin(origins: Mapping[str, str], path: str) -> str:
+    """A suite file's path in the bundle: inside the nested archive it came from, if any."""
+    return f"{origins[path]}/{path}" if origins.get(path) else path
+
+
+def _server_info(manifests: Mapping[str, Manifest]) -> dict[str, Any]:
+    """The server details the bundle's root manifest gives."""
+    root = manifests.get("")
+    return root.server_info.model_dump(exclude_none=True) if root is not None and root.server_info else {}
 
 
 def run_meta(manifests: Mapping[str, Manifest], folder: str, run_name: str, given: RunMeta) -> RunMeta:
