@@ -98,7 +98,7 @@ def main() -> int:
                 record_as_dict(r)
                 for r in Regression.objects.filter(in_release_view(args.releases))
                 .select_related("server", "workload", "microbenchmark", "arrived_in__dbms")
-                .select_related("previous_version", "fixed_in", "persists_until")
+                .select_related("previous_version", "fixed_in", "persists_until", "base_run")
                 .order_by("server__name", "workload__name", "arrived_in__sort_key", "pk")
             ]
             by_corpus: dict[str, list[dict[str, Any]]] = defaultdict(list)

@@ -18,6 +18,7 @@ import environ
 from django.core.exceptions import ImproperlyConfigured
 
 from benchdash.deployment import DEMO_SECRET_KEY, Deployment, banner, deployment_warnings, refusals
+from benchdash.logs import logging_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -75,6 +76,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "benchdash.logs.RequestIdMiddleware",  # first: every later log line of the request carries its id
+    "benchdash.metrics.MetricsMiddleware",  # counts and times every answer, refusals included (/metrics)
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -253,8 +256,14 @@ CELERY_BEAT_SCHEDULE = {
     "resend-lost-alerts": {"task": "regressions.tasks.resend_lost_alerts", "schedule": 60.0},
     # Stories' shared points that no story names any more (stories deleted outside detection) are deleted.
     "sweep-unused-points": {"task": "regressions.tasks.sweep_unused_points", "schedule": 3600.0},
+    # The running run of a benchmark host gone silent is failed and queued again, once.
+    "check-benchmark-hosts": {"task": "runner.tasks.check_hosts", "schedule": 60.0},
 }
 CELERY_TIMEZONE = TIME_ZONE
+# Benchmark hosts (runner.hosts): how often a host's worker says it is alive, and how long a silence lasts before
+# its running run is failed and queued again.
+BENCHDASH_HOST_HEARTBEAT_SECONDS = env.float("BENCHDASH_HOST_HEARTBEAT_SECONDS", default=15.0)
+BENCHDASH_HOST_SILENT_SECONDS = env.float("BENCHDASH_HOST_SILENT_SECONDS", default=120.0)
 
 
 # The worker outlives its broker: it retries the connection forever, at start-up too, and leaves only when
@@ -401,12 +410,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     ):
         _options.setdefault(_name, _value)
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
-}
+# Logs (benchdash/logs.py): time, level, logger and request id on every line; LOG_FORMAT=json for one JSON object
+# per line. django-axes's start-up banner is left out (it printed once per process: web, worker, every command).
+LOGGING = logging_config(env.str("LOG_LEVEL", default="INFO"), env.str("LOG_FORMAT", default="text"))
+AXES_VERBOSE = False
 
 # Start-up warnings (benchdash/deployment.py): either mode warns loudly, on stderr in every process, when its
 # settings look like the other mode's (a deployment left in demo mode, a production site on SQLite).

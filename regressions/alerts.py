@@ -234,6 +234,7 @@ def facts_for(story: Regression) -> alert_message.AlertFacts:
         builds=tuple(str(build) for build in story.builds or ()),
         bugs=tuple(alert_message.BugLink(bug.label, bug.url) for bug in story.bugs.all()),
         summary=story.summary,
+        figures=story.figures,
     )
 
 

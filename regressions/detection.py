@@ -27,7 +27,7 @@ from django.conf import settings
 
 import suites
 from regressions import changepoints, stories
-from regressions.evidence import Evidence, EvidencePoint, Rule, SeriesContext
+from regressions.evidence import Evidence, EvidencePoint, LineStatus, Rule, SeriesContext
 from regressions.models import Regression
 from regressions.records import Candidate, DetectionSummary, natural_key, upsert
 from regressions.signals import story_opened
@@ -35,6 +35,7 @@ from reports.compare import Comparison, ComparisonError, ComparisonSpec, get_com
 from reports.stats import json_safe
 from runs import releases
 from runs.models import Build, Result, Run
+from suites import groups as groupsets
 
 
 def detect_regressions(
@@ -375,6 +376,7 @@ class StorySeries:
     qps: list[stories.Series]
     metrics: dict[str, list[stories.Series]]  # label → its metric series
     versions: list[str]
+    dbms: str = ""
 
 
 def story_series(
@@ -398,6 +400,7 @@ def story_series(
         qps=qps,
         metrics=metrics,
         versions=[points[i].version for i in chosen],
+        dbms=points[base_index].dbms,
     )
 
 
@@ -429,6 +432,17 @@ def _choose_points(
     return chosen, unused
 
 
+def told_labels(series: SeriesData) -> list[str]:
+    """The microbenchmarks that tell stories: the test set of the author's tables of the series' era (SPEC §2).
+
+    Warm-up passes are not in the series at all (comparisons leave them out; ``scan.warm`` is no warm-up but a
+    measured scan, and is told). A ``.pre`` test the era's group set leaves ungrouped (current-32: the 2025
+    tables list no ``.pre`` test) is left out: it ran the same queries as its test before the write phase, and
+    told apart it repeated that test's stories; the comparison still shows it. Where the group set reads
+    ``.pre`` tests (classic-42: point-1, range-1) they are the author's tests and tell stories."""
+    return [label for label in series.labels if not (groupsets.is_pre(label) and not series.group_of.get(label))]
+
+
 def _label_series(
     series: SeriesData, chosen: list[int], view: releases.ReleaseView
 ) -> tuple[list[stories.Series], dict[str, list[stories.Series]]]:
@@ -440,7 +454,7 @@ def _label_series(
     repeats = [points[i].repeats for i in chosen]
     nothing, once = [None] * len(chosen), [1] * len(chosen)
     qps, metrics = [], {}
-    for label in series.labels:
+    for label in told_labels(series):
         missed = series.sla_missed.get(label) or [False] * len(points)
         relative, cv = series.relative[label], series.cv[label]
         qps.append(
@@ -514,9 +528,16 @@ def find_stories(
             ]
         return steps_of[subject]
 
+    qps_of_subject = {(False, s.subject): s for s in built.qps} | {(True, g): s for g, s in group_qps.items()}
+
+    def line_of(version: str) -> str:
+        return releases.release_line(built.dbms, version)
+
     result = [
         replace(
-            story, metric_steps=stories.coinciding_steps(story, steps((story.is_group, story.subject)), built.versions)
+            story,
+            metric_steps=stories.coinciding_steps(story, steps((story.is_group, story.subject)), built.versions),
+            lines=stories.line_states(story, qps_of_subject[(story.is_group, story.subject)], line_of, min_change),
         )
         for story in told
     ]
@@ -731,6 +752,7 @@ class _CandidateMaker:
             fixed_point=fixed,
             builds=tuple(story.builds),
             rule=rule,
+            lines=tuple(LineStatus(x.line, x.version, x.fixed) for x in story.lines),
             **self.subject_evidence(story),
         )
         microbenchmark_id = None if story.is_group else series.microbenchmark_ids[story.subject]

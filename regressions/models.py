@@ -18,6 +18,7 @@ from django.utils import timezone
 from regressions import alert_message
 from regressions import bugs as bugrefs
 from regressions.evidence import Evidence
+from regressions.figures import Figures, level_text, story_figures
 
 
 class Bug(models.Model):
@@ -286,6 +287,31 @@ class Regression(models.Model):
         return Evidence.from_json(evidence if isinstance(evidence, dict) else None)
 
     @property
+    def figures(self) -> Figures:
+        """The story's labelled figures (step at arrival, now, base), as every page, the JSON and alerts print
+        them (``regressions.figures``). Lists read it with the base run selected (one query each otherwise)."""
+        base_run = self.base_run if self.base_run_id else None
+        return story_figures(
+            metric=self.metric,
+            change=self.change,
+            current_change=self.current_change,
+            level_before=self.level_before,
+            level_after=self.level_after,
+            arrived_in=self.arrived_in.text,
+            previous_version=self.previous_version.text if self.previous_version_id else None,  # type: ignore[union-attr]
+            # The newest version of the view while the story is open; a fixed story's "now" is after its fix.
+            latest_version=self.persists_until.text if self.persists_until_id and not self.fixed_in_id else None,  # type: ignore[union-attr]
+            events=self.story_events,
+            base=base_run.name if base_run is not None else "",
+        )
+
+    @property
+    def backport_gap(self) -> str:
+        """ "fixed in 11.4.8, still open in 10.11.14", or "" (from the stored evidence: no points read)."""
+        stored = self.stored_evidence if isinstance(self.stored_evidence, dict) else None
+        return Evidence.from_json(stored).backport_gap if stored and stored.get("lines") else ""
+
+    @property
     def folded_count(self) -> tuple[int, int] | None:
         """A group story's folded members and its members in all, from the stored evidence (no points read)."""
         stored = Evidence.from_json(self.stored_evidence if isinstance(self.stored_evidence, dict) else None)
@@ -332,7 +358,13 @@ class Regression(models.Model):
 
     @property
     def change_text(self) -> str:
-        """The step as the write-ups say it: ``−12.1%``, ``+44.0%``."""
+        """The step as the write-ups say it: ``−12.1%``, ``+44.0%``; a metric's step from about zero as its two
+        levels (``regressions.figures``)."""
+        figures = self.figures
+        if figures.near_zero and figures.level_before is not None and figures.level_at_arrival is not None:
+            return (
+                f"{level_text(figures.level_before, self.metric)} → {level_text(figures.level_at_arrival, self.metric)}"
+            )
         if self.change is None:
             return "–"
         return f"{self.change:+.1%}".replace("-", "−")

@@ -29,6 +29,8 @@ class ComparisonParams(Schema):
     workload: str | None = None
     group_set: str = "auto"
     dop: int | None = None
+    # A word of a summary table's name (``prep1``) when several tables of an archive share the run names.
+    variant: str | None = None
     red: float = 0.95
     green: float = 1.05
     include_warmups: bool = False
@@ -38,7 +40,7 @@ class CompareParams(ComparisonParams):
     format: Literal["json", "tsv", "csv", "markdown"] = "json"
     absolute: bool = False
     metrics: bool = False
-    # Every version unless asked for the long-term release lines only (runs/releases.py).
+    # Every version unless asked for the long-term release lines and the newest release (runs/releases.py).
     releases: Literal["long-term", "all"] = "all"
     # Every run's scan by the spec's formula (comparable), unless asked for each run's own scripts' formula.
     scan_formula: Literal["spec", "era"] = "spec"
@@ -100,9 +102,14 @@ def compare(request: HttpRequest, params: Query[CompareParams]) -> Any:
 
 def _requested(params: ComparisonParams, scan_formula: str = "spec") -> tuple[Run, ComparisonSpec]:
     """The base run and the comparison the parameters name (runs by name or id, in the base's series)."""
-    base = resolve_run(params.base, server=params.server, workload=params.workload)
+    base = resolve_run(
+        params.base, server=params.server, workload=params.workload, dop=params.dop, variant=params.variant
+    )
     names = [n.strip() for n in params.runs.split(",") if n.strip()]
-    run_ids = tuple(resolve_run(n, server=base.server.name, workload=base.workload.name).pk for n in names)
+    run_ids = tuple(
+        resolve_run(n, server=base.server.name, workload=base.workload.name, dop=params.dop, near=base).pk
+        for n in names
+    )
     spec = ComparisonSpec(
         base_run_id=base.pk,
         run_ids=run_ids,

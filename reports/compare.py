@@ -24,7 +24,7 @@ from django.db.models.functions import Cast
 import suites
 from benchdash import pagecache
 from benchdash.http import row_id
-from reports import sla, stats
+from reports import run_identity, sla, stats
 from reports.diff import workload_mismatch
 from reports.models import GroupSetDefinition
 from reports.reference import REFERENCE_BLOCKS, ls_sort_key, reference_block
@@ -39,7 +39,7 @@ BASE_RELATED = ("server", "workload", "build__version")
 HW_METRICS = ("cpu_o", "cs_o", "r_o", "rkb_o", "wkb_o", "o_s")
 CACHE_SECONDS = 24 * 3600
 # Bump when the payload's shape changes, so old cached payloads are never read.
-PAYLOAD_VERSION = 8
+PAYLOAD_VERSION = 9
 
 
 class ComparisonError(ValueError):
@@ -79,6 +79,9 @@ class Column:
     flavour: str
     config: str
     started_at: str | None
+    # Of a column of a summary table: the table (``in.dop8``) and how it printed the column (Run.summary_layout).
+    summary_table: str = ""
+    summary_layout: dict[str, Any] = field(default_factory=dict)
 
     @property
     def repeats(self) -> int:
@@ -270,6 +273,8 @@ class SeriesRun:
     sysbench_version: str = ""
     commands: Mapping[str, str] | None = None
     scan_formula: str = ""  # the formula its own sb.r.qps.scan used; "" when it reported none
+    summary_table: str = ""  # Run.summary_table: runs of two tables are never one column
+    summary_layout: Mapping[str, Any] | None = None  # Run.summary_layout
 
 
 class Latency(NamedTuple):
@@ -340,8 +345,11 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
     if spec.run_ids:
         runs_qs = runs_qs.filter(pk__in={*spec.run_ids, base_run.pk})
     else:
-        # The default series is the base's DBMS; other DBMSs on the same server are picked explicitly.
-        runs_qs = runs_qs.filter(build__version__dbms_id=base_run.build.version.dbms_id)
+        # The default series is the base's DBMS (and table, for a run of a summary table); other DBMSs on the
+        # same server are picked explicitly.
+        runs_qs = runs_qs.filter(
+            run_identity.series_filter(base_run), build__version__dbms_id=base_run.build.version.dbms_id
+        )
     # Plain values, not model instances: a series of 200 runs would otherwise build a thousand of them. The
     # runs of a series mostly share their command lines: each distinct JSON text is decoded once.
     commands_text: Cast | Case = Cast("commands", TextField())
@@ -368,6 +376,8 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
         sysbench_version,
         commands,
         scan_formula,
+        summary_table,
+        summary_layout,
     ) in (
         runs_qs.order_by("build__version__sort_key", "build__name", "config__name", "started_at", "pk")
         .annotate(commands_text=commands_text)
@@ -386,6 +396,8 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
             "sysbench_version",
             "commands_text",
             "scan_formula",
+            "summary_table",
+            "summary_layout",
         )
     ):
         if commands not in decoded:
@@ -406,8 +418,11 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
                 sysbench_version=sysbench_version,
                 commands=decoded[commands],
                 scan_formula=scan_formula,
+                summary_table=summary_table,
+                summary_layout=summary_layout or None,
             )
         )
+    runs = run_identity.in_asked_order(runs, base_run.pk, spec.run_ids)
     if spec.run_ids:
         missing = set(spec.run_ids) - {r.id for r in runs}
         if missing:
@@ -510,10 +525,11 @@ def _mean(values: list[float]) -> float | None:
 
 
 def _columns(runs: Sequence[SeriesRun]) -> tuple[list[Column], dict[int, str]]:
-    """One column per build + config; repeats of it (same build, config, server, workload) are averaged."""
-    columns: dict[tuple[int, int], Column] = {}
+    """One column per build + config (+ summary table); repeats of it (same build, config, server, workload,
+    table) are averaged."""
+    columns: dict[tuple[int, int, str], Column] = {}
     for run in runs:
-        key = (run.build_id, run.config_id)
+        key = run_identity.column_key(run)
         if key not in columns:
             columns[key] = Column(
                 key=run.name,
@@ -525,13 +541,15 @@ def _columns(runs: Sequence[SeriesRun]) -> tuple[list[Column], dict[int, str]]:
                 flavour=run.flavour,
                 config=run.config,
                 started_at=run.started_at,
+                summary_table=run.summary_table,
+                summary_layout=dict(run.summary_layout or {}),
             )
         columns[key].run_ids.append(run.id)
     names = [c.key for c in columns.values()]
     if len(set(names)) != len(names):
-        # Two builds share a directory name (another config): tell them apart by build and config.
+        # Two builds share a directory name (another config, another summary table): tell them apart.
         for column in columns.values():
-            column.key = f"{column.key} [{column.build}/{column.config}]"
+            column.key = f"{column.key} [{column.summary_table or f'{column.build}/{column.config}'}]"
     column_of_run = {run_id: column.key for column in columns.values() for run_id in column.run_ids}
     return list(columns.values()), column_of_run
 
@@ -763,8 +781,19 @@ def _workload_warnings(runs: Sequence[SeriesRun]) -> list[str]:
     return warnings
 
 
-def resolve_run(name: str, *, server: str | None = None, workload: str | None = None) -> Run:
-    """The run a user means by its result-directory name (``x.my5651_rel_o2nofp.z12a_c8r32.pk1``) or id."""
+def resolve_run(
+    name: str,
+    *,
+    server: str | None = None,
+    workload: str | None = None,
+    dop: int | None = None,
+    variant: str | None = None,
+    near: Run | None = None,
+) -> Run:
+    """The run a user means by its result-directory name (``x.my5651_rel_o2nofp.z12a_c8r32.pk1``) or id.
+
+    A name several summary tables share is resolved by the table context (``dop``, ``variant``, or the table of
+    ``near``, the base) or refused with its candidates (``reports.run_identity.choose``)."""
     runs = Run.objects.select_related("server", "workload")
     if name.isdigit():
         pk = row_id(name)
@@ -790,4 +819,7 @@ def resolve_run(name: str, *, server: str | None = None, workload: str | None = 
     if len(series) > 1:
         where = "; ".join(sorted({f"--server {r.server.name!r} --workload {r.workload.name!r}" for r in candidates}))
         raise ComparisonError(f"{name!r} exists on several servers/workloads; choose one with {where}")
-    return candidates[0]
+    try:
+        return run_identity.choose(name, candidates, dop=dop, variant=variant, near=near)
+    except run_identity.AmbiguousRun as exc:
+        raise ComparisonError(str(exc)) from None

@@ -24,7 +24,7 @@ def _hw_page(request: HtmxHttpRequest, shared: dict[str, Any]) -> str | HttpResp
     data, defaulted, base = asked.data, asked.defaulted, asked.base
     try:
         comparison = asked.comparison()
-        # Tables: every version unless the reader chose the long-term release lines only.
+        # Tables: every version unless the reader chose the long-term release lines and the newest release.
         comparison = release_views(comparison, data)[1]
     except (ComparisonError, ValueError) as exc:
         return HttpResponse(f"{exc}\n", status=400, content_type="text/plain")

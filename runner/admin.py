@@ -6,7 +6,7 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from runner.forms import TargetForm
-from runner.models import BenchmarkRun, Schedule, Target
+from runner.models import BenchmarkHost, BenchmarkRun, Schedule, Target
 
 
 @admin.register(Target)
@@ -27,13 +27,21 @@ class TargetAdmin(admin.ModelAdmin):
         super().save_model(request, obj, form, change)
 
 
+@admin.register(BenchmarkHost)
+class BenchmarkHostAdmin(admin.ModelAdmin):
+    list_display = ["name", "cpus", "ram_gb", "storage", "last_heartbeat_at", "worker"]
+    search_fields = ["name"]
+    filter_horizontal = ["targets"]
+    readonly_fields = ["last_heartbeat_at", "worker"]
+
+
 @admin.register(BenchmarkRun)
 class BenchmarkRunAdmin(admin.ModelAdmin):
-    list_display = ["id", "target", "state", "schedule", "requested_by", "created_at", "finished_at"]
-    list_filter = ["state", "target"]
-    list_select_related = ["target", "schedule", "requested_by"]
-    raw_id_fields = ["base_run", "bundle"]
-    readonly_fields = ["progress", "red_flags", "celery_task_id", "started_at", "finished_at", "error"]
+    list_display = ["id", "target", "host", "state", "schedule", "requested_by", "created_at", "finished_at"]
+    list_filter = ["state", "target", "host"]
+    list_select_related = ["target", "host", "schedule", "requested_by"]
+    raw_id_fields = ["base_run", "bundle", "requeued_as"]
+    readonly_fields = ["progress", "red_flags", "celery_task_id", "worker", "started_at", "finished_at", "error"]
 
 
 @admin.register(Schedule)

@@ -6,3 +6,12 @@ from django.apps import AppConfig
 class RunnerConfig(AppConfig):
     name = "runner"
     verbose_name = "Triggered benchmark runs"
+
+    def ready(self) -> None:
+        from celery.signals import worker_ready, worker_shutdown
+
+        from runner import receivers
+
+        # weak=False: the functions live as long as the module; a worker's heartbeats start when it is ready.
+        worker_ready.connect(receivers.worker_ready, weak=False, dispatch_uid="runner.worker_ready")
+        worker_shutdown.connect(receivers.worker_shutdown, weak=False, dispatch_uid="runner.worker_shutdown")

@@ -24,11 +24,12 @@ from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from reports.compare import ComparisonError, ComparisonSpec, get_comparison
-from runner import sysbench_runner
-from runner.models import BenchmarkOutput, BenchmarkRun, Schedule
+from runner import hosts, sysbench_runner
+from runner.models import BenchmarkHost, BenchmarkOutput, BenchmarkRun, Schedule
 from runs.importer import BundleBusy, ImportFailed, archive_directory, import_bundle, store_bundle
 from runs.models import Bundle, Run
 from runs.signals import announce_import
+from runs.submit import submit_bundle
 
 log = logging.getLogger(__name__)
 
@@ -41,9 +42,16 @@ WATCH_SECONDS = 1.0
 
 
 def create_run(
-    target: Any, *, requested_by: Any = None, base_run: Run | None = None, **parameters: Any
+    target: Any,
+    *,
+    requested_by: Any = None,
+    base_run: Run | None = None,
+    host: BenchmarkHost | None = None,
+    **parameters: Any,
 ) -> BenchmarkRun:
-    run = BenchmarkRun(target=target, base_run=base_run, **parameters)
+    """A queued run of ``target`` on its benchmark host (``hosts.choose_host``: HostChoiceError when several
+    reach it and none is named)."""
+    run = BenchmarkRun(target=target, base_run=base_run, host=hosts.choose_host(target, host), **parameters)
     if getattr(requested_by, "is_authenticated", False):
         run.requested_by = requested_by
     run.progress = sysbench_runner.plan(run.parameters()).as_dict()
@@ -102,12 +110,10 @@ class CancelWatcher(threading.Thread):
         self.join(timeout=10)
 
 
-def execute(run_id: int, *, task_id: str = "") -> str | None:
-    """Claim, run and import one benchmark run; the state it ended in, or None when it was not ours to run."""
-    claimed = BenchmarkRun.objects.filter(pk=run_id, state=State.QUEUED).update(
-        state=State.RUNNING, started_at=timezone.now(), celery_task_id=task_id[:255]
-    )
-    if not claimed:
+def execute(run_id: int, *, task_id: str = "", worker: str = "") -> str | None:
+    """Claim, run and import one benchmark run; the state it ended in, or None when it was not ours to run.
+    HostBusy when its host is running another benchmark (the run stays queued)."""
+    if not hosts.claim(run_id, task_id=task_id, worker=worker):
         _fail_if_lost(run_id)
         return None
     run = BenchmarkRun.objects.select_related("target").get(pk=run_id)
@@ -223,6 +229,8 @@ def _import(run: BenchmarkRun, outcome: sysbench_runner.Outcome, now: Any) -> st
             )
             _keep_output(run.pk, outcome.run_dir, partial=False)
             return State.CANCELLED
+        if run.host_id is not None:
+            return _import_elsewhere(run, archive, outcome.run_dir.name, progress, now)
         bundle, _created = store_bundle(
             archive,
             name=f"{outcome.run_dir.name}.tar.gz",
@@ -248,6 +256,45 @@ def _import(run: BenchmarkRun, outcome: sysbench_runner.Outcome, now: Any) -> st
             # Home summary, comparisons and regression detection of the series, as after an upload (on commit).
             announce_import(bundle.pk)
     return State.IMPORTED
+
+
+def _import_elsewhere(run: BenchmarkRun, archive: bytes, name: str, progress: dict[str, Any], now: Any) -> str:
+    """A host's results are stored here and imported by a general worker (the import task goes to the default
+    queue after the commit): nothing but benchmarks runs on a benchmark host. The run is 'importing' until the
+    bundle is imported (``runner.receivers``)."""
+    submission = submit_bundle(
+        archive,
+        name=f"{name}.tar.gz",
+        source=Bundle.Source.TRIGGERED,
+        user=run.requested_by,
+        overrides={"server": run.target.server_name},
+    )
+    bundle = submission.bundle
+    if bundle.status == Bundle.Status.FAILED:
+        BenchmarkRun.objects.filter(pk=run.pk).update(
+            state=State.FAILED,
+            bundle=bundle,
+            error=f"the import failed: {bundle.error}",
+            progress=progress,
+            finished_at=now,
+        )
+        return State.FAILED
+    state = State.IMPORTED if bundle.status == Bundle.Status.IMPORTED else State.IMPORTING
+    BenchmarkRun.objects.filter(pk=run.pk).update(
+        state=state, bundle=bundle, error="", progress=progress, finished_at=now
+    )
+    return state
+
+
+def bundle_imported(bundle_id: int) -> None:
+    """A host's run whose bundle a general worker imported: imported, and compared with its base."""
+    for run_id in BenchmarkRun.objects.filter(bundle_id=bundle_id, state=State.IMPORTING).values_list("pk", flat=True):
+        if BenchmarkRun.objects.filter(pk=run_id, state=State.IMPORTING).update(state=State.IMPORTED):
+            try:
+                record_red_flags(run_id)
+            except Exception as exc:
+                log.exception("comparing benchmark run %s with its base failed", run_id)
+                BenchmarkRun.objects.filter(pk=run_id).update(comparison_note=f"comparison failed: {exc}")
 
 
 # --------------------------------------------------------------------------- comparing
@@ -288,11 +335,17 @@ def run_for_schedule(schedule_id: int, *, day: date | None = None) -> BenchmarkR
     schedule = Schedule.objects.select_related("target").filter(pk=schedule_id, enabled=True).first()
     if schedule is None:
         return None
+    try:
+        host, error = hosts.choose_host(schedule.target), ""
+    except hosts.HostChoiceError as exc:
+        host, error = None, f"not run: {exc} (name the host on the target's hosts)"
     run, _created = BenchmarkRun.objects.get_or_create(
         schedule=schedule,
         schedule_slot=day or timezone.now().date(),
         defaults={
             "target": schedule.target,
+            "host": host,
+            **({"state": State.FAILED, "error": error, "finished_at": timezone.now()} if error else {}),
             "base_run_id": schedule.base_run_id,
             "requested_by": schedule.created_by,
             "progress": sysbench_runner.plan(schedule.parameters()).as_dict(),

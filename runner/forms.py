@@ -4,8 +4,8 @@ from typing import Any
 
 from django import forms
 
-from runner import network, sysbench_runner
-from runner.models import Schedule, Target
+from runner import hosts, network, sysbench_runner
+from runner.models import BenchmarkHost, Schedule, Target
 from runner.server_version import VersionError, ask_server_version, propose_build_label
 from runs.models import Run
 from suites.naming import parse_build
@@ -288,13 +288,30 @@ class RunParametersForm(forms.Form):
 
 
 class StartRunForm(RunParametersForm):
+    host = forms.ModelChoiceField(
+        queryset=BenchmarkHost.objects.none(),
+        required=False,
+        help_text="The benchmark host whose worker runs it (only hosts that reach this target)",
+    )
+
     def __init__(self, *args: Any, target: Target, **kwargs: Any) -> None:
         super().__init__(*args, server_name=target.server_name, **kwargs)
         self.target = target
+        reach = target.hosts.order_by("name")
+        field = self.fields["host"]
+        assert isinstance(field, forms.ModelChoiceField)
+        field.queryset = reach
+        if len(reach) <= 1:
+            # One host or none: nothing to choose (choose_host takes the only one).
+            del self.fields["host"]
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
         self.check_base(data, self.target.server_name)
+        try:
+            hosts.choose_host(self.target, data.get("host"))
+        except hosts.HostChoiceError as exc:
+            self.add_error("host" if "host" in self.fields else None, str(exc))
         return data
 
 

@@ -127,6 +127,47 @@ def endpoint_key(host: str, port: int | str, user: str, database: str) -> str:
     return json.dumps([host.strip().lower().rstrip("."), int(port), user, database])
 
 
+HOST_QUEUE_PREFIX = "bench-host-"
+
+
+class BenchmarkHost(models.Model):
+    """A machine kept for benchmarks: its worker consumes only the host's own queue, one run at a time, so no
+    import, refresh or second benchmark ever shares the machine with a measurement.
+
+    Started there with ``celery -A benchdash worker -Q <queue> --concurrency 1`` (``worker_command``); the
+    worker says it is alive by ``last_heartbeat_at`` (runner.hosts), and a host silent for longer than
+    ``BENCHDASH_HOST_SILENT_SECONDS`` has its running run failed and queued again, once.
+    """
+
+    name = models.CharField(max_length=100, unique=True, validators=[TOKEN], help_text="Letters, digits, _ and -")
+    cpus = models.PositiveIntegerField(null=True, blank=True)
+    ram_gb = models.PositiveIntegerField(null=True, blank=True)
+    storage = models.CharField(max_length=200, blank=True)
+    os = models.CharField(max_length=200, blank=True)
+    notes = models.TextField(blank=True, help_text="Anything else about the hardware: CPU model, governor, …")
+    targets = models.ManyToManyField(Target, blank=True, related_name="hosts", help_text="The targets it can reach")
+    last_heartbeat_at = models.DateTimeField(null=True, blank=True)
+    worker = models.CharField(max_length=255, blank=True, help_text="The worker that sent the last heartbeat")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("runner:host", args=[self.pk])
+
+    @property
+    def queue(self) -> str:
+        return f"{HOST_QUEUE_PREFIX}{self.name}"
+
+    @property
+    def worker_command(self) -> str:
+        return f"celery -A benchdash worker -Q {self.queue} --concurrency 1 -n {self.name}@%h"
+
+
 class RunParameters(models.Model):
     """What a run measures; shared by one-off runs and schedules."""
 
@@ -164,11 +205,26 @@ class BenchmarkRun(RunParameters):
         CANCELLING = "cancelling"
         CANCELLED = "cancelled"
         FAILED = "failed"
+        # A host's run: its results are stored and their import queued for the general workers.
+        IMPORTING = "importing"
         IMPORTED = "imported"
 
     ACTIVE = (State.QUEUED, State.RUNNING, State.CANCELLING)
 
     target = models.ForeignKey(Target, on_delete=models.PROTECT, related_name="benchmark_runs")
+    host = models.ForeignKey(
+        BenchmarkHost,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="benchmark_runs",
+        help_text="The benchmark host whose worker runs it; none: any general worker",
+    )
+    worker = models.CharField(max_length=255, blank=True, help_text="The worker that ran it")
+    # A run whose host went silent is failed and queued again once, as this run.
+    requeued_as = models.OneToOneField(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="requeued_from"
+    )
     schedule = models.ForeignKey(
         "Schedule", null=True, blank=True, on_delete=models.SET_NULL, related_name="benchmark_runs"
     )

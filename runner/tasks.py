@@ -12,8 +12,8 @@ from celery import Task, shared_task
 from django.db import transaction
 from django.utils import timezone
 
-from runner import benchmark
-from runner.models import BenchmarkRun
+from runner import benchmark, hosts
+from runner.models import HOST_QUEUE_PREFIX, BenchmarkHost, BenchmarkRun
 
 log = logging.getLogger(__name__)
 
@@ -23,9 +23,13 @@ SOFT_TIME_LIMIT = 6 * 3600
 TIME_LIMIT = SOFT_TIME_LIMIT + 300
 
 
-@shared_task(bind=True, acks_late=True, soft_time_limit=SOFT_TIME_LIMIT, time_limit=TIME_LIMIT)
+@shared_task(bind=True, acks_late=True, soft_time_limit=SOFT_TIME_LIMIT, time_limit=TIME_LIMIT, max_retries=None)
 def run_benchmark(self: Task, benchmark_run_id: int) -> str | None:
-    state = benchmark.execute(benchmark_run_id, task_id=self.request.id or "")
+    try:
+        state = benchmark.execute(benchmark_run_id, task_id=self.request.id or "", worker=self.request.hostname or "")
+    except hosts.HostBusy:
+        # One benchmark at a time per host: this one waits its turn on the host's queue.
+        raise self.retry(countdown=2 * hosts.heartbeat_seconds()) from None
     log.info("benchmark run %s: %s", benchmark_run_id, state or "not queued, nothing done")
     return state
 
@@ -42,10 +46,20 @@ def run_schedule(schedule_id: int) -> int | None:
     return run.pk
 
 
+@shared_task
+def check_hosts() -> list[int]:
+    """Beat (every minute): the running run of a host gone silent is failed and queued again, once."""
+    return hosts.requeue_silent_hosts()
+
+
 def enqueue(run: BenchmarkRun, *, queue: str | None = None) -> None:
-    """Send ``run_benchmark`` after the commit, with time limits sized to this run."""
+    """Send ``run_benchmark`` after the commit, with time limits sized to this run, to its host's queue when it
+    has a host (only that host's worker takes it)."""
     soft, hard = run.time_limits()
     run_id = run.pk
+    if queue is None and run.host_id is not None:
+        queue = BenchmarkHost.objects.values_list("name", flat=True).get(pk=run.host_id)
+        queue = f"{HOST_QUEUE_PREFIX}{queue}"
 
     def send() -> None:
         try:

@@ -18,9 +18,9 @@ from django.views.decorators.http import require_http_methods, require_POST
 from accounts.permissions import MANAGE_SCHEDULES, MANAGE_TARGETS, RUN_BENCHMARKS, permission_required
 from benchdash import disposition
 from benchdash.http import HtmxHttpRequest
-from runner import benchmark, sysbench_runner
+from runner import benchmark, hosts, sysbench_runner
 from runner.forms import ProposeBuildForm, ScheduleForm, StartRunForm, TargetForm
-from runner.models import BenchmarkOutput, BenchmarkRun, Schedule, Target
+from runner.models import BenchmarkHost, BenchmarkOutput, BenchmarkRun, Schedule, Target
 from runner.server_version import VersionError, ask_server_version, propose_build_label
 from runner.tasks import enqueue
 from runs.models import Run
@@ -99,6 +99,7 @@ def benchmark_start(request: HttpRequest, pk: int) -> HttpResponse:
                 target,
                 requested_by=request.user,
                 base_run=form.cleaned_data["base_run"],
+                host=form.cleaned_data.get("host"),
                 **form.parameter_fields(),
             )
             enqueue(run)
@@ -119,7 +120,8 @@ def benchmark_list(request: HttpRequest) -> HttpResponse:
 
 def benchmark_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     run = get_object_or_404(
-        BenchmarkRun.objects.select_related("target", "bundle", "base_run", "requested_by", "schedule"), pk=pk
+        BenchmarkRun.objects.select_related("target", "host", "bundle", "base_run", "requested_by", "schedule"),
+        pk=pk,
     )
     imported = (
         Run.objects.filter(bundle_id=run.bundle_id).select_related("build__version__dbms", "server", "workload")
@@ -209,3 +211,29 @@ def schedule_toggle(request: HttpRequest, pk: int) -> HttpResponse:
         schedule.sync_periodic_task()
     messages.success(request, f"Schedule {schedule.name} {'enabled' if schedule.enabled else 'paused'}.")
     return redirect("runner:schedule_list")
+
+
+# --------------------------------------------------------------------------- benchmark hosts
+
+
+def host_list(request: HttpRequest) -> HttpResponse:
+    found = list(BenchmarkHost.objects.prefetch_related("targets").order_by("name"))
+    current = hosts.current_runs(h.pk for h in found)
+    rows = [{"host": h, "status": hosts.status(h, current.get(h.pk)), "current": current.get(h.pk)} for h in found]
+    return render(request, "runner/host_list.html", {"rows": rows})
+
+
+def host_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    host = get_object_or_404(BenchmarkHost.objects.prefetch_related("targets"), pk=pk)
+    current = hosts.current_runs([host.pk]).get(host.pk)
+    runs = host.benchmark_runs.select_related("target").order_by("-created_at", "-id")[:BENCHMARK_PAGE_SIZE]
+    queued = host.benchmark_runs.filter(state=BenchmarkRun.State.QUEUED).count()
+    context = {
+        "host": host,
+        "status": hosts.status(host, current),
+        "current": current,
+        "runs": runs,
+        "queued": queued,
+        "silent_after": int(hosts.silent_after().total_seconds()),
+    }
+    return render(request, "runner/host_detail.html", context)

@@ -107,6 +107,8 @@ class ImportReport:
     imported_at: datetime | None = None
     # {"path", "reason"} of the first files not read (``ignored_files`` counts them all).
     ignored: list[dict[str, str]] = field(default_factory=list)
+    # {"path", "what"} of the files (run directories, summary tables) read, and what was read of each.
+    read: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def nothing_new(self) -> bool:
@@ -121,6 +123,7 @@ class ImportReport:
             "imported_at": self.imported_at.isoformat() if self.imported_at else None,
             "ignored_files": self.ignored_files,
             "ignored": self.ignored,
+            "read": self.read,
             "warnings": self.warnings,
             "runs": [
                 {
@@ -325,6 +328,7 @@ def import_bundle(bundle_id: int, *, pre_parsed: PreParsed | None = None) -> Imp
                     "members": parsed.members,
                     "ignored_files": parsed.ignored_files,
                     "ignored": report.ignored,
+                    "read": report.read,
                     "runs": len(report.runs),
                     "results": sum(r.results for r in report.runs),
                     "warnings": report.warnings[:200],
@@ -421,6 +425,7 @@ def _report_existing(bundle: Bundle) -> ImportReport:
         ],
         ignored_files=bundle.stats.get("ignored_files", 0),
         ignored=list(bundle.stats.get("ignored", [])),
+        read=list(bundle.stats.get("read", [])),
         warnings=list(bundle.stats.get("warnings", [])),
     )
 
@@ -445,6 +450,7 @@ def _store(
         ignored_files=parsed.ignored_files,
         warnings=list(parsed.warnings),
         ignored=[{"path": path, "reason": reason} for path, reason in parsed.ignored],
+        read=[{"path": path, "what": what} for path, what in parsed.read],
     )
     summary_plan = summary_store.plan(parsed.runs)
     for parsed_run, holder in summary_plan.skipped:

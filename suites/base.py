@@ -75,6 +75,13 @@ class SuiteRun:
     # The server's other details the files say (ram_gb, storage, os): a server the import creates gets them.
     server_details: dict[str, Any] = field(default_factory=dict)
     notes: str = ""  # what the files say of the run in words (an open-format document's notes)
+    # Of a run read from a summary table: what tells its table apart from the archive's others, the concurrency
+    # aside (``pgo.prep1``; "" for the only one).
+    table: str = ""
+    # Of a run read from a summary table, how the author printed it, so exports print it so: "decimals" (test
+    # label → decimals of its QPS cell, where not 0: scan's millions of rows/s had 3 in 2021-2025), "pre_rows"
+    # (the table has the .pre tests' rows), "met_order" (its o.met blocks in the file's order).
+    layout: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -84,6 +91,8 @@ class SuiteParse:
     # (path in the bundle, why) of each file recognised but not read (a copy of another file, someone's notes):
     # listed with the files of run directories that were not read, on the bundle page and in the import output.
     not_read: list[tuple[str, str]] = field(default_factory=list)
+    # (path in the bundle, what was read of it) of each file the suite read: the import report lists them.
+    read: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

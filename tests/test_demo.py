@@ -43,7 +43,8 @@ def test_make_demo_without_the_corpus_creates_its_var_folder_generates_data_and_
         seconds=300,
     )
     assert checked[0] == "/" and checked[1].startswith("/compare/?base=") and checked[-1] == "/upload/"
-    assert checked[2] == "/static/vendor/plotly.min.js" and checked[3].startswith("/microbenchmarks/")
+    assert checked[2].startswith("/compare/writeup?base=") and checked[3] == "/static/vendor/plotly.min.js"
+    assert checked[4].startswith("/microbenchmarks/")
     assert (var / "benchdash.sqlite3").stat().st_size > 0
 
 

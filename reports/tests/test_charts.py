@@ -259,7 +259,8 @@ def test_the_heatmap_is_every_microbenchmark_by_every_compared_column(comparison
     trace = figure["data"][0]
     keys = figure["layout"]["meta"]["keys"]
     assert trace["type"] == "heatmap"
-    assert len(trace["z"]) == len(comparison.labels) == 34  # 32 grouped + 2 stray .pre tests, ungrouped
+    # 32 grouped + 2 stray .pre tests and scan.warm (a measured scan), ungrouped
+    assert len(trace["z"]) == len(comparison.labels) == 35
     assert {len(row) for row in trace["z"]} == {len(comparison.others)} == {8}
     assert [keys[x] for x in trace["x"]] == EXPECTED_ORDER
     assert sorted(trace["y"]) == sorted(comparison.labels)
@@ -274,7 +275,7 @@ def test_heatmap_rows_come_in_group_order_with_ungrouped_last(comparison: Compar
     order = [*comparison.groups, None]
     positions = [order.index(comparison.group_of.get(label)) for label in rows]
     assert positions == sorted(positions)
-    assert rows[-2:] == ["point-query.pre_range=100", "range-notcovered-si.pre_range=100"]
+    assert rows[-3:] == ["point-query.pre_range=100", "range-notcovered-si.pre_range=100", "scan.warm_range=100"]
 
 
 def test_the_heatmap_colour_scale_is_centred_on_one_with_the_thresholds_as_ticks(comparison: Comparison) -> None:

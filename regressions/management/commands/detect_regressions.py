@@ -91,7 +91,13 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         if options["format"] == "json":
             records = Regression.objects.filter(in_release_view(shown), pk__in=kept).select_related(
-                "microbenchmark", "arrived_in__dbms", "previous_version", "fixed_in", "persists_until", "server"
+                "microbenchmark",
+                "arrived_in__dbms",
+                "previous_version",
+                "fixed_in",
+                "persists_until",
+                "server",
+                "base_run",
             )
             records = records.select_related("workload").order_by(
                 "server__name", "workload__name", "arrived_in__sort_key", "group", "microbenchmark__test", "kind"

@@ -116,6 +116,10 @@ class Command(BaseCommand):
                 self.stdout.write(f"  {run.line()}")
             for warning in report.warnings:
                 self.stdout.write(f"  warning: {warning}")
+            if report.read:
+                self.stdout.write(f"  {len(report.read)} files read:")
+                for item in report.read:
+                    self.stdout.write(f"    {item['path']}: {item['what']}")
             if report.ignored_files:
                 self.stdout.write(f"  {report.ignored_files} files not read:")
                 for item in report.ignored:
