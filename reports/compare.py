@@ -17,7 +17,7 @@ from collections import Counter, defaultdict
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple
 
 from django.db.models import Case, Count, Max, Q, QuerySet, TextField, When
 from django.db.models.functions import Cast
@@ -41,9 +41,6 @@ HW_METRICS = ("cpu_o", "cs_o", "r_o", "rkb_o", "wkb_o", "o_s")
 CACHE_SECONDS = 24 * 3600
 # Bump when the payload's shape changes, so old cached payloads are never read.
 PAYLOAD_VERSION = 9
-
-
-V = TypeVar("V")
 
 
 class ComparisonError(ValueError):

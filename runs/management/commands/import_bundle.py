@@ -102,17 +102,15 @@ class Command(BaseCommand):
                     f"{name}: bundle {report.bundle_id}: all {len(report.runs)} runs were imported before, "
                     "from other bundles; nothing new"
                 )
-                for run in report.runs:
-                    self.stdout.write(f"  {run.line()}")
-                for warning in report.warnings:
-                    self.stdout.write(f"  warning: {warning}")
+                self._write_runs(report)
                 continue
             # Comparisons, home-page summaries and regressions of the touched series: a worker's job.
             announce_import(report.bundle_id)
             added_runs += sum(1 for run in report.runs if not run.skipped)
             added_results += sum(run.results for run in report.runs)
             self.stdout.write(f"{name}: bundle {report.bundle_id}, {len(report.runs)} runs")
-            self._write_report(report)
+            self._write_runs(report)
+            self._write_files(report)
         # Planner statistics of the tables a big import grew, so pages plan their queries for the new size. A run
         # adds at most one build, version and config, and a series' pages join them to its runs: without their
         # statistics the planner takes each for one row and picks a nested loop per version.
@@ -121,12 +119,15 @@ class Command(BaseCommand):
         if failures:
             raise CommandError(f"{failures} of {len(options['paths'])} bundles failed; nothing was written for them")
 
-    def _write_report(self, report: ImportReport) -> None:
-        """An imported bundle's runs, warnings, and the files read and not read, with why."""
+    def _write_runs(self, report: ImportReport) -> None:
+        """Each run of an imported bundle on a line, then the import's warnings."""
         for run in report.runs:
             self.stdout.write(f"  {run.line()}")
         for warning in report.warnings:
             self.stdout.write(f"  warning: {warning}")
+
+    def _write_files(self, report: ImportReport) -> None:
+        """What the import read of each file, and the files it did not read and why."""
         if report.read:
             self.stdout.write(f"  {len(report.read)} files read:")
             for item in report.read:
