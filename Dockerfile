@@ -4,7 +4,7 @@
 FROM node:20-bookworm-slim AS plotly
 WORKDIR /js
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund --loglevel=error
+RUN npm ci --omit=dev --no-audit --no-fund --loglevel=error
 
 FROM python:3.11-slim-bookworm
 
@@ -15,8 +15,9 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /app
+# The runtime lock only (hashes checked): no test, lint or development tool in the image.
 COPY requirements.txt .
-RUN pip install --no-cache-dir -r requirements.txt
+RUN pip install --no-cache-dir --require-hashes -r requirements.txt
 # Where reports.staticfiles looks for it: <Python prefix>/js/node_modules/, as `make install` puts it in .venv/js.
 COPY --from=plotly /js/node_modules/plotly.js-cartesian-dist-min /usr/local/js/node_modules/plotly.js-cartesian-dist-min
 COPY . .

@@ -149,6 +149,10 @@ def _json_errors(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpRes
             return JsonResponse({"detail": CSRF_REFUSED}, status=403)
         return JsonResponse({"detail": HTTPStatus(response.status_code).phrase}, status=response.status_code)
 
+    # ninja's views are partials of their API; `manage.py export_openapi_schema` finds the API through the
+    # root view's keywords, so the wrapper carries them too.
+    if hasattr(view, "keywords"):
+        wrapped.keywords = view.keywords  # type: ignore[attr-defined]
     return wrapped
 
 
@@ -165,11 +169,28 @@ def handler404(request: HttpRequest, exception: Exception) -> HttpResponse:
 
 
 def handler500(request: HttpRequest) -> HttpResponse:
-    """Django's last resort (an exception outside ninja's operations, e.g. in a middleware): JSON under /api/,
-    503 with ``Retry-After`` when the database is out; the site's own 500 page elsewhere."""
+    """Django's last resort (an exception outside ninja's operations, e.g. in a middleware): 503 with
+    ``Retry-After`` when the database is out (JSON under /api/, a short page elsewhere); else JSON under /api/
+    and the site's own 500 page elsewhere."""
+    exc = sys.exc_info()[1]
+    outage = exc is not None and _is_database_outage(exc)
     if request.path.startswith(API_PREFIX):
-        exc = sys.exc_info()[1]
-        if exc is not None and _is_database_outage(exc):
-            return unavailable()
-        return JsonResponse({"detail": INTERNAL}, status=500)
+        return unavailable() if outage else JsonResponse({"detail": INTERNAL}, status=500)
+    if outage:
+        return unavailable_page()
     return defaults.server_error(request)
+
+
+def unavailable_page() -> HttpResponse:
+    """A page's answer while the database is out: a short 503 that needs neither the database nor a template
+    (templates' context processors read the user, from the database)."""
+    response = HttpResponse(
+        "<!doctype html><meta charset=utf-8><title>Database unavailable</title>"
+        "<h1>The database is not answering</h1>"
+        f"<p>It did not answer in time. Try again in {RETRY_AFTER_SECONDS} seconds or so: the page works again "
+        "as soon as the database is back, and nothing already saved is lost.</p>"
+        '<p><a href="">Try again</a></p>',
+        status=503,
+    )
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response

@@ -9,6 +9,7 @@ turns the safety checks on: no DEBUG, a real SECRET_KEY and ALLOWED_HOSTS.
 
 from __future__ import annotations
 
+import ipaddress
 import sys
 from datetime import timedelta
 from pathlib import Path
@@ -17,6 +18,7 @@ import environ
 from django.core.exceptions import ImproperlyConfigured
 
 from benchdash.deployment import DEMO_SECRET_KEY, Deployment, banner, deployment_warnings, refusals
+from benchdash.logs import logging_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -40,8 +42,10 @@ if not PRODUCTION and not SECRET_KEY:
     # Demo mode only: a fixed key is fine on a laptop, never in production (benchdash/deployment.py refuses it).
     SECRET_KEY = DEMO_SECRET_KEY
 
-# Key for secrets stored in the database (target passwords); SECRET_KEY when unset.
+# Key for secrets stored in the database (target passwords); SECRET_KEY when unset. BENCHDASH_ENCRYPTION_KEYS
+# (comma-separated) rotates them: the first encrypts, every one decrypts (runner.fields, reencrypt_secrets).
 BENCHDASH_ENCRYPTION_KEY = env.str("BENCHDASH_ENCRYPTION_KEY", default="")
+BENCHDASH_ENCRYPTION_KEYS = env.list("BENCHDASH_ENCRYPTION_KEYS", default=[])
 
 # Networks benchmark targets may be in (comma-separated CIDRs); link-local and metadata addresses never are.
 BENCHDASH_TARGET_NETWORKS = env.list("BENCHDASH_TARGET_NETWORKS", default=["127.0.0.0/8", "::1/128"])
@@ -72,14 +76,17 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "benchdash.logs.RequestIdMiddleware",  # first: every later log line of the request carries its id
+    "benchdash.metrics.MetricsMiddleware",  # counts and times every answer, refusals included (/metrics)
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "benchdash.middleware.RejectNulMiddleware",
-    "runs.uploadlimit.UploadLimitMiddleware",  # before anything reads the body (CSRF reads POST)
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Knows the user, and runs before any middleware's process_view reads the body (CSRF's reads POST).
+    "runs.uploadlimit.UploadLimitMiddleware",
     "benchdash.middleware.PrivateUnlessPublicMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -244,7 +251,7 @@ CELERY_BEAT_SCHEDULE = {
     # Uploads whose task was lost (broker down at upload time) are imported once it is back.
     "requeue-queued-bundles": {"task": "runs.tasks.requeue_bundles", "schedule": 60.0},
     # Series whose after-import refresh was lost (broker down when the import committed) are recomputed.
-    "refresh-lost-series": {"task": "runs.tasks.refresh_lost_series", "schedule": 60.0},
+    "refresh-lost-series": {"task": "reports.tasks.refresh_lost_series", "schedule": 60.0},
     # Regression alerts whose announcement or retry was lost the same way are sent.
     "resend-lost-alerts": {"task": "regressions.tasks.resend_lost_alerts", "schedule": 60.0},
     # Stories' shared points that no story names any more (stories deleted outside detection) are deleted.
@@ -348,7 +355,6 @@ if PRODUCTION:
     CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
     # Browsers only honour HSTS from an https response, and SecurityMiddleware only sends it on one.
     SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=365 * 24 * 3600)
-    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
 # Security and reliability limits (outbound requests, database hangs, proxies, render budgets): one block.
@@ -356,19 +362,60 @@ if PRODUCTION:
 # (10.20.0.0/16,192.0.2.7). Unset: public addresses only. Link-local and metadata addresses never
 # (benchdash.outbound checks the resolved address at send time and connects to that address).
 BENCHDASH_ALERT_NETWORKS = env.list("BENCHDASH_ALERT_NETWORKS", default=[])
-try:
-    from benchdash.outbound import parse_networks
+for _network in BENCHDASH_ALERT_NETWORKS:
+    try:
+        ipaddress.ip_network(_network.strip(), strict=False)
+    except ValueError as _exc:
+        raise ImproperlyConfigured(f"BENCHDASH_ALERT_NETWORKS: {_network!r} is no address or network") from _exc
 
-    parse_networks(BENCHDASH_ALERT_NETWORKS)
-except ValueError as _exc:
-    raise ImproperlyConfigured(f"BENCHDASH_ALERT_NETWORKS: {_exc}") from _exc
+# Page renders an anonymous visitor's address may cause per minute (cache hits are free; 0: unbounded): made-up
+# query values cannot make the server render and keep page after page (benchdash.pagecache). Without
+# REDIS_CACHE_URL the cache shares the broker's Redis, whose noeviction policy (a dropped key would be a lost
+# task) lets pages fill its memory: give the cache a Redis of its own with maxmemory and allkeys-lru.
+BENCHDASH_ANONYMOUS_RENDERS_PER_MINUTE = env.int("BENCHDASH_ANONYMOUS_RENDERS_PER_MINUTE", default=600)
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
-}
+# X-Forwarded-Proto is believed only from a proxy the site trusts (BENCHDASH_TRUSTED_PROXIES > 0): with none,
+# any client could claim https itself and get HSTS and https-only cookies' behaviour over plain HTTP.
+if PRODUCTION and BENCHDASH_TRUSTED_PROXIES > 0:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+# Database waits, bounded for web and worker: a server that hangs (accepts, never answers) must not hold
+# threads for the whole outage. statement_timeout ends a slow query server-side; keepalives and
+# tcp_user_timeout notice a peer that went away; connect_timeout bounds connecting (above); and the backend
+# (benchdash.postgresql) cuts a connection whose wait passes the statement timeout plus a grace, which the
+# site answers with a 503. The web process (benchdash.wsgi says it is one) has a short limit, a Celery worker
+# (imports, detection: long statements, lock waits) a long one; commands (migrate, imports) and the test
+# processes none, as a migration of a big table may rightly take long.
+_CELERY_WORKER = "worker" in sys.argv[1:] and "celery" in sys.argv[0]  # `celery … worker`, `python -m celery … worker`
+if _CELERY_WORKER:
+    BENCHDASH_DB_STATEMENT_TIMEOUT = env.float(
+        "BENCHDASH_DB_WORKER_STATEMENT_TIMEOUT", default=float(CELERY_TASK_TIME_LIMIT)
+    )
+elif env.bool("BENCHDASH_WEB_PROCESS", default=False):
+    BENCHDASH_DB_STATEMENT_TIMEOUT = env.float("BENCHDASH_DB_STATEMENT_TIMEOUT", default=10.0)
+else:
+    BENCHDASH_DB_STATEMENT_TIMEOUT = 0.0
+BENCHDASH_DB_HANG_GRACE = env.float("BENCHDASH_DB_HANG_GRACE", default=2.0)
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    DATABASES["default"]["ENGINE"] = "benchdash.postgresql"
+    _options = DATABASES["default"].setdefault("OPTIONS", {})
+    if BENCHDASH_DB_STATEMENT_TIMEOUT > 0:
+        _options["options"] = (
+            f"{_options.get('options', '')} -c statement_timeout={int(BENCHDASH_DB_STATEMENT_TIMEOUT * 1000)}"
+        ).strip()
+    for _name, _value in (
+        ("keepalives", 1),
+        ("keepalives_idle", 30),
+        ("keepalives_interval", 10),
+        ("keepalives_count", 3),
+        ("tcp_user_timeout", 30_000),  # ms: sent data unacknowledged this long ends the connection
+    ):
+        _options.setdefault(_name, _value)
+
+# Logs (benchdash/logs.py): time, level, logger and request id on every line; LOG_FORMAT=json for one JSON object
+# per line. django-axes's start-up banner is left out (it printed once per process: web, worker, every command).
+LOGGING = logging_config(env.str("LOG_LEVEL", default="INFO"), env.str("LOG_FORMAT", default="text"))
+AXES_VERBOSE = False
 
 # Start-up warnings (benchdash/deployment.py): either mode warns loudly, on stderr in every process, when its
 # settings look like the other mode's (a deployment left in demo mode, a production site on SQLite).

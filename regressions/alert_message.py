@@ -15,6 +15,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
+from regressions.figures import Figures
+
 JSON, SLACK = "json", "slack"
 FORMATS = {JSON: "JSON (benchdash's own body)", SLACK: 'Slack-compatible ({"text": …})'}
 
@@ -49,6 +51,8 @@ class AlertFacts:
     builds: Sequence[str] = ()
     bugs: Sequence[BugLink] = field(default_factory=tuple)
     summary: str = ""
+    # The labelled figures (step at arrival, now, base) the story page and the JSON print too.
+    figures: Figures | None = None
 
 
 def percent(value: float | None) -> str:
@@ -68,9 +72,6 @@ def subject_line(facts: AlertFacts) -> str:
 def text(facts: AlertFacts) -> str:
     """The alert as lines of text: the e-mail's body and the Slack message."""
     was = f" (vs {facts.previous_version})" if facts.previous_version else " (no earlier version at the old level)"
-    levels = ""
-    if facts.level_before is not None and facts.level_after is not None:
-        levels = f", relative QPS {facts.level_before:.2f} → {facts.level_after:.2f}"
     noise = "unknown" if facts.noise is None else f"σ {facts.noise:.1%} per point"
     if facts.noise_source:
         noise += f" ({facts.noise_source})"
@@ -80,7 +81,7 @@ def text(facts: AlertFacts) -> str:
         f"New {facts.kind} story: {facts.summary}" if facts.summary else f"New {facts.kind} story",
         f"Series: {facts.dbms} on {facts.server}, workload {facts.workload}",
         f"Subject: {'group ' if facts.is_group else 'microbenchmark '}{facts.subject}",
-        f"Change: {percent(facts.change)}{levels}",
+        *_figure_lines(facts),
         f"Arrived in: {facts.arrived_in}{was}",
         f"Noise: {noise}",
         f"Builds: {', '.join(facts.builds) if facts.builds else '–'}",
@@ -88,6 +89,14 @@ def text(facts: AlertFacts) -> str:
         f"Story: {facts.url}",
     ]
     return "\n".join(lines)
+
+
+def _figure_lines(facts: AlertFacts) -> list[str]:
+    """The story's figures, each labelled: the step at arrival (between the two versions it names), the level
+    now, the base. Facts without them (made by hand) say the step alone."""
+    if facts.figures is None:
+        return [f"Step at arrival: {percent(facts.change)}"]
+    return [f"{label}: {value}" for label, value in facts.figures.labelled()]
 
 
 def webhook_body(facts: AlertFacts, body_format: str) -> dict[str, Any]:
@@ -119,6 +128,7 @@ def webhook_body(facts: AlertFacts, body_format: str) -> dict[str, Any]:
             "threshold": facts.threshold,
             "builds": list(facts.builds),
             "bugs": [{"label": bug.label, "url": bug.url} for bug in facts.bugs],
+            "figures": facts.figures.as_json() if facts.figures is not None else None,
         },
         "text": text(facts),
     }

@@ -27,7 +27,7 @@ from django.utils import timezone
 
 from benchdash import outbound
 from regressions import alert_message
-from regressions.models import Delivery, Regression, Subscription
+from regressions.models import Delivery, Regression, Subscription, story_identity
 
 log = logging.getLogger(__name__)
 
@@ -77,8 +77,12 @@ def announce(story_id: int, *, subscribed_before: datetime | None = None) -> lis
     if subscribed_before is not None:
         subscriptions_qs = subscriptions_qs.filter(created_at__lte=subscribed_before)
     subscriptions = list(subscriptions_qs.values_list("pk", flat=True))
+    # Unique per story and per identity (series, subject, metric, direction, arrival): a story told before under
+    # another record (superseded, or detected again) adds no row, so nobody is told twice.
+    identity = story_identity(story)
     Delivery.objects.bulk_create(
-        [Delivery(story_id=story_id, subscription_id=pk) for pk in subscriptions], ignore_conflicts=True
+        [Delivery(story_id=story_id, subscription_id=pk, identity=identity) for pk in subscriptions],
+        ignore_conflicts=True,
     )
     return list(
         Delivery.objects.filter(
@@ -99,7 +103,9 @@ def lost(now: datetime | None = None) -> list[int]:
     if not Subscription.objects.filter(active=True).exists():
         return []
     stories = Regression.objects.filter(
-        # The stories detection announces (``Regression.is_open_story``): a HW metric's own story is not one.
+        # The stories detection announces (``Regression.is_open_story`` and news: new, and involving a version of
+        # the import that found it); a HW metric's own story is not one.
+        news=True,
         metric="qps",
         kind=Regression.Kind.REGRESSION,
         fixed_in__isnull=True,
@@ -168,6 +174,9 @@ def deliver(delivery_id: int) -> Outcome:
         ours.update(state=DeliveryState.FAILED, last_error="the subscription was paused before this was sent")
         return Outcome(DeliveryState.FAILED)
 
+    if delivery.story is None:
+        ours.update(state=DeliveryState.FAILED, last_error="the story was deleted before this was sent")
+        return Outcome(DeliveryState.FAILED)
     facts = facts_for(delivery.story)
     errors = []
     if subscription.webhook_url and delivery.webhook_sent_at is None:
@@ -225,6 +234,7 @@ def facts_for(story: Regression) -> alert_message.AlertFacts:
         builds=tuple(str(build) for build in story.builds or ()),
         bugs=tuple(alert_message.BugLink(bug.label, bug.url) for bug in story.bugs.all()),
         summary=story.summary,
+        figures=story.figures,
     )
 
 

@@ -27,6 +27,7 @@ from regressions.filters import RegressionFilters
 from regressions.models import Bug, Regression, TriageEvent
 from regressions.tasks import detect_regressions_task
 from regressions.triage import link_bug, triage, unlink_bug
+from regressions.viewnote import view_note
 from runs.models import Dbms, Microbenchmark, Server, Version, Workload
 
 regressions_router = Router(tags=["regressions"])
@@ -71,6 +72,7 @@ class RegressionOut(Schema):
     previous_version: str | None
     fixed_in: str | None
     persists_until: str | None
+    provisional_release: str | None  # the newest release read only as the newest: provisional until a newer one
     level_before: float | None
     level_after: float | None
     change: float | None
@@ -90,6 +92,10 @@ class RegressionOut(Schema):
     releases: str
     metric_steps: list[dict[str, Any]]
     summary: str
+    # The figures above, labelled: the step at arrival, the level now, the base (``regressions.figures``).
+    figures: dict[str, Any]
+    # "fixed in 11.4.8, still open in 10.11.14": fixed in one maintained release line, open in another; or "".
+    backport_gap: str
     no_longer_detected: bool
     bugs: list[BugOut]
     url: str
@@ -111,6 +117,10 @@ class RegressionDetailOut(RegressionOut):
 class RegressionPage(Schema):
     count: int
     items: list[RegressionOut]
+    # Which releases the view leaves out, in one line with the switch; the same per series as lists.
+    releases_note: str
+    left_out: list[str]
+    provisional: list[str]  # newest releases read on a short-term line: provisional until a newer one arrives
 
 
 class RegressionFilter(Schema):
@@ -200,7 +210,14 @@ def _user(request: HttpRequest) -> Any:
 
 def _regressions() -> QuerySet[Regression]:
     return Regression.objects.select_related(
-        "server", "workload", "microbenchmark", "arrived_in__dbms", "arrived_in_build", "previous_version", "fixed_in"
+        "server",
+        "workload",
+        "microbenchmark",
+        "arrived_in__dbms",
+        "arrived_in_build",
+        "previous_version",
+        "fixed_in",
+        "base_run",
     ).prefetch_related("bugs")
 
 
@@ -237,6 +254,7 @@ def regression_out(request: HttpRequest, r: Regression) -> dict[str, Any]:
         "previous_version": _text(r.previous_version),
         "fixed_in": _text(r.fixed_in),
         "persists_until": _text(r.persists_until),
+        "provisional_release": r.provisional_release,
         "level_before": r.level_before,
         "level_after": r.level_after,
         "change": r.change,
@@ -255,6 +273,8 @@ def regression_out(request: HttpRequest, r: Regression) -> dict[str, Any]:
         "releases": r.releases,
         "metric_steps": r.metric_steps,
         "summary": r.summary,
+        "figures": r.figures.as_json(),
+        "backport_gap": r.backport_gap,
         "no_longer_detected": r.no_longer_detected,
         "bugs": [bug_out(b) for b in r.bugs.all()],
         "url": request.build_absolute_uri(r.get_absolute_url()),
@@ -290,7 +310,17 @@ def list_regressions(request: HttpRequest, filters: Query[RegressionFilter]) -> 
     except ValueError as exc:
         return Status(400, ErrorOut(detail=str(exc)))
     items = [regression_out(request, r) for r in found[filters.offset : filters.offset + filters.limit]]
-    return Status(200, {"count": found.count(), "items": items})
+    note = view_note(filters.releases, dbms=filters.dbms or "", server=filters.server or "")
+    return Status(
+        200,
+        {
+            "count": found.count(),
+            "items": items,
+            "releases_note": note.line(),
+            "left_out": list(note.left_out),
+            "provisional": list(note.provisional),
+        },
+    )
 
 
 @regressions_router.get(

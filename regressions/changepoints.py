@@ -87,7 +87,7 @@ DEFAULT_FLAVOUR_PARTS = frozenset(
     ["rel", "release", "withdbg", "dbg", "debug", "o2", "o3", "nofp", "o2nofp", "o3nofp", "lto", "pgo", "native"]
 )
 # Φ⁻¹(0.75): turns a median absolute deviation into a standard deviation for normal noise.
-_MAD_TO_SIGMA = 0.6745
+MAD_TO_SIGMA = _MAD_TO_SIGMA = 0.6745
 
 Direction = Literal["regression", "improvement"]
 NoiseSource = Literal["given", "repeats", "series", "default", "unknown"]

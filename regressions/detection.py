@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -27,7 +27,7 @@ from django.conf import settings
 
 import suites
 from regressions import changepoints, stories
-from regressions.evidence import Evidence, EvidencePoint, Rule, SeriesContext
+from regressions.evidence import Evidence, EvidencePoint, LineStatus, Rule, SeriesContext
 from regressions.models import Regression
 from regressions.records import Candidate, DetectionSummary, natural_key, upsert
 from regressions.signals import story_opened
@@ -35,6 +35,7 @@ from reports.compare import Comparison, ComparisonError, ComparisonSpec, get_com
 from reports.stats import json_safe
 from runs import releases
 from runs.models import Build, Result, Run
+from suites import groups as groupsets
 
 
 def detect_regressions(
@@ -48,6 +49,7 @@ def detect_regressions(
     experimental: bool = False,
     every_release: bool = False,
     comparisons: Mapping[ComparisonSpec, Comparison] | None = None,
+    announce_versions: Collection[str] | None = None,
 ) -> DetectionSummary:
     """Detect the stories of every DBMS series of a server + workload and store them as records; returns counts.
 
@@ -73,6 +75,14 @@ def detect_regressions(
     ``comparisons`` are comparisons the caller has computed already (the refresh
     computes each DBMS's for its summary): one with the spec detection asks for
     is used as it is, not computed or fetched from the cache again.
+
+    ``announce_versions`` are the versions of the import that triggered this
+    detection: only a new open story that involves one of them (an event's
+    version, or the version before it) is news to announce, so importing an
+    older point release announces no story of other releases that its points
+    merely reshaped. ``None`` (the command, a lost refresh) announces every new
+    open story; a story told once is never told again either way (alerts are
+    once per story identity, ``regressions.alerts``).
     """
     bases = _bases(server_id, workload_id, base_run_id)
     summary = DetectionSummary()
@@ -90,6 +100,7 @@ def detect_regressions(
             view=view,
             experimental=experimental,
             every_release=every_release,
+            announce_versions=announce_versions,
         )
     if summary.opened:
         story_opened.send(
@@ -128,6 +139,7 @@ def _detect_series(
     view: releases.ReleaseView,
     experimental: bool,
     every_release: bool,
+    announce_versions: Collection[str] | None = None,
 ) -> None:
     """Detect and store one DBMS series' stories in the views asked for (``where``: server, workload, DBMS)."""
     server_id, workload_id, dbms_id = where
@@ -160,6 +172,8 @@ def _detect_series(
             summary.noise[next(p.dbms for p in series.points if p.key == series.base)] = noise
         for candidate in candidates:
             candidate.values["same_over_every_release"] = not mixed
+            # Only the default view's stories are news, and only those involving the import's versions.
+            candidate.opened = stored == releases.DEFAULT_VIEW and _news(candidate, announce_versions)
         opened = upsert(server_id, workload_id, dbms_id, stored, candidates, summary)
         if stored == releases.DEFAULT_VIEW:
             summary.opened.extend(opened)
@@ -179,6 +193,29 @@ def mixes_release_lines(series: SeriesData, *, experimental: bool = False) -> bo
         release_overrides=settings.BENCHDASH_RELEASE_LINES,
     )
     return _mixes(built)
+
+
+def _news(candidate: Candidate, announce_versions: Collection[str] | None) -> bool:
+    """Whether a candidate, if it is a new record, is news to announce: an open story of its own that involves a
+    version of the triggering import (every open story when no import triggered the detection)."""
+    if not candidate.opened:
+        return False
+    if announce_versions is None:
+        return True
+    events = candidate.values.get("story_events") or []
+    involved = {e.get("version") for e in events} | {e.get("previous_version") for e in events}
+    return not involved.isdisjoint(announce_versions)
+
+
+def _provisional(points: Sequence[SeriesPoint], built: StorySeries, view: str) -> str | None:
+    """The version of the view's newest point when the default view reads it only because it is the newest (a
+    short-term release among long-term ones): provisional until a newer release arrives."""
+    if view != releases.DEFAULT_VIEW or not built.chosen:
+        return None
+    newest = built.chosen[-1]
+    if built.long_term[newest] or not any(built.long_term[i] for i in built.chosen):
+        return None
+    return points[newest].version
 
 
 def _mixes(long_term: StorySeries) -> bool:
@@ -339,6 +376,7 @@ class StorySeries:
     qps: list[stories.Series]
     metrics: dict[str, list[stories.Series]]  # label → its metric series
     versions: list[str]
+    dbms: str = ""
 
 
 def story_series(
@@ -362,6 +400,7 @@ def story_series(
         qps=qps,
         metrics=metrics,
         versions=[points[i].version for i in chosen],
+        dbms=points[base_index].dbms,
     )
 
 
@@ -393,6 +432,17 @@ def _choose_points(
     return chosen, unused
 
 
+def told_labels(series: SeriesData) -> list[str]:
+    """The microbenchmarks that tell stories: the test set of the author's tables of the series' era (SPEC §2).
+
+    Warm-up passes are not in the series at all (comparisons leave them out; ``scan.warm`` is no warm-up but a
+    measured scan, and is told). A ``.pre`` test the era's group set leaves ungrouped (current-32: the 2025
+    tables list no ``.pre`` test) is left out: it ran the same queries as its test before the write phase, and
+    told apart it repeated that test's stories; the comparison still shows it. Where the group set reads
+    ``.pre`` tests (classic-42: point-1, range-1) they are the author's tests and tell stories."""
+    return [label for label in series.labels if not (groupsets.is_pre(label) and not series.group_of.get(label))]
+
+
 def _label_series(
     series: SeriesData, chosen: list[int], view: releases.ReleaseView
 ) -> tuple[list[stories.Series], dict[str, list[stories.Series]]]:
@@ -404,7 +454,7 @@ def _label_series(
     repeats = [points[i].repeats for i in chosen]
     nothing, once = [None] * len(chosen), [1] * len(chosen)
     qps, metrics = [], {}
-    for label in series.labels:
+    for label in told_labels(series):
         missed = series.sla_missed.get(label) or [False] * len(points)
         relative, cv = series.relative[label], series.cv[label]
         qps.append(
@@ -478,9 +528,16 @@ def find_stories(
             ]
         return steps_of[subject]
 
+    qps_of_subject = {(False, s.subject): s for s in built.qps} | {(True, g): s for g, s in group_qps.items()}
+
+    def line_of(version: str) -> str:
+        return releases.release_line(built.dbms, version)
+
     result = [
         replace(
-            story, metric_steps=stories.coinciding_steps(story, steps((story.is_group, story.subject)), built.versions)
+            story,
+            metric_steps=stories.coinciding_steps(story, steps((story.is_group, story.subject)), built.versions),
+            lines=stories.line_states(story, qps_of_subject[(story.is_group, story.subject)], line_of, min_change),
         )
         for story in told
     ]
@@ -600,6 +657,7 @@ class _CandidateMaker:
                 )
                 for i, p in enumerate(series.points)
             ),
+            provisional_release=_provisional(series.points, built, self.view),
         )
         self.members = defaultdict(list)
         for label in series.labels:
@@ -694,6 +752,7 @@ class _CandidateMaker:
             fixed_point=fixed,
             builds=tuple(story.builds),
             rule=rule,
+            lines=tuple(LineStatus(x.line, x.version, x.fixed) for x in story.lines),
             **self.subject_evidence(story),
         )
         microbenchmark_id = None if story.is_group else series.microbenchmark_ids[story.subject]

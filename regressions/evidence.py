@@ -67,6 +67,8 @@ class SeriesContext:
     releases: str
     experimental: bool
     points: tuple[EvidencePoint, ...]
+    # The newest release when the default view reads it only as the newest (a short-term one): provisional.
+    provisional_release: str | None = None
 
     @cached_property
     def points_json(self) -> list[dict[str, Any]]:
@@ -105,6 +107,13 @@ class Rule:
 
 
 @dataclass(frozen=True)
+class LineStatus:
+    line: str
+    version: str
+    fixed: bool
+
+
+@dataclass(frozen=True)
 class Evidence:
     """One story's evidence. Point indexes (``arrived_point`` …) index ``context.points``.
 
@@ -128,6 +137,15 @@ class Evidence:
     members_total: int | None = None
     cv: list[JsonValue] | None = None
     levels: list[JsonValue] | None = None
+    # A regression story per release line it reaches (``stories.line_states``): line, version, fixed.
+    lines: tuple[LineStatus, ...] = ()
+
+    @property
+    def backport_gap(self) -> str:
+        """ "fixed in 11.4.8, still open in 10.11.14", or "" (as ``stories.Story.backport_gap`` says it)."""
+        fixed = [x.version for x in self.lines if x.fixed]
+        still = [x.version for x in self.lines if not x.fixed]
+        return f"fixed in {', '.join(fixed)}, still open in {', '.join(still)}" if fixed and still else ""
 
     @property
     def points(self) -> tuple[EvidencePoint, ...]:
@@ -157,6 +175,15 @@ class Evidence:
         found = self.cv[index] if self.cv is not None and index < len(self.cv) else None
         return float(found) if isinstance(found, int | float) else None
 
+    def incomplete(self, index: int) -> tuple[int, int] | None:
+        """For a group story: (n, N) when the point lacks some of the group's fixed member set (every member with
+        a value somewhere in the series), else None. Such a version is no point of the group's series."""
+        if not self.is_group:
+            return None
+        measured = [found for found in self.values.values() if any(v is not None for v in found)]
+        present = sum(1 for found in measured if index < len(found) and found[index] is not None)
+        return (present, len(measured)) if 0 < present < len(measured) else None
+
     def as_json(self) -> dict[str, Any]:
         """The stored form (the keys every story shows, then its kind's own); ``points`` is the context's list."""
         c = self.context
@@ -166,6 +193,7 @@ class Evidence:
             "group_set": c.group_set,
             "releases": c.releases,
             "experimental": c.experimental,
+            "provisional_release": c.provisional_release,
             "points": c.points_json,
             "subject": self.subject,
         }
@@ -181,6 +209,8 @@ class Evidence:
             out["cv"] = self.cv
         if self.levels is not None:
             out["levels"] = self.levels
+        if self.lines:
+            out["lines"] = [{"line": x.line, "version": x.version, "fixed": x.fixed} for x in self.lines]
         return out | {
             "arrived_point": self.arrived_point,
             "previous_point": self.previous_point,
@@ -203,6 +233,7 @@ class Evidence:
             releases=str(data.get("releases") or "all"),
             experimental=bool(data.get("experimental", False)),
             points=tuple(EvidencePoint.from_json(p) for p in points if isinstance(p, Mapping)),
+            provisional_release=data.get("provisional_release"),
         )
         members = data.get("members")
         return cls(
@@ -220,4 +251,9 @@ class Evidence:
             members_total=data.get("members_total"),
             cv=data.get("cv"),
             levels=data.get("levels"),
+            lines=tuple(
+                LineStatus(str(x.get("line", "")), str(x.get("version", "")), bool(x.get("fixed")))
+                for x in data.get("lines") or ()
+                if isinstance(x, Mapping)
+            ),
         )

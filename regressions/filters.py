@@ -7,7 +7,8 @@ records detection no longer finds), ``improvements``, ``fixed``, ``outliers``
 (these four tell QPS), ``metrics`` (HW metric stories of their own: a cost per
 operation that stepped where QPS did not), ``all`` —, ``metric`` (one metric:
 qps, cpu/o, cs/o, rKB/o, …), ``releases`` (the release view the records were detected over:
-``long-term``, the default, or ``all``, which lists a series with no short-term
+``long-term``, the default — every long-term release and the newest release of the
+series —, or ``all``, which lists a series with no short-term
 release by its long-term records), ``state`` (triage: open — the
 default on the open tab, leaving out fixed, expected and noise —, any — the
 default on the other tabs —, or one state),
@@ -25,6 +26,7 @@ from django.db.models import Q, QuerySet
 
 from regressions.models import Regression
 from regressions.stories import QPS
+from runs import releases
 
 OPEN, ANY = "open", "any"
 STATE_CHOICES = (OPEN, ANY, *Regression.State.values)
@@ -36,7 +38,7 @@ TABS = {
     "metrics": "HW metrics",
     "all": "All",
 }
-RELEASE_VIEWS = {"long-term": "long-term releases", "all": "every release"}
+RELEASE_VIEWS = releases.VIEW_TEXT
 # The QPS tabs stay as quiet as they were: a metric's own story is listed on the HW metrics tab.
 _QPS = Q(metric=QPS)
 _LISTED = _QPS & Q(outlier=False, folded_into__isnull=True)

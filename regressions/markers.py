@@ -93,20 +93,23 @@ class MarkerProvider:
         )
 
     def records(
-        self, server_id: int, workload_id: int, microbenchmark_id: int | None, group: str
+        self, server_id: int, workload_id: int, microbenchmark_id: int | None, group: str, every_metric: bool = False
     ) -> list[record_markers.Record]:
         subject: dict[str, Any] = (
             {"microbenchmark_id": microbenchmark_id}
             if microbenchmark_id is not None
             else {"group": group, "microbenchmark__isnull": True}
         )
+        metric: dict[str, Any] = {} if every_metric else {"metric": stories.QPS}
         found = (
             # One view's records: on a series that mixes release kinds the other view tells some stories again.
+            # A superseded record is reached through its successor.
             Regression.objects.filter(
                 server_id=server_id,
                 workload_id=workload_id,
-                metric=stories.QPS,
                 releases=releases.DEFAULT_VIEW,
+                superseded_by__isnull=True,
+                **metric,
                 **subject,
             )
             .select_related("arrived_in", "fixed_in")
@@ -121,6 +124,12 @@ class MarkerProvider:
                 arrived=record.arrived_in.text,
                 fixed=record.fixed_in.text if record.fixed_in else None,
                 bugs=tuple((bug.label, bug.url) for bug in record.bugs.all()),
+                summary=record.summary,
+                state=record.get_state_display(),
+                metric=record.metric,
+                outlier=record.outlier,
+                folded=record.folded_into_id is not None,
+                no_longer_detected=record.no_longer_detected,
             )
             for record in found
         ]

@@ -18,6 +18,7 @@ from django.utils import timezone
 from regressions import alert_message
 from regressions import bugs as bugrefs
 from regressions.evidence import Evidence
+from regressions.figures import Figures, level_text, story_figures
 
 
 class Bug(models.Model):
@@ -196,7 +197,19 @@ class Regression(models.Model):
         help_text="The group story that stands for this member story in lists",
     )
     no_longer_detected = models.BooleanField(
-        default=False, help_text="Detection no longer finds it; kept because people triaged it"
+        default=False, help_text="Detection no longer finds it; kept because people triaged it or were told of it"
+    )
+    superseded_by = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="supersedes",
+        help_text="The story detection tells now in its place: its page is where this one's links lead",
+    )
+    news = models.BooleanField(
+        default=False,
+        help_text="Told to subscribers: a new open story that involves a version of the import that found it",
     )
     state = models.CharField(max_length=16, choices=State.choices, default=State.NEW, db_index=True)
     bugs = models.ManyToManyField(Bug, blank=True, related_name="regressions", db_table="reports_regression_bugs")
@@ -249,10 +262,54 @@ class Regression(models.Model):
         self.shared_points = None
 
     @property
+    def provisional_release(self) -> str | None:
+        """The newest release the default view read only because it is the newest (a short-term one), as
+        detection recorded it: what the story says of it is provisional until a newer release arrives."""
+        stored = self.stored_evidence
+        found = stored.get("provisional_release") if isinstance(stored, dict) else None
+        return found if isinstance(found, str) else None
+
+    @property
+    def until_provisional(self) -> bool:
+        """The story lasts until the provisional newest release (not fixed): "until 9.5.0 (provisional)"."""
+        newest = self.provisional_release
+        return (
+            newest is not None
+            and self.fixed_in_id is None
+            and self.persists_until is not None
+            and (self.persists_until.text == newest)
+        )
+
+    @property
     def evidence_record(self) -> Evidence:
         """The evidence as a typed value (``regressions.evidence``): what the story page and the API read."""
         evidence = self.evidence
         return Evidence.from_json(evidence if isinstance(evidence, dict) else None)
+
+    @property
+    def figures(self) -> Figures:
+        """The story's labelled figures (step at arrival, now, base), as every page, the JSON and alerts print
+        them (``regressions.figures``). Lists read it with the base run selected (one query each otherwise)."""
+        base_run = self.base_run if self.base_run_id else None
+        return story_figures(
+            metric=self.metric,
+            change=self.change,
+            current_change=self.current_change,
+            level_before=self.level_before,
+            level_after=self.level_after,
+            arrived_in=self.arrived_in.text,
+            previous_version=self.previous_version.text if self.previous_version_id else None,  # type: ignore[union-attr]
+            # The newest version of the view while the story is open; a fixed story's "now" is after its fix.
+            latest_version=self.persists_until.text if self.persists_until_id and not self.fixed_in_id else None,  # type: ignore[union-attr]
+            events=self.story_events,
+            base=base_run.name if base_run is not None else "",
+        )
+
+    @property
+    def backport_gap(self) -> str:
+        """ "fixed in 11.4.8, still open in 10.11.14", or "" (from the stored evidence: no points read)."""
+        stored = self.stored_evidence if isinstance(self.stored_evidence, dict) else None
+        return Evidence.from_json(stored).backport_gap if stored and stored.get("lines") else ""
 
     @property
     def folded_count(self) -> tuple[int, int] | None:
@@ -301,10 +358,23 @@ class Regression(models.Model):
 
     @property
     def change_text(self) -> str:
-        """The step as the write-ups say it: ``−12.1%``, ``+44.0%``."""
+        """The step as the write-ups say it: ``−12.1%``, ``+44.0%``; a metric's step from about zero as its two
+        levels (``regressions.figures``)."""
+        figures = self.figures
+        if figures.near_zero and figures.level_before is not None and figures.level_at_arrival is not None:
+            return (
+                f"{level_text(figures.level_before, self.metric)} → {level_text(figures.level_at_arrival, self.metric)}"
+            )
         if self.change is None:
             return "–"
         return f"{self.change:+.1%}".replace("-", "−")
+
+
+def story_identity(story: Regression) -> str:
+    """A story's identity for alerts: its series, subject, metric, direction and arrival. Re-detection that tells
+    the same story again (updated in place or superseded by a record of the same identity) is no news."""
+    subject = f"mb{story.microbenchmark_id}" if story.microbenchmark_id is not None else f"group:{story.group}"
+    return f"{story.server_id}/{story.workload_id}/{subject}/{story.metric}/{story.kind}/{story.arrived_in_id}"
 
 
 def _pct(value: float | None) -> str:
@@ -426,7 +496,11 @@ class Delivery(models.Model):
         SENT = "sent", "sent"
         FAILED = "failed", "failed (gave up)"
 
-    story = models.ForeignKey(Regression, on_delete=models.CASCADE, related_name="deliveries")
+    # Never cascades: what a subscriber was told stays on record whatever happens to the story (detection keeps
+    # a story anyone was told of, superseded when it tells it otherwise; an admin's deletion leaves the row).
+    story = models.ForeignKey(Regression, null=True, on_delete=models.SET_NULL, related_name="deliveries")
+    # The story's identity when it was told (``story_identity``): one alert per identity and subscription.
+    identity = models.CharField(max_length=200, default="", blank=True)
     subscription = models.ForeignKey(Subscription, on_delete=models.CASCADE, related_name="deliveries")
     state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING, db_index=True)
     attempts = models.PositiveIntegerField(default=0)
@@ -444,7 +518,12 @@ class Delivery(models.Model):
         ordering = ["-created_at", "-pk"]
         verbose_name_plural = "deliveries"
         constraints = [
-            models.UniqueConstraint(fields=["story", "subscription"], name="delivery_once_per_story_and_subscription")
+            models.UniqueConstraint(fields=["story", "subscription"], name="delivery_once_per_story_and_subscription"),
+            models.UniqueConstraint(
+                fields=["identity", "subscription"],
+                condition=~models.Q(identity=""),
+                name="delivery_once_per_story_identity_and_subscription",
+            ),
         ]
 
     def __str__(self) -> str:

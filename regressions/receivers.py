@@ -12,6 +12,7 @@ from django.db import transaction
 from django.dispatch import receiver
 from django.utils import timezone
 
+from benchdash import metrics
 from regressions.detection import detect_regressions
 from regressions.models import Regression, Subscription
 from regressions.signals import story_opened
@@ -21,6 +22,7 @@ from reports.compare import Comparison, ComparisonError, ComparisonSpec
 from reports.series import series_refreshed
 from runs import confirmations
 from runs.derived import mark_derived
+from runs.models import Run
 
 
 @receiver(series_refreshed, dispatch_uid="regressions.detect_after_refresh")
@@ -30,14 +32,26 @@ def detect_after_refresh(
     workload_id: int,
     comparisons: Mapping[ComparisonSpec, Comparison] | None = None,
     started_at: datetime | None = None,
+    bundle_id: int | None = None,
     **kwargs: Any,
 ) -> None:
     # The every-release view's records follow too, so the list's "every release" view is current without anyone
     # running the command; only series that mix release kinds cost a second reading. The refresh's own
-    # comparisons are those detection reads: each is computed once per refresh.
+    # comparisons are those detection reads: each is computed once per refresh. After an import only the new
+    # stories that involve the import's versions are news.
+    versions = None
+    if bundle_id is not None:
+        versions = set(
+            Run.objects.filter(bundle_id=bundle_id, server_id=server_id, workload_id=workload_id).values_list(
+                "build__version__text", flat=True
+            )
+        )
     data_as_of = started_at or timezone.now()
     try:
-        detect_regressions(server_id, workload_id, every_release=True, comparisons=comparisons)
+        with metrics.timed("detection"):
+            detect_regressions(
+                server_id, workload_id, every_release=True, comparisons=comparisons, announce_versions=versions
+            )
     except ComparisonError:
         mark_derived(server_id, workload_id, data_as_of)  # nothing to compare is an answer too
         raise

@@ -5,13 +5,20 @@ series' candidates in one release view, each on its natural key (server, workloa
 kind, arrived_in, release view, metric), so running detection again updates a story and never adds a row;
 the series' points its stories' evidence shows are kept once per series and view (``SharedPoints``).
 
-A record detection no longer finds is deleted unless people triaged it (a state other than new, a linked
-bug, a logged event); then it is kept, marked ``no_longer_detected``.
+Stories keep their identity. A candidate whose exact key is not stored but that tells a stored story again
+(same subject, metric and direction, one of its steps between two versions overlapping one of the stored
+story's: an older point release imported between them moves the arrival) updates that record in place —
+same id, triage, bugs and deliveries, its arrival moved.
+A record detection no longer finds is deleted only when nobody touched it or
+was told of it (state new, no bug, no logged event, no delivery); otherwise it is kept, marked
+``no_longer_detected``, and ``superseded_by`` the story of the same subject, metric and direction detection
+tells now (whose page its old links lead to), which takes over its triage state and bugs when it has none of
+its own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,9 +28,10 @@ from django.utils import timezone
 
 from regressions import stories
 from regressions.evidence import Evidence
-from regressions.models import Regression, SharedPoints, points_digest
+from regressions.models import Regression, SharedPoints, TriageEvent, points_digest
 from runs import releases
 from runs.bulk import create_rows
+from runs.versions import sort_key
 
 State = Regression.State
 # (microbenchmark id, group, kind, arrived_in id, metric)
@@ -64,6 +72,7 @@ STORY_FIELDS = (
     "folded_into_id",
     "no_longer_detected",
     "same_over_every_release",
+    "superseded_by_id",
 )
 
 
@@ -146,6 +155,8 @@ def record_as_dict(r: Regression) -> dict[str, Any]:
         "previous_version": r.previous_version.text if r.previous_version else None,
         "fixed_in": r.fixed_in.text if r.fixed_in else None,
         "persists_until": r.persists_until.text if r.persists_until else None,
+        # The newest release when the default view reads it only as the newest: provisional until a newer one.
+        "provisional_release": r.provisional_release,
         "level_before": r.level_before,
         "level_after": r.level_after,
         "change": r.change,
@@ -165,6 +176,9 @@ def record_as_dict(r: Regression) -> dict[str, Any]:
         "metric_steps": r.metric_steps,
         "qps_change": r.qps_change,
         "summary": r.summary,
+        "figures": r.figures.as_json(),
+        # Fixed in one maintained release line, still open in another (``stories.line_states``).
+        "backport_gap": r.backport_gap,
         "no_longer_detected": r.no_longer_detected,
         "state": r.state,
     }
@@ -196,12 +210,15 @@ def upsert(
         }
         # The points the stored records name now (read before the records are changed below).
         named_before = {r.shared_points_id for r in existing.values() if r.shared_points_id is not None}
+        moved = _match_moved(candidates, existing)
         shared = _share_points(server_id, workload_id, candidates)
         stored_values = {candidate.key: _stored_values(candidate, shared) for candidate in candidates}
         new = _new_records(candidates, existing, stored_values)
         inserted, opened = _insert(server_id, workload_id, new, existing, summary, now)
-        seen = _update_stored(candidates, existing, inserted, stored_values, summary, now)
-        _retire_gone([r.pk for key, r in existing.items() if key not in seen], summary, now)
+        _inherit_from_other_view(list(inserted.values()), now)
+        seen = _update_stored(candidates, existing, inserted, stored_values, summary, now, moved)
+        gone = [r for key, r in existing.items() if key not in seen]
+        _supersede(_retire_gone([r.pk for r in gone], summary, now), gone, seen)
         _drop_points(named_before - set(shared.values()))
         summary.regression_ids.extend(seen.values())
     return opened
@@ -222,9 +239,14 @@ def _new_records(
         if candidate.key not in existing:
             stored = existing.get(target) if target is not None and target in earlier else None
             link = stored.pk if stored is not None else None
-            new.append(
-                (candidate, {**stored_values[candidate.key], "folded_into_id": link, "no_longer_detected": False})
-            )
+            values = {
+                **stored_values[candidate.key],
+                "folded_into_id": link,
+                "no_longer_detected": False,
+                "superseded_by_id": None,
+                "news": candidate.opened,
+            }
+            new.append((candidate, values))
         earlier.add(candidate.key)
     return new
 
@@ -262,9 +284,11 @@ def _update_stored(
     stored_values: dict[NaturalKey, Any],
     summary: DetectionSummary,
     now: Any,
+    moved: Collection[int] = (),
 ) -> dict[NaturalKey, int]:
     """Link new members to new group stories and write what detection changed of the stored records, each in one
-    statement; stamp the stored ones with this detection's time. Returns every candidate's record id by key."""
+    statement; stamp the stored ones with this detection's time. Returns every candidate's record id by key.
+    ``moved`` are the stored records whose arrival ``_match_moved`` moved: their ``arrived_in_id`` is written."""
     seen: dict[NaturalKey, int] = {}
     links: list[Regression] = []
     changed: list[Regression] = []
@@ -280,8 +304,15 @@ def _update_stored(
             seen[candidate.key] = record.pk
             continue
         record = existing[candidate.key]
-        values = {**stored_values[candidate.key], "folded_into_id": folded_into_id, "no_longer_detected": False}
+        values = {
+            **stored_values[candidate.key],
+            "folded_into_id": folded_into_id,
+            "no_longer_detected": False,
+            "superseded_by_id": None,
+            "arrived_in_id": candidate.arrived_in_id,
+        }
         fields = [name for name in (*DETECTED_FIELDS, *STORY_FIELDS) if getattr(record, name) != values[name]]
+        fields += ["arrived_in_id"] if record.pk in moved else []
         for name in fields:
             setattr(record, name, values[name])
         if fields:
@@ -296,7 +327,7 @@ def _update_stored(
         for record in changed:
             record.detected_at = record.updated_at = now
         # One statement for all of them: a field a record did not change is written with the value it has.
-        fields = [name for name in (*DETECTED_FIELDS, *STORY_FIELDS) if name in changed_fields]
+        fields = [name for name in ("arrived_in_id", *DETECTED_FIELDS, *STORY_FIELDS) if name in changed_fields]
         Regression.objects.bulk_update(changed, [*fields, "detected_at", "updated_at"])
     # The records inserted above carry this detection's time already: only the stored ones are stamped.
     stamped = [pk for key, pk in seen.items() if key not in inserted]
@@ -305,17 +336,19 @@ def _update_stored(
     return seen
 
 
-def _retire_gone(gone: list[int], summary: DetectionSummary, now: Any) -> None:
-    """Records detection no longer finds: kept and marked when people triaged them, deleted otherwise."""
+def _retire_gone(gone: list[int], summary: DetectionSummary, now: Any) -> set[int]:
+    """Records detection no longer finds: kept and marked when people touched them or were told of them (a state
+    other than new, a bug, a logged event, a delivery), deleted otherwise. Returns the ids kept."""
     triaged = set(
         Regression.objects.filter(pk__in=gone)
-        .filter(~Q(state=State.NEW) | Q(bugs__isnull=False) | Q(events__isnull=False))
+        .filter(~Q(state=State.NEW) | Q(bugs__isnull=False) | Q(events__isnull=False) | Q(deliveries__isnull=False))
         .values_list("pk", flat=True)
     )
     Regression.objects.filter(pk__in=triaged).update(no_longer_detected=True, updated_at=now)
     Regression.objects.filter(pk__in=[pk for pk in gone if pk not in triaged]).delete()
     summary.stale += len(triaged)
     summary.removed += len(gone) - len(triaged)
+    return triaged
 
 
 def _drop_points(superseded: set[int]) -> None:
@@ -327,6 +360,148 @@ def _drop_points(superseded: set[int]) -> None:
             SharedPoints.objects.filter(pk__in=superseded, regressions__isnull=True).delete()
     except IntegrityError:
         pass
+
+
+def _subject_of(key: NaturalKey) -> tuple[int | None, str, str, str]:
+    """What a story is a story of, whatever its arrival: (microbenchmark, group, direction, metric)."""
+    microbenchmark_id, group, kind, _arrived, metric = key
+    return (microbenchmark_id, group, kind, metric)
+
+
+# The events that move a story in its own direction: its steps (a fix or a partial recovery goes the other way).
+_STEPS = ("arrival", "further", "returned")
+
+
+def _steps(events: Sequence[Any]) -> list[tuple[str, str]]:
+    """A story's steps as (version before, version) sort keys, from its events."""
+    return [
+        (sort_key(e.get("previous_version") or ""), sort_key(e.get("version") or ""))
+        for e in events
+        if isinstance(e, dict) and e.get("kind") in _STEPS
+    ]
+
+
+def _overlap(one: Sequence[tuple[str, str]], other: Sequence[tuple[str, str]]) -> bool:
+    return any(a_before < b_after and b_before < a_after for a_before, a_after in one for b_before, b_after in other)
+
+
+def _match_moved(candidates: Sequence[Candidate], existing: dict[NaturalKey, Regression]) -> set[int]:
+    """Match the candidates whose key is not stored to stored records of the same subject, metric and direction
+    that no candidate names, when one of their steps overlaps one of the record's (version before, version]:
+    the same story, its arrival moved by versions imported or deleted since (an older point release moves
+    where the loss is first seen). The record is moved to the candidate's key in ``existing`` (its
+    ``arrived_in_id`` set) and will be updated in place; returns the moved records' ids."""
+    keys = {c.key for c in candidates}
+    unclaimed: dict[tuple[int | None, str, str, str], list[Regression]] = {}
+    for key, stored in existing.items():
+        if key not in keys:
+            unclaimed.setdefault(_subject_of(key), []).append(stored)
+    moved: set[int] = set()
+    for candidate in candidates:
+        found = unclaimed.get(_subject_of(candidate.key))
+        if candidate.key in existing or not found:
+            continue
+        steps = _steps(candidate.values.get("story_events") or [])
+        same = next((r for r in found if _overlap(steps, _steps(r.story_events or []))), None)
+        if same is None:
+            continue
+        found.remove(same)
+        old_key = next(key for key, r in existing.items() if r is same)
+        del existing[old_key]
+        same.arrived_in_id = candidate.arrived_in_id
+        existing[candidate.key] = same
+        moved.add(same.pk)
+    return moved
+
+
+def _inherit_from_other_view(records: Sequence[Regression], now: Any) -> None:
+    """New records take the triage (state, bugs) of the same story's record in the other release view: triage
+    is one across views (``regressions.triage.with_other_views``). Two queries when any new record has one."""
+    if not records:
+        return
+
+    def identity(r: Regression) -> tuple[Any, ...]:
+        return (
+            r.workload_id,
+            r.microbenchmark_id,
+            r.group if r.microbenchmark_id is None else "",
+            r.kind,
+            r.metric,
+            r.arrived_in_id,
+        )
+
+    wanted = {identity(r): r for r in records}
+    first = records[0]
+    triaged = (
+        Regression.objects.filter(
+            server_id=first.server_id,
+            workload_id=first.workload_id,
+            arrived_in_id__in={r.arrived_in_id for r in records},
+        )
+        .exclude(releases=first.releases)
+        .filter(~Q(state=State.NEW) | Q(bugs__isnull=False))
+        .prefetch_related("bugs")
+        .distinct()
+    )
+    through = Regression.bugs.through
+    for other in triaged:
+        record = wanted.get(identity(other))
+        if record is None:
+            continue
+        Regression.objects.filter(pk=record.pk).update(state=other.state, updated_at=now)
+        record.state = other.state
+        through.objects.bulk_create(
+            [through(regression_id=record.pk, bug_id=bug.pk) for bug in other.bugs.all()], ignore_conflicts=True
+        )
+
+
+def _supersede(kept_ids: set[int], gone: Sequence[Regression], seen: dict[NaturalKey, int]) -> None:
+    """Link each kept record detection no longer finds to the story of the same subject, metric and direction
+    it tells now (the first in the series' order), and give that story the record's triage state and bugs when
+    it has none of its own (a triage event says where they came from)."""
+    kept = [r for r in gone if r.pk in kept_ids]
+    now = timezone.now()
+    successors: dict[tuple[int | None, str, str, str], int] = {}
+    for key, pk in seen.items():
+        successors.setdefault(_subject_of(key), pk)
+    links = {
+        record.pk: successors[subject]
+        for record in kept
+        if (
+            subject := _subject_of(
+                natural_key(record.microbenchmark_id, record.group, record.kind, record.arrived_in_id, record.metric)
+            )
+        )
+        in successors
+    }
+    for old, new in links.items():
+        Regression.objects.filter(pk=old).update(superseded_by_id=new)
+    _carry_triage(links, now)
+
+
+def _carry_triage(links: dict[int, int], now: Any) -> None:
+    """Superseded record → successor: the successor takes the state and the bugs of the story it replaces when
+    it has no triage of its own."""
+    if not links:
+        return
+    olds = {r.pk: r for r in Regression.objects.filter(pk__in=links).prefetch_related("bugs")}
+    news = {r.pk: r for r in Regression.objects.filter(pk__in=links.values()).prefetch_related("bugs")}
+    through = Regression.bugs.through
+    for old_id, new_id in links.items():
+        old, new = olds[old_id], news[new_id]
+        if new.state != State.NEW or new.bugs.all() or (old.state == State.NEW and not old.bugs.all()):
+            continue
+        Regression.objects.filter(pk=new_id).update(state=old.state, updated_at=now)
+        through.objects.bulk_create(
+            [through(regression_id=new_id, bug_id=bug.pk) for bug in old.bugs.all()], ignore_conflicts=True
+        )
+        TriageEvent.objects.create(
+            regression_id=new_id,
+            from_state=new.state,
+            to_state=old.state,
+            note=f"carried from story #{old_id}, which this story supersedes",
+        )
+        new.state = old.state
 
 
 def _share_points(server_id: int, workload_id: int, candidates: Sequence[Candidate]) -> dict[int, int]:

@@ -28,7 +28,15 @@ The rule
    - *MAD*: else, with more than 4 points, the median absolute neighbour
      difference of ln(value), divided by 0.6745·√2 (a median absolute deviation
      turned into a standard deviation; √2 because a difference carries the
-     noise of two points), floored at 1 %: a few real steps cannot inflate it;
+     noise of two points), floored at 1 %; then measured against the test's
+     own real steps: the series is segmented with that σ (rules 3–4) and σ
+     measured again from the points' residuals within their levels (median
+     |ln x − ln level| / 0.6745, × √(n / (n − levels)) for the fitted means),
+     repeated while it falls (at most ``NOISE_ROUNDS`` times), never above the
+     first figure. Neighbouring differences count each real step as noise: the
+     real insert series of MySQL 5.6 → 9.5 with a −20 % step added at 8.4.7
+     read σ 7.2 % and lost 5.7.44's −19 %; its residuals read 1.1 % and tell
+     all three steps;
    - *default*: else (4 points or fewer, whose differences are mostly the steps
      themselves) 2 %, the run-to-run spread of a sysbench or Insert Benchmark
      run on a dedicated, warmed-up server.
@@ -59,9 +67,14 @@ The rule
 5. **Story.** Walking the levels in version order, the first kept step opens a
    story: ``arrived_in`` is the first version of the new level,
    ``previous_version`` the last version of the level before, and every change
-   of the story is measured against that level before the arrival
-   (``level_before``), never against the base. Each later level is one event
-   of the same story:
+   of the story is measured against the level before the arrival
+   (``level_before``), never against the base. *One number per claim*:
+   segmentation says where the levels change, the figures are read at the
+   versions named, never as a level's mean. ``level_before`` is the value at
+   ``previous_version``; an event's ``level`` is the value at its version, its
+   ``change`` the step from the version before it (exactly the ratio the
+   comparison shows between the two), its ``change_vs_before`` that value
+   against ``level_before``. Each later level is one event of the same story:
 
    - further from ``level_before`` than the level before it: *further* (a
      regression got worse, an improvement gained more);
@@ -75,14 +88,27 @@ The rule
      of the other kind starts at that version, measured from the same
      ``level_before``.
 
-   ``change`` is the arrival's own step, ``current_change`` the latest level
-   against ``level_before``, ``worst_change`` the furthest level. A regression
+   **5b.** A step of at least ``min_change`` that moves against the story it
+   sits in, a loss given back within an improvement (*partial recovery* or
+   *given back*) or a gain given back within a regression (*partial
+   recovery*), is a story of the other kind of its own (``given_back_stories``),
+   its arrival event naming the story it sits in (``within``): MySQL 5.7 → 8.0
+   point, range and read-write losses inside 5.7's improvements are regression
+   records, listed and alerted like any.
+
+   ``change`` is the arrival's own step, ``current_change`` ("now") the newest
+   version's value against ``level_before``, ``worst_change`` the furthest
+   event level. A regression
    story is *open* while it has no ``fixed_in``. An event whose new level is
    the newest version alone, and whose step is under twice the one-point gate
    of rule 3, is *provisional*: no next version can yet tell it from an
    outlier (a −5 % step on the newest release is; a −38 % one is news).
 6. **Groups.** A group's story is told from the group's median series (per
-   version, the median of its members' values); a member story of the same
+   version, the median of its members' values) over a fixed member set: every
+   member the series measured. A version that lacks one of them (MySQL 9.5.0
+   without random-points_range=1000 in one archive) is *incomplete*, n of N:
+   its median is over other tests, so it is no point of the group's series and
+   never moves a group story (the evidence marks it). A member story of the same
    kind arriving at the same version is folded into it (``folded_into``), so a
    list shows one row where most of a group moved together.
 7. **Metric steps.** HW efficiency per operation (cpu/o, cs/o, rKB/o, wKB/o),
@@ -92,9 +118,13 @@ The rule
    all the others higher is worse (``METRICS``). A step of a
    metric coincides with a QPS story when its version pair (previous, arrived]
    overlaps the pair of the story's arrival, a further step or a return:
-   "cs/o ×3.1 at the same version". Metric values below a per-metric floor
-   (an idle read path's rKB/o of 0.001) are too small for a ratio to mean
-   anything and make no step.
+   "cs/o ×3.1 at the same version". Metric values below a per-metric floor,
+   "about zero" (``reports.stats.ABOUT_ZERO``, the comparison's HW flags use
+   the same floors: cs/o 0.1, r/o 0.01, rKB/o and wKB/o 0.05 per operation;
+   an idle read path's rKB/o of 0.001, a scan's cs/o of 0.08) are too small
+   for a ratio to mean anything and make no step; where a story does start
+   from such a level (rule 8's ``meaningful``), it is told with the two
+   levels ("cs/o 0.08 → 160"), never as a ratio (+141588 %).
 8. **Metric stories.** A metric that steps where no QPS story of its
    microbenchmark moves tells a story of its own (``metric_stories``), told
    by rules 2–5 with a larger minimum change (``METRIC_MIN_CHANGE``, 10 %):
@@ -115,6 +145,13 @@ The rule
    HW-metric story, listed on its own tab, never an open QPS regression nor
    an alert. QPS is read against the mean of its level up to the version
    before (outliers set aside), so a QPS outlier there is no change.
+9. **Release lines.** A regression story is also read along each release line
+   (10.11.x, 11.4.x, 8.0.x, 8.4.x), each line its own sequence for fixes
+   (``line_states``): a line the loss hit that reaches the story is fixed when
+   its newest version is back within ``min_change`` of ``level_before``. A
+   story fixed in one maintained line but still open in another has a
+   *backport gap*, said on the list, the story page and in JSON: "fixed in
+   11.4.8, still open in 10.11.14".
 """
 
 from __future__ import annotations
@@ -123,12 +160,12 @@ import functools
 import itertools
 import math
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal, NamedTuple
 
 from regressions import changepoints
-from reports.stats import json_safe
+from reports.stats import ABOUT_ZERO_BY_NAME, json_safe
 
 StoryKind = Literal["regression", "improvement", "outlier"]
 EventKind = Literal["arrival", "further", "partial recovery", "fixed", "given back", "returned"]
@@ -204,6 +241,10 @@ class Event:
     change_vs_before: float  # the new level against the story's level before the arrival
     # The new level is the newest version alone: no next version can yet tell a step from an outlier (rule 3).
     provisional: bool = False
+    previous_level: float | None = None  # the value at previous_version: ``change`` is level / previous_level − 1
+    against: str = ""  # the version whose value is the story's level before (``change_vs_before``)
+    # A story of its own that was given back within another (rule 5b): "<kind> <its arrival version>" of that one.
+    within: str = ""
 
 
 @dataclass(frozen=True)
@@ -235,6 +276,15 @@ class MetricStep:
 
 
 @dataclass(frozen=True)
+class LineState:
+    """Where a regression story stands in one release line: at the line's newest version it reaches."""
+
+    line: str  # 10.11, 11.4, 8.0 …
+    version: str
+    fixed: bool
+
+
+@dataclass(frozen=True)
 class Story:
     kind: StoryKind
     subject: str
@@ -260,6 +310,17 @@ class Story:
     metric_steps: tuple[MetricStep, ...] = ()
     # A metric story: what the subject's QPS did over the arrival's version pair (None for a QPS story).
     qps_change: float | None = None
+    # A regression story per maintained release line it reaches (rule 9): fixed or still open at its newest version.
+    lines: tuple[LineState, ...] = ()
+
+    @property
+    def backport_gap(self) -> str:
+        """ "fixed in 11.4.8, still open in 10.11.14" when some of its release lines are fixed and others not."""
+        fixed = [s.version for s in self.lines if s.fixed]
+        still = [s.version for s in self.lines if not s.fixed]
+        if not fixed or not still:
+            return ""
+        return f"fixed in {', '.join(fixed)}, still open in {', '.join(still)}"
 
     @property
     def is_open(self) -> bool:
@@ -305,30 +366,51 @@ class Story:
                 "releases": self.releases,
                 "metric_steps": [{**_as_dict(m), "text": m.text} for m in self.metric_steps],
                 "qps_change": self.qps_change,
+                "lines": [{"line": x.line, "version": x.version, "fixed": x.fixed} for x in self.lines],
+                "backport_gap": self.backport_gap,
                 "summary": self.summary,
             }
         )
 
     @property
     def summary(self) -> str:
-        """One line: "−31% against 5.6.51: arrived in 5.7.44 (−12%), worse in 8.0.43 (−21%)"."""
+        """One line: "now −31% against 5.6.51: arrived in 5.7.44 (−12%), worse in 8.0.43 (−21%)".
+
+        Each event's figure is its step, between its version and the version before it (the ratio the
+        comparison shows for the two); "now" is the newest version against the level before the arrival."""
         if self.kind == "outlier":
             return f"outlier at {self.arrived_in} ({_pct(self.change)}), back at the next version"
-        # The arrival against the level before it (a story after a gain lost starts from the gain's level).
-        sizes = [e.change_vs_before if e.kind == "arrival" else e.change for e in self.events]
+        near_zero = self.metric != QPS and metric_spec(self.metric).about_zero(self.level_before)
         parts = [
-            f"{_VERBS[(self.kind, e.kind)]} {e.version} ({_pct(size)}{', provisional' if e.provisional else ''})"
-            for e, size in zip(self.events, sizes, strict=True)
+            f"{_VERBS[(self.kind, e.kind)]} {e.version} ({_step_text(self.metric, e)}"
+            f"{', provisional' if e.provisional else ''})"
+            for e in self.events
         ]
-        head = f"{_pct(self.current_change)} against {self.reference_version or self.previous_version}"
+        now = _pct(self.current_change)
+        if near_zero:
+            # From about zero a ratio says nothing (rule 7): the two levels.
+            now = f"{self.level_before:.3g} → {self.level_before * (1 + self.current_change):.3g}"
+        head = f"now {now} against {self.reference_version or self.previous_version}"
         if self.metric != QPS:
             head = f"{self.metric} {head}"
         if self.outliers:
             parts.append("outlier " + ", ".join(self.outliers))
+        if self.backport_gap:
+            parts.append(self.backport_gap)
+        if self.events and self.events[0].within:
+            parts.append(f"given back within the {self.events[0].within.replace(' ', ' story of ', 1)}")
         tail = ""
         if self.metric != QPS and self.qps_change is not None and math.isfinite(self.qps_change):
             tail = f"; QPS {_pct(self.qps_change)} over the same versions"
         return f"{head}: " + ", ".join(parts) + tail
+
+
+def _step_text(metric: str, event: Event) -> str:
+    """An event's step: a percentage, or for a metric from a level about zero the two levels (rule 7)."""
+    before = event.previous_level
+    if metric != QPS and before is not None and metric_spec(metric).about_zero(before):
+        return f"{before:.3g} → {event.level:.3g}"
+    return _pct(event.change)
 
 
 def _as_dict(event: Event | MetricStep) -> dict[str, Any]:
@@ -380,6 +462,15 @@ def _measured_noise(series: Series, default_noise: float) -> Noise:
         repeated = sum(1 for p in series.points if p.cv is not None)
         return Noise(sigma, "repeats", f"σ {sigma:.1%}: median spread of the repeated runs of {repeated} versions")
     if source == "series":
+        refined = _residual_noise(values, series.versions, sigma)
+        if refined < sigma:
+            return Noise(
+                refined,
+                "MAD",
+                f"σ {refined:.1%}: median absolute residual of the points of this test within its levels ({n} "
+                f"points, no repeats; {sigma:.1%} from neighbouring differences, which its steps inflate), floored "
+                f"at {changepoints.NOISE_FLOOR:.0%}",
+            )
         return Noise(
             sigma,
             "MAD",
@@ -391,6 +482,37 @@ def _measured_noise(series: Series, default_noise: float) -> Noise:
         "default",
         f"σ {sigma:.1%}: the default for a series of {n} points (≤ {changepoints.SHORT_SERIES}) without repeats",
     )
+
+
+# Rule 2's refinement: at most this many rounds of segmenting with σ and measuring σ again from the residuals.
+NOISE_ROUNDS = 3
+
+
+def _residual_noise(values: Sequence[float | None], versions: Sequence[str], sigma: float) -> float:
+    """σ measured against the series' own real steps (rule 2): segment with σ (outliers set aside, the default
+    gate), then σ again from the points' residuals within their levels, median |ln x − ln level| / 0.6745 with
+    the levels' fitted means allowed for (× √(n / (n − levels))), floored; repeated while it falls, at most
+    ``NOISE_ROUNDS`` times. Neighbouring differences count every real step as noise: a test with two real
+    steps among eight versions read σ 7 %, its residuals 2 %. Never above the σ it starts from."""
+    current = sigma
+    for _ in range(NOISE_ROUNDS):
+        outliers, segments = levels(values, versions, current)
+        residuals = [
+            abs(math.log(values[i] / seg.level))  # type: ignore[operator]
+            for seg in segments
+            if seg.level > 0
+            for i in seg.indexes
+            if i not in outliers and values[i] is not None and values[i] > 0  # type: ignore[operator]
+        ]
+        free = len(residuals) - len(segments)
+        if free < changepoints.MIN_DIFFERENCES_FOR_NOISE:
+            break
+        found = statistics.median(residuals) / changepoints.MAD_TO_SIGMA * math.sqrt(len(residuals) / free)
+        found = max(changepoints.NOISE_FLOOR, found)
+        if found >= current * 0.95:
+            break
+        current = found
+    return min(current, sigma)
 
 
 def _one_point_gate(sigma: float, min_change: float, k: float) -> float:
@@ -412,9 +534,14 @@ def outlier_indexes(
         if greatest / least - 1 <= gate and 1 - least / greatest <= gate:  # type: ignore[operator]
             return []  # no point is that far from any other, so none from its neighbours
     found: list[int] = []
-    for before, here, after in zip(present, present[1:], present[2:], strict=False):
+    for n, (before, here, after) in enumerate(zip(present, present[1:], present[2:], strict=False)):
         a, x, b = values[before], values[here], values[after]
         assert a is not None and x is not None and b is not None
+        if here in found:
+            continue
+        if n + 3 < len(present) and _dip_and_spike(values, present[n : n + 4], gate):
+            found.extend(present[n + 1 : n + 3])
+            continue
         up = x / a - 1 > gate and x / b - 1 > gate
         down = 1 - x / a > gate and 1 - x / b > gate
         # Back at the next version: within the gate of the version before, or past it the other way. An
@@ -425,6 +552,15 @@ def outlier_indexes(
         if (up or down) and back and (not found or found[-1] != before):
             found.append(here)
     return found
+
+
+def _dip_and_spike(values: Sequence[float | None], at: Sequence[int], gate: float) -> bool:
+    """Two versions in a row beyond ``gate`` on opposite sides of the version before them, and the version after
+    back within ``gate`` of it (rule 3's second part, read on the points themselves)."""
+    a, x1, x2, b = (values[i] for i in at)
+    assert a is not None and x1 is not None and x2 is not None and b is not None
+    first, second = x1 / a - 1, x2 / a - 1
+    return first * second < 0 and min(abs(first), abs(second)) > gate and abs(b / a - 1) <= gate
 
 
 def zigzag_excursions(segments: Sequence[changepoints.Segment], gate: float) -> list[int]:
@@ -521,68 +657,226 @@ def build_stories(
     values = series.values
     measured = series_noise(series, noise=noise, default_noise=default_noise)
     outliers, segments = levels(values, versions, measured.sigma, min_change=min_change, k=k)
-    kept = [None if i in outliers else v for i, v in enumerate(values)]
     if not segments:
         return []
+    walk = _Walk(segments, versions, values, min_change, higher_is_better)
+    told = walk.tell()
+    _mark_provisional(told, walk, _one_point_gate(measured.sigma, min_change, k))
+    stories = [_story(s, series, walk, measured, outliers) for s in told]
+    stories.extend(_outlier_stories(series, stories, outliers, walk, measured))
+    if series.metric == QPS:
+        stories.extend(given_back_stories(stories, min_change))
+    return sorted(stories, key=lambda s: versions.index(s.arrived_in))
 
-    told: list[_Open] = []
-    story: _Open | None = None
-    for j in range(1, len(segments)):
-        level, previous_level = segments[j].level, segments[j - 1].level
-        if story is None:
-            kind: Literal["regression", "improvement"] = (
-                "regression" if (level < previous_level) == higher_is_better else "improvement"
-            )
-            story = _Open(kind, arrived=j, previous=j - 1, level_before=previous_level, reference=j - 1, last=j)
-            story.events.append(_event("arrival", segments, versions, j, story.level_before))
-            told.append(story)
+
+def line_states(
+    story: Story, series: Series, line_of: Callable[[str], str], min_change: float = changepoints.DEFAULT_MIN_CHANGE
+) -> tuple[LineState, ...]:
+    """Rule 9: a regression story read along each release line, each line its own sequence for fixes (a fix
+    backported to 10.11.14 is a fix in the 10.11 line, though semantic order reads 10.11.13's loss as an outlier
+    before 11.4.6's arrival). A line counts when it reaches the story (its newest point is at or after the
+    story's ``previous_version``) and the loss hit it (a point beyond ``min_change`` from ``level_before``); it
+    is fixed when its newest point is back within ``min_change``. Only two lines or more say anything a single
+    sequence does not."""
+    if story.kind != "regression" or story.previous_version not in series.versions:
+        return ()
+    versions, values = series.versions, series.values
+    reached = versions.index(story.previous_version)
+    newest: dict[str, int] = {}
+    hit: set[str] = set()
+    for i, value in enumerate(values):
+        if value is None:
             continue
+        line = line_of(versions[i])
+        newest[line] = i
+        if _beyond(value, story.level_before, "regression", min_change):
+            hit.add(line)
+    found = tuple(
+        LineState(line, versions[i], not _beyond(values[i], story.level_before, "regression", min_change))  # type: ignore[arg-type]
+        for line, i in newest.items()
+        if i >= reached and line in hit
+    )
+    return found if len(found) >= 2 else ()
+
+
+# The events of a story that move against it (rule 5b): an improvement's losses, a regression's gains back.
+_AGAINST: Mapping[str, tuple[str, ...]] = {
+    "improvement": ("partial recovery", "given back"),
+    "regression": ("partial recovery",),
+}
+
+
+def given_back_stories(told: Sequence[Story], min_change: float) -> list[Story]:
+    """The steps given back within a story (rule 5b), each a story of the other kind of its own: a loss of at
+    least ``min_change`` inside an improvement ("partly given back in 8.0.43 (−19%)") is a regression story,
+    a gain inside a regression an improvement one. Its arrival event names the story it sits in (``within``);
+    it is fixed when that story later comes back past the level before the step. None where a story of that
+    kind already arrives at that version (a gain lost and more)."""
+    arrivals = {(s.kind, s.arrived_in) for s in told}
+    found = []
+    for story in told:
+        for n, event in enumerate(story.events):
+            if event.kind not in _AGAINST.get(story.kind, ()) or event.previous_level is None:
+                continue
+            kind: Literal["regression", "improvement"] = "regression" if event.change < 0 else "improvement"
+            if kind == story.kind or abs(event.change) < min_change or (kind, event.version) in arrivals:
+                continue
+            found.append(_given_back(story, n, kind, min_change))
+    return found
+
+
+def _given_back(story: Story, n: int, kind: Literal["regression", "improvement"], min_change: float) -> Story:
+    event = story.events[n]
+    before = event.previous_level
+    assert before is not None
+    later = story.events[n + 1 :]
+    # Back past the level before the step, later in the story it sits in: that is its fix.
+    back = next((e for e in later if not _beyond(e.level, before, kind, min_change)), None)
+    now = story.level_before * (1 + story.current_change)
+    arrival = replace(
+        event,
+        kind="arrival",
+        change_vs_before=event.change,
+        against=event.previous_version,
+        within=f"{story.kind} {story.arrived_in}",
+    )
+    changes = [event.change, *(_change(before, e.level) for e in later if e is not back)]
+    worst = min(changes) if kind == "regression" else max(changes)
+    return replace(
+        story,
+        kind=kind,
+        arrived_in=event.version,
+        previous_version=event.previous_version,
+        level_before=before,
+        change=event.change,
+        current_change=_change(before, now),
+        worst_change=worst,
+        fixed_in=back.version if back is not None and kind == "regression" else None,
+        ended_in=back.version if back is not None else None,
+        events=(arrival,) if back is None else (arrival, replace(back, kind=_end_kind(kind))),
+        outliers=(),
+        folded_into=None,
+        reference_version=event.previous_version,
+        metric_steps=(),
+    )
+
+
+@dataclass
+class _Walk:
+    """Walks a series' levels in version order and tells its stories (rule 5). Every figure is read at a
+    version (rule 5's "one number per claim"): a level's value is the series' value at the level's first
+    version (``at``) or its last (``end``), never a level's mean, so a step is exactly the ratio between the
+    two versions it names, the ratio the comparison shows for them."""
+
+    segments: Sequence[changepoints.Segment]
+    versions: Sequence[str]
+    values: Sequence[float | None]
+    min_change: float
+    higher_is_better: bool
+
+    def at(self, j: int) -> float:
+        """The value at the first version of level ``j``."""
+        return self.values[self.segments[j].first]  # type: ignore[return-value]
+
+    def end(self, j: int) -> float:
+        """The value at the last version of level ``j``."""
+        return self.values[self.segments[j].last]  # type: ignore[return-value]
+
+    def beyond(self, level: float, before: float, kind: str) -> bool:
+        return _beyond(level, before, kind, self.min_change, self.higher_is_better)
+
+    def event(self, kind: EventKind, j: int, story: _Open) -> Event:
+        level, previous = self.at(j), self.end(j - 1)
+        return Event(
+            kind=kind,
+            version=self.versions[self.segments[j].first],
+            previous_version=self.versions[self.segments[j - 1].last],
+            level=level,
+            change=_change(previous, level),
+            change_vs_before=_change(story.level_before, level),
+            previous_level=previous,
+            against=self.versions[self.segments[story.reference].last],
+        )
+
+    def opened(self, j: int, kind: Literal["regression", "improvement"], before: float, reference: int) -> _Open:
+        story = _Open(kind, arrived=j, previous=j - 1, level_before=before, reference=reference, last=j)
+        story.events.append(self.event("arrival", j, story))
+        return story
+
+    def tell(self) -> list[_Open]:
+        told: list[_Open] = []
+        story: _Open | None = None
+        for j in range(1, len(self.segments)):
+            if story is None:
+                # The direction of the step between the levels; its size is read at the two versions.
+                down = self.segments[j].level < self.segments[j - 1].level
+                kind: Literal["regression", "improvement"] = (
+                    "regression" if down == self.higher_is_better else "improvement"
+                )
+                story = self.opened(j, kind, self.end(j - 1), j - 1)
+                told.append(story)
+                continue
+            following = self.follow(story, j)
+            if following is not story:
+                told.append(following)
+                story = following
+        return told
+
+    def follow(self, story: _Open, j: int) -> _Open:
+        """Level ``j`` as an event of an open story; a story of the other kind when it passes the level before
+        the arrival the other way (returned, for the caller to tell)."""
         story.last = j
-        before = story.level_before
+        before, level = story.level_before, self.at(j)
         opposite: Literal["regression", "improvement"] = "improvement" if story.kind == "regression" else "regression"
-        if _beyond(level, before, opposite, min_change, higher_is_better):
+        if self.beyond(level, before, opposite):
             # Past the level before the arrival the other way: this story ends, one of the other kind starts here.
             if story.ended is None:
                 story.ended = j
-                story.events.append(_event(_end_kind(story.kind), segments, versions, j, before))
+                story.events.append(self.event(_end_kind(story.kind), j, story))
             story.superseded = True
-            story = _Open(opposite, arrived=j, previous=j - 1, level_before=before, reference=story.reference, last=j)
-            story.events.append(_event("arrival", segments, versions, j, before))
-            told.append(story)
-            continue
+            return self.opened(j, opposite, before, story.reference)
         if story.ended is not None:
-            if _beyond(level, before, story.kind, min_change, higher_is_better):
+            if self.beyond(level, before, story.kind):
                 story.ended = None
-                story.events.append(_event("returned", segments, versions, j, before))
-            continue  # a small move near the old level after the fix: nothing to tell
-        if not _beyond(level, before, story.kind, min_change, higher_is_better):
+                story.events.append(self.event("returned", j, story))
+            return story  # a small move near the old level after the fix: nothing to tell
+        if not self.beyond(level, before, story.kind):
             story.ended = j
-            story.events.append(_event(_end_kind(story.kind), segments, versions, j, before))
-        elif abs(_change(before, level)) > abs(_change(before, previous_level)):
-            story.events.append(_event("further", segments, versions, j, before))
+            story.events.append(self.event(_end_kind(story.kind), j, story))
+        elif abs(_change(before, level)) > abs(_change(before, self.end(j - 1))):
+            story.events.append(self.event("further", j, story))
         else:
-            story.events.append(_event("partial recovery", segments, versions, j, before))
+            story.events.append(self.event("partial recovery", j, story))
+        return story
 
-    newest = segments[-1]
-    if len(segments) > 1 and newest.n == 1:
-        # A step onto the newest version alone, smaller than twice the one-point gate, could still be an outlier.
-        gate = _one_point_gate(measured.sigma, min_change, k)
-        for s in told:
-            s.events = [
-                replace(e, provisional=True)
-                if e.version == versions[newest.first] and abs(_change(segments[-2].level, newest.level)) < 2 * gate
-                else e
-                for e in s.events
-            ]
-    stories = [_story(s, series, segments, measured, versions, outliers, higher_is_better) for s in told]
+
+def _mark_provisional(told: Sequence[_Open], walk: _Walk, gate: float) -> None:
+    """A step onto the newest version alone, smaller than twice the one-point gate, could still be an outlier."""
+    segments = walk.segments
+    if len(segments) < 2 or segments[-1].n != 1:
+        return
+    newest = walk.versions[segments[-1].first]
+    for s in told:
+        s.events = [
+            replace(e, provisional=True) if e.version == newest and abs(e.change) < 2 * gate else e for e in s.events
+        ]
+
+
+def _outlier_stories(
+    series: Series, stories: Sequence[Story], outliers: Sequence[int], walk: _Walk, measured: Noise
+) -> list[Story]:
+    """An outlier no story spans is a story of kind "outlier" of its own (rule 3)."""
+    versions, values = walk.versions, walk.values
+    kept = [None if i in outliers else v for i, v in enumerate(values)]
     covered = {o for s in stories for o in s.outliers}
+    found = []
     for i in outliers:
         if versions[i] in covered:
             continue
         neighbour = max(v for v in range(i) if kept[v] is not None)
         reference = kept[neighbour]
         assert reference is not None and values[i] is not None
-        stories.append(
+        found.append(
             Story(
                 kind="outlier",
                 subject=series.subject,
@@ -602,47 +896,26 @@ def build_stories(
                 releases=series.releases,
                 group=series.group,
                 is_group=series.is_group,
-                latest_version=versions[segments[-1].last],
+                latest_version=versions[walk.segments[-1].last],
             )
         )
-    return sorted(stories, key=lambda s: versions.index(s.arrived_in))
+    return found
 
 
 def _end_kind(kind: str) -> EventKind:
     return "fixed" if kind == "regression" else "given back"
 
 
-def _event(
-    kind: EventKind, segments: Sequence[changepoints.Segment], versions: Sequence[str], j: int, before: float
-) -> Event:
-    level = segments[j].level
-    return Event(
-        kind=kind,
-        version=versions[segments[j].first],
-        previous_version=versions[segments[j - 1].last],
-        level=level,
-        change=_change(segments[j - 1].level, level),
-        change_vs_before=_change(before, level),
-    )
-
-
-def _story(
-    told: _Open,
-    series: Series,
-    segments: Sequence[changepoints.Segment],
-    noise: Noise,
-    versions: Sequence[str],
-    outliers: Sequence[int],
-    higher_is_better: bool = True,
-) -> Story:
+def _story(told: _Open, series: Series, walk: _Walk, noise: Noise, outliers: Sequence[int]) -> Story:
+    segments, versions = walk.segments, walk.versions
     before = told.level_before
-    # The levels the story lives through: from its arrival to the level it ended on (or the latest one).
-    span = range(told.arrived, told.last + 1)
-    levels = [segments[j].level for j in span]
+    # The levels the story lives through, each at its first version: from its arrival to the level it ended on
+    # (or the latest one).
+    levels = [walk.at(j) for j in range(told.arrived, told.last + 1)]
     if told.superseded:
         levels = levels[:-1] or levels
     changes = [_change(before, level) for level in levels]
-    worst = min(changes) if (told.kind == "regression") == higher_is_better else max(changes)
+    worst = min(changes) if (told.kind == "regression") == walk.higher_is_better else max(changes)
     first_index, last_index = segments[told.previous].first, segments[told.last].last
     arrival = told.events[0]
     ended = versions[segments[told.ended].first] if told.ended is not None else None
@@ -653,8 +926,10 @@ def _story(
         arrived_in=arrival.version,
         previous_version=arrival.previous_version,
         level_before=before,
-        change=arrival.change_vs_before,
-        current_change=_change(before, segments[-1].level),
+        # The arrival's own step: between the two versions the story names.
+        change=arrival.change,
+        # Now: the newest version's value against the level before the arrival.
+        current_change=_change(before, walk.end(len(segments) - 1)),
         worst_change=worst,
         fixed_in=ended if told.kind == "regression" else None,
         ended_in=ended,
@@ -694,6 +969,9 @@ def group_series(group: str, members: Sequence[Series]) -> Series:
         raise ValueError(f"members of group {group!r} are not on the same versions")
     points = []
     member_values = [m.values for m in members]
+    # The group's fixed member set: every member the series measured at all. A version without one of them is
+    # incomplete (n of N): its median is over another set of tests, so it is no point of the group's series.
+    expected = sum(1 for values in member_values if any(v is not None for v in values))
     for i, version in enumerate(versions):
         # A usable point is one with a value (``Series.values``); each member's are worked out once.
         usable = [m.points[i] for m, values in zip(members, member_values, strict=True) if values[i] is not None]
@@ -702,7 +980,7 @@ def group_series(group: str, members: Sequence[Series]) -> Series:
         points.append(
             Point(
                 version=version,
-                value=statistics.median(values) if values else None,
+                value=statistics.median(values) if values and len(usable) >= expected else None,
                 cv=statistics.median(cvs) / math.sqrt(len(values)) if cvs and values else None,
                 repeats=max((p.repeats for p in usable), default=1),
                 build=next((m.points[i].build for m in members if m.points[i].build), ""),
@@ -774,6 +1052,10 @@ class MetricSpec:
     # A level that matters whatever it came from: an update that starts reading 4 KB per operation from storage.
     meaningful: float = math.inf
 
+    def about_zero(self, level: float) -> bool:
+        """Below the floor: too small for a ratio from it to mean anything (``reports.stats.ABOUT_ZERO``)."""
+        return level < self.floor or level == 0
+
     def is_step(self, before: float, after: float) -> bool:
         """Whether a move between two levels can be a step at all (rule 8): both levels above the floor, or
         the higher one at a level that matters on its own."""
@@ -786,9 +1068,10 @@ METRICS: Mapping[str, MetricSpec] = {
     spec.name: spec
     for spec in (
         MetricSpec("cpu/o"),
-        MetricSpec("cs/o", floor=0.01, meaningful=0.5),
-        MetricSpec("rKB/o", floor=0.05, meaningful=1.0),
-        MetricSpec("wKB/o", floor=0.05, meaningful=1.0),
+        # The floors are the comparison's "about zero" (``reports.stats.ABOUT_ZERO``): one rule for both.
+        MetricSpec("cs/o", floor=ABOUT_ZERO_BY_NAME["cs/o"], meaningful=0.5),
+        MetricSpec("rKB/o", floor=ABOUT_ZERO_BY_NAME["rKB/o"], meaningful=1.0),
+        MetricSpec("wKB/o", floor=ABOUT_ZERO_BY_NAME["wKB/o"], meaningful=1.0),
         MetricSpec("w_amp"),
         MetricSpec("stall%", floor=1.0, meaningful=5.0),
         MetricSpec("p99"),  # db_bench: latency, µs
@@ -818,20 +1101,24 @@ def metric_steps(
     """
     spec = spec or metric_spec(series.metric)
     measured = series_noise(series)
-    _, segments = levels(series.values, series.versions, measured.sigma, min_change=min_change, k=k)
+    values = series.values
+    _, segments = levels(values, series.versions, measured.sigma, min_change=min_change, k=k)
     found = []
     for before, after in itertools.pairwise(segments):
-        if not spec.is_step(before.level, after.level):
+        # Read at the two versions the step names, as for QPS (rule 5): the ratio the comparison shows.
+        level_before, level_after = values[before.last], values[after.first]
+        assert level_before is not None and level_after is not None
+        if not spec.is_step(level_before, level_after):
             continue
-        ratio = math.inf if before.level == 0 else after.level / before.level
+        ratio = math.inf if level_before == 0 else level_after / level_before
         found.append(
             MetricStep(
                 metric=series.metric,
                 subject=series.subject,
                 version=series.versions[after.first],
                 previous_version=series.versions[before.last],
-                level_before=before.level,
-                level_after=after.level,
+                level_before=level_before,
+                level_after=level_after,
                 ratio=ratio,
                 worse=(ratio > 1) == spec.higher_is_worse,
             )

@@ -1,4 +1,9 @@
-"""Triage and bug links: what people do with a story's record, each step logged as a ``TriageEvent``."""
+"""Triage and bug links: what people do with a story's record, each step logged as a ``TriageEvent``.
+
+Triage is one across release views: a story told in the default view and over every release (the same
+series, subject, metric, direction and arrival) is two records, and a state or a bug given to one is given to
+the other too (``with_other_views``), so the list reads the same triage whichever view it shows.
+"""
 
 from __future__ import annotations
 
@@ -33,9 +38,10 @@ def triage(
     """
     if to_state not in State.values:
         raise ValueError(f"unknown state {to_state!r}; one of {', '.join(State.values)}")
-    ids = list(regression_ids)
+    asked = list(regression_ids)
     actor = _actor(user)
     with transaction.atomic():
+        ids = with_other_views(asked)
         rows = list(Regression.objects.select_for_update().filter(pk__in=ids).values_list("pk", "state"))
         moving = [(pk, state) for pk, state in rows if state != to_state]
         logged = moving if not note else rows
@@ -44,7 +50,28 @@ def triage(
             TriageEvent(regression_id=pk, user=actor, from_state=state, to_state=to_state, note=note)
             for pk, state in logged
         )
-    return len(moving)
+    return len([pk for pk, _ in moving if pk in set(asked)])
+
+
+def with_other_views(regression_ids: Sequence[int]) -> list[int]:
+    """The records and the same stories' records in the other release view: same series, microbenchmark or
+    group, direction, metric and arrival (one query)."""
+    ids = list(dict.fromkeys(regression_ids))
+    found = Regression.objects.filter(pk__in=ids).values_list(
+        "server_id", "workload_id", "microbenchmark_id", "group", "kind", "metric", "arrived_in_id", "releases"
+    )
+    same = Q(pk__in=[])
+    for server_id, workload_id, microbenchmark_id, group, kind, metric, arrived_in_id, view in found:
+        subject = (
+            Q(microbenchmark_id=microbenchmark_id) if microbenchmark_id else Q(microbenchmark__isnull=True, group=group)
+        )
+        same |= (
+            subject
+            & Q(server_id=server_id, workload_id=workload_id, kind=kind, metric=metric, arrived_in_id=arrived_in_id)
+            & ~Q(releases=view)
+        )
+    others = Regression.objects.filter(same).values_list("pk", flat=True) if found else []
+    return [*ids, *(pk for pk in others if pk not in ids)]
 
 
 @dataclass
@@ -80,8 +107,8 @@ def link_bug_to_many(
     carry: bool = False,
 ) -> LinkResult:
     ref = bugrefs.parse(key_or_url)
-    ids = list(dict.fromkeys(regression_ids))
     with transaction.atomic():
+        ids = with_other_views(list(regression_ids))
         bug, created = Bug.objects.get_or_create(
             tracker=ref.tracker, key=ref.key, defaults={"url": ref.url, "title": title}
         )

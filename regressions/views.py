@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 from typing import Any
 
 from django import forms
@@ -25,7 +26,8 @@ from regressions.filters import ANY, OPEN, RELEASE_VIEWS, TABS, RegressionFilter
 from regressions.models import Bug, Regression, TriageEvent
 from regressions.stories import METRICS, QPS
 from regressions.triage import link_bug_to_many, triage
-from reports import stats
+from regressions.viewnote import view_note
+from reports import charts, stats
 from runs.models import Dbms, Run, Server
 from runs.signals import runs_stamp
 
@@ -151,6 +153,9 @@ def _regression_list_page(request: HtmxHttpRequest, shared: dict[str, Any]) -> s
         "views": [link for link in links if link["name"] == "releases"],
         "tab": tab,
         "view": next(link for link in links if link["name"] == "releases" and link["current"]),
+        "view_note": view_note(
+            data.get("releases") or "long-term", dbms=data.get("dbms") or "", server=data.get("server") or ""
+        ),
         "page": page,
         "states": State.choices,
         "dbms_names": Dbms.objects.values_list("name", flat=True),
@@ -181,11 +186,17 @@ def regression_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "persists_until",
             "base_run",
             "folded_into",
+            "superseded_by",
         ),
         pk=pk,
     )
+    if regression.superseded_by_id is not None and not request.GET.get("as_was"):
+        # An old link (an alert's, a bookmark) leads to the story detection tells now in its place.
+        return redirect(f"{reverse('regressions:regression', args=[regression.superseded_by_id])}?superseded={pk}")
+    evidence = evidence_table(regression)
     context = {
         "r": regression,
+        "supersedes": list(regression.supersedes.select_related("arrived_in").order_by("pk")),
         "members": regression.folded_members.select_related("microbenchmark", "arrived_in", "fixed_in").order_by(
             "microbenchmark__test", "microbenchmark__range_size"
         ),
@@ -195,19 +206,74 @@ def regression_detail(request: HttpRequest, pk: int) -> HttpResponse:
                 "text": _EVENT_TEXT.get((regression.kind, e.get("kind")), e.get("kind")),
                 "change_text": _signed(e.get("change")),
                 "change_vs_before_text": _signed(e.get("change_vs_before")),
+                "against": e.get("against") or "",
             }
             for e in regression.story_events or []
         ],
         "bugs": list(regression.bugs.all()),
         "events": TriageEvent.objects.filter(regression=regression).select_related("user"),
-        "evidence": evidence_table(regression),
+        "evidence": evidence,
+        "chart": story_figure(regression, evidence),
+        "chart_config": charts.plot_config(f"story-{regression.pk}"),
         "states": State.choices,
         "accepted": ACCEPTED,
         "rule": stories.__doc__,
         "next": request.get_full_path(),
         "explanation": _explanation(regression),
+        "figures": regression.figures,
+        "within": _within(regression),
     }
     return render(request, "regressions/detail.html", context)
+
+
+def story_figure(regression: Regression, evidence: dict[str, Any]) -> dict[str, Any] | None:
+    """The story's series as a chart: the points detection used, the subject's values (a group's: its members'
+    median), the story's level, and its arrival, later events, fix and outliers marked (as the evidence table's
+    phases name them)."""
+    points = []
+    seen: set[str] = set()
+    for row in evidence["rows"]:
+        if not row["used"]:
+            continue
+        values = [cell["value"] for cell in row["cells"] if cell["value"] is not None]
+        value = statistics.median(values) if values else None
+        phase = row["phase"]
+        if regression.outlier and phase == "arrived":
+            phase = "outlier"  # an outlier's story is its one version, set aside
+        mark = "" if phase in ("before", "after") or phase in seen else phase
+        if phase in ("fixed", "ended"):
+            seen.add(phase)  # every point after the fix reads "fixed": the line goes at the first
+        points.append(charts.StoryPoint(version=row["point"].version, value=value, level=row["level"], mark=mark))
+    if len(points) < 2:
+        return None
+    subject = f"{regression.subject} (median of its members)" if regression.is_group else regression.subject
+    y_title = regression.metric + " per operation" if regression.metric != QPS else "relative QPS"
+    return charts.story_chart(points, title=subject, y_title=y_title, kind=regression.kind)
+
+
+def _within(regression: Regression) -> Regression | None:
+    """The story a step given back within it sits in (``stories.given_back_stories``): same series, view, subject
+    and metric, of the kind and arrival its arrival event names."""
+    within = (regression.story_events or [{}])[0].get("within") or ""
+    kind, _, version = within.partition(" ")
+    if not version:
+        return None
+    return (
+        Regression.objects.filter(
+            server_id=regression.server_id,
+            workload_id=regression.workload_id,
+            releases=regression.releases,
+            metric=regression.metric,
+            microbenchmark__isnull=regression.microbenchmark_id is None,
+            group=regression.group,
+            kind=kind,
+            arrived_in__text=version,
+            arrived_in__dbms_id=regression.arrived_in.dbms_id,
+        )
+        .filter(**({"microbenchmark_id": regression.microbenchmark_id} if regression.microbenchmark_id else {}))
+        .order_by("pk")
+        .first()
+    )
 
 
 def _explanation(regression: Regression) -> dict[str, Any] | None:
@@ -290,13 +356,14 @@ def evidence_table(regression: Regression) -> dict[str, Any]:
         "base": evidence.context.base,
         "dop": evidence.context.dop,
         "members_total": evidence.members_total,
+        "lines": evidence.lines,
         "gate": f"{regression.threshold:.1%}" if regression.threshold is not None else "",
         "rule_text": _rule_text(rule),
         "noise": rule.noise,
         "noise_source": ("median over the members; " if regression.is_group else "")
         + _NOISE_SOURCES.get(rule.noise_source, "unknown"),
         "builds": list(evidence.builds),
-        "releases": {"long-term": "long-term release lines only", "all": "every release"}.get(
+        "releases": {"long-term": "long-term releases and the newest", "all": "every release"}.get(
             evidence.context.releases, "every release"
         ),
     }
@@ -328,6 +395,9 @@ def _phase(regression: Regression, evidence: Evidence, i: int, point: EvidencePo
     """Where a point stands in the story: before, arrived, after, fixed, a later event's name, or no point."""
     if not point.used:
         return f"not a point: {point.unused_because or 'another build of this version'}"
+    incomplete = evidence.incomplete(i)
+    if incomplete is not None:
+        return f"incomplete: {incomplete[0]} of {incomplete[1]} members, no point of the group"
     moved = {
         e.get("version"): _EVENT_TEXT.get((regression.kind, e.get("kind")), e.get("kind"))
         for e in regression.story_events or []
@@ -364,7 +434,8 @@ def _signed(value: Any) -> str:
 
 
 _NOISE_SOURCES = {
-    "MAD": "from this microbenchmark's own version-to-version differences (median absolute difference, floored)",
+    "MAD": "from this microbenchmark's own series: neighbouring differences, then the residuals within its levels "
+    "(median absolute deviation, floored)",
     "given": "estimated from first differences, pooled over every microbenchmark of the series",
     "repeats": "median cv of repeated runs",
     "series": "from this microbenchmark's own version-to-version differences (median, floored at 1%)",

@@ -29,6 +29,8 @@ class ComparisonParams(Schema):
     workload: str | None = None
     group_set: str = "auto"
     dop: int | None = None
+    # A word of a summary table's name (``prep1``) when several tables of an archive share the run names.
+    variant: str | None = None
     red: float = 0.95
     green: float = 1.05
     include_warmups: bool = False
@@ -38,7 +40,7 @@ class CompareParams(ComparisonParams):
     format: Literal["json", "tsv", "csv", "markdown"] = "json"
     absolute: bool = False
     metrics: bool = False
-    # Every version unless asked for the long-term release lines only (runs/releases.py).
+    # Every version unless asked for the long-term release lines and the newest release (runs/releases.py).
     releases: Literal["long-term", "all"] = "all"
     # Every run's scan by the spec's formula (comparable), unless asked for each run's own scripts' formula.
     scan_formula: Literal["spec", "era"] = "spec"
@@ -70,8 +72,9 @@ def compare(request: HttpRequest, params: Query[CompareParams]) -> Any:
     ratios are the string ``"inf"``. ``format=tsv|csv|markdown`` returns those
     exports as text instead. Without ``dop``, every format compares at the
     concurrency at which the base measured the most microbenchmarks (warm-ups
-    not counted, ties to the fewest clients); ``dop`` in the JSON says which. ``releases=long-term`` leaves out the
-    short-term releases of a series that mixes both kinds (every version by default). ``scan_formula=era`` reads
+    not counted, ties to the fewest clients); ``dop`` in the JSON says which. ``releases=long-term`` reads the
+    long-term releases and the newest release of a series that mixes both kinds (every version by default);
+    ``release_view`` in the JSON says which releases the view left out, with the switch. ``scan_formula=era`` reads
     scan as each run's own scripts computed it (tps × table size / 1000 in mid-March to mid-April 2025) instead
     of by the spec's formula for every run; ``scan_eras`` then names the runs of each formula when they are mixed.
     Every answer carries a strong ``ETag``; sent back in ``If-None-Match`` it gets a 304 until a run of the
@@ -99,9 +102,14 @@ def compare(request: HttpRequest, params: Query[CompareParams]) -> Any:
 
 def _requested(params: ComparisonParams, scan_formula: str = "spec") -> tuple[Run, ComparisonSpec]:
     """The base run and the comparison the parameters name (runs by name or id, in the base's series)."""
-    base = resolve_run(params.base, server=params.server, workload=params.workload)
+    base = resolve_run(
+        params.base, server=params.server, workload=params.workload, dop=params.dop, variant=params.variant
+    )
     names = [n.strip() for n in params.runs.split(",") if n.strip()]
-    run_ids = tuple(resolve_run(n, server=base.server.name, workload=base.workload.name).pk for n in names)
+    run_ids = tuple(
+        resolve_run(n, server=base.server.name, workload=base.workload.name, dop=params.dop, near=base).pk
+        for n in names
+    )
     spec = ComparisonSpec(
         base_run_id=base.pk,
         run_ids=run_ids,
@@ -118,13 +126,32 @@ def _requested(params: ComparisonParams, scan_formula: str = "spec") -> tuple[Ru
 def _serialised(spec: ComparisonSpec, params: CompareParams) -> tuple[bytes, str]:
     """The comparison as the bytes of the requested format; a 200-version series' JSON is megabytes, made once
     per change of the series instead of on every request."""
-    comparison = get_comparison(spec)
-    comparison = releaseview.in_view(comparison, params.releases, settings.BENCHDASH_RELEASE_LINES).comparison
+    full = get_comparison(spec)
+    cut = releaseview.in_view(full, params.releases, settings.BENCHDASH_RELEASE_LINES)
+    comparison = cut.comparison
     if params.format == "json" and not params.metrics:
-        body = json.dumps(comparison.as_json(), cls=NinjaJSONEncoder, separators=(",", ":")).encode()
+        body = json.dumps(
+            {**comparison.as_json(), "release_view": _release_view(full, cut, params.releases)},
+            cls=NinjaJSONEncoder,
+            separators=(",", ":"),
+        ).encode()
         return body, "application/json; charset=utf-8"
     text = export(comparison, params.format, absolute=params.absolute, metrics=params.metrics)
     return text.encode(), CONTENT_TYPES[params.format]
+
+
+def _release_view(full: Any, cut: releaseview.InView, view: str) -> dict[str, Any]:
+    """Which releases the view leaves out, in one line with the switch, and which newest release it reads
+    provisionally (a short-term one, until a newer release arrives)."""
+    left_out = releaseview.left_out_labels(full, cut)
+    provisional = releaseview.provisional_labels(full, settings.BENCHDASH_RELEASE_LINES)
+    if view == "all":
+        line = "Every release; releases=long-term for the long-term releases and the newest."
+    else:
+        newest = f" ({', '.join(provisional)}: provisional until a newer release arrives)" if provisional else ""
+        gone = f"left out: {', '.join(left_out)}" if left_out else "no release left out"
+        line = f"Long-term releases and the newest{newest}; {gone}; releases=all for every release."
+    return {"releases": view, "left_out": left_out, "provisional": provisional, "note": line}
 
 
 class WriteupParams(ComparisonParams):

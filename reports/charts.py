@@ -27,7 +27,8 @@ import re
 import statistics
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, TypedDict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
 
 if TYPE_CHECKING:
     from reports.compare import Column, Comparison
@@ -279,66 +280,12 @@ def group_line_chart(
 
     ticks = column_labels(columns, sep="<br>")
     xs = [ticks[k] for k in keys]
+    axis = _LineAxis(start=start, end=end, top=top, log=log)
     edge_marks = _edge_marks(comparison, keys, members, start, end)
-    traces = []
-    for i, label in enumerate(members):
-        ys: list[float | None] = []
-        texts: list[str | None] = []
-        qps: list[float | None] = []
-        marks: list[str | None] = []
-        places: list[str] = []
-        at_value: list[bool] = []
-        clipped = False
-        for key in keys:
-            rel = comparison.relative[key].get(label)
-            noisy = comparison.noisy.get(key, {}).get(label, False)
-            y, text, mark = _plotted(rel, top, noisy)
-            place = "top center"
-            if mark is None and y is not None:
-                y, mark, place = _edge(rel, start, end)
-                if mark is not None:
-                    clipped = True
-                    text += " (outside the axis: drawn at its edge)"
-                    # Several lines leaving the axis at one version share one label, on the most extreme point.
-                    mark = edge_marks.get((key, label))
-            if log and y is not None and y <= 0:
-                y, mark = start, f"▼{rel:.2f}" if rel is not None and math.isfinite(rel) else INFINITY_TEXT
-            ys.append(y)
-            at_value.append(rel is not None and math.isfinite(rel) and start <= rel <= end and (rel > 0 or not log))
-            marks.append(mark)
-            places.append(place)
-            texts.append(text)
-            qps.append(None if y is None else _absolute(comparison.qps[key].get(label)))
-        style = _line_style(i)
-        base_text = _number_text(base_qps.get(label))
-        # Payload: a plain line carries only its QPS per point and formats relative QPS from y; the hover
-        # text per point (clipped, ∞, "within noise") is sent only for the lines that need it.
-        special = clipped or any(marks) or any(comparison.noisy.get(k, {}).get(label, False) for k in keys)
-        relative_part = "%{customdata[0]}" if special else "%{y:.2f}"
-        qps_part = "%{customdata[1]:,}" if special else "%{customdata:,}"
-        traces.append(
-            _trace(
-                "scatter",
-                x=xs,
-                y=ys,
-                customdata=[None if y is None else [t, q] for y, t, q in zip(ys, texts, qps, strict=True)]
-                if special
-                else qps,
-                name=label,
-                mode="lines+markers+text" if any(marks) else "lines+markers",
-                text=marks if any(marks) else None,
-                textposition=(places if len(set(places)) > 1 else places[0]) if any(marks) else None,
-                textfont={"color": style["color"], "size": 10} if any(marks) else None,
-                line={"color": style["color"], "dash": style["dash"], "width": GUIDE_WIDTH},
-                marker={"symbol": style["symbol"], "size": 8, "color": style["color"]},
-                connectgaps=False,
-                error_y=_error_bars([relative_spread(comparison, k, label) for k in keys], at_value, style["color"]),
-                hovertemplate=(
-                    f"<b>%{{fullData.name}}</b><br>%{{x}}<br>relative QPS: {relative_part}"
-                    f"<br>QPS: {qps_part}<br>base QPS: {base_text}<extra></extra>"
-                ),
-            )
-        )
+    traces = [
+        _group_line_trace(comparison, label, i, keys, xs, axis, edge_marks, _number_text(base_qps.get(label)))
+        for i, label in enumerate(members)
+    ]
 
     layout = _base_layout(title=_group_title(comparison, group), height=500)
     layout.update(
@@ -350,6 +297,104 @@ def group_line_chart(
         annotations=_threshold_annotations(red, green, start, end, log=log),
     )
     return _figure(traces, layout)
+
+
+@dataclass(frozen=True)
+class _LineAxis:
+    """A group chart's relative-QPS axis: where it starts and ends, where an infinite ratio is drawn, log or not."""
+
+    start: float
+    end: float
+    top: float
+    log: bool
+
+
+class _LinePoint(NamedTuple):
+    y: float | None
+    text: str  # the relative QPS for the hover
+    mark: str | None  # drawn beside the point: "▼0.35" at an axis edge, "∞"
+    place: str  # where the mark goes
+    at_value: bool  # drawn at its own value (not clipped), so an error bar belongs on it
+    clipped: bool
+
+
+def _group_line_point(rel: float | None, noisy: bool, axis: _LineAxis, shared_mark: str | None) -> _LinePoint:
+    """One point of a group chart's line; ``shared_mark``: the label this point carries when it leaves the axis
+    (several lines leaving it at one version share one label, on the most extreme point)."""
+    y, text, mark = _plotted(rel, axis.top, noisy)
+    place = "top center"
+    clipped = False
+    if mark is None and y is not None:
+        y, mark, place = _edge(rel, axis.start, axis.end)
+        if mark is not None:
+            clipped = True
+            text += " (outside the axis: drawn at its edge)"
+            mark = shared_mark
+    if axis.log and y is not None and y <= 0:
+        y, mark = axis.start, f"▼{rel:.2f}" if rel is not None and math.isfinite(rel) else INFINITY_TEXT
+    finite = rel is not None and math.isfinite(rel)
+    at_value = finite and axis.start <= rel <= axis.end and (rel > 0 or not axis.log)  # type: ignore[operator]
+    return _LinePoint(y, text, mark, place, at_value, clipped)
+
+
+def _mark_texts(marks: list[str | None], places: list[str], colour: str) -> dict[str, Any]:
+    """A line's trace properties for the marks beside its points ("▼0.35", "∞"); a line without any has none."""
+    if not any(marks):
+        return {"mode": "lines+markers"}
+    return {
+        "mode": "lines+markers+text",
+        "text": marks,
+        "textposition": places if len(set(places)) > 1 else places[0],
+        "textfont": {"color": colour, "size": 10},
+    }
+
+
+def _group_line_trace(
+    comparison: Comparison,
+    label: str,
+    i: int,
+    keys: list[str],
+    xs: list[str],
+    axis: _LineAxis,
+    edge_marks: dict[tuple[str, str], str],
+    base_text: str,
+) -> dict[str, Any]:
+    """The line of one microbenchmark across the compared columns (see ``group_line_chart``)."""
+    noisy = [comparison.noisy.get(key, {}).get(label, False) for key in keys]
+    points = [
+        _group_line_point(comparison.relative[key].get(label), quiet, axis, edge_marks.get((key, label)))
+        for key, quiet in zip(keys, noisy, strict=True)
+    ]
+    ys = [p.y for p in points]
+    marks = [p.mark for p in points]
+    places = [p.place for p in points]
+    qps = [
+        None if p.y is None else _absolute(comparison.qps[key].get(label)) for key, p in zip(keys, points, strict=True)
+    ]
+    style = _line_style(i)
+    # Payload: a plain line carries only its QPS per point and formats relative QPS from y; the hover
+    # text per point (clipped, ∞, "within noise") is sent only for the lines that need it.
+    special = any(p.clipped for p in points) or any(marks) or any(noisy)
+    relative_part = "%{customdata[0]}" if special else "%{y:.2f}"
+    qps_part = "%{customdata[1]:,}" if special else "%{customdata:,}"
+    return _trace(
+        "scatter",
+        x=xs,
+        y=ys,
+        customdata=[None if p.y is None else [p.text, q] for p, q in zip(points, qps, strict=True)] if special else qps,
+        name=label,
+        **_mark_texts(marks, places, style["color"]),
+        line={"color": style["color"], "dash": style["dash"], "width": GUIDE_WIDTH},
+        marker={"symbol": style["symbol"], "size": 8, "color": style["color"]},
+        connectgaps=False,
+        error_y=_error_bars(
+            [relative_spread(comparison, k, label) for k in keys], [p.at_value for p in points], style["color"]
+        ),
+        hovertemplate=(
+            f"<b>%{{fullData.name}}</b><br>%{{x}}<br>relative QPS: {relative_part}"
+            f"<br>QPS: {qps_part}<br>base QPS: {base_text}<extra></extra>"
+        ),
+    )
 
 
 def group_bar_chart(
@@ -606,6 +651,10 @@ def drilldown_charts(
     into the titles so a downloaded PNG says what it shows; ``percentile`` (95,
     99) names the latency percentile line.
 
+    - x: the columns' version labels (made unique with the column key where two
+      columns share one), as categories; ``layout.meta.keys`` maps each back to
+      its column key. A label is a fifth of a run key's length, and x is written
+      once per trace: at 200 versions that is most of the charts' bytes;
     - "qps": absolute QPS as bars, relative QPS as a line on a second y axis
       (right, from 0) with a reference line at 1.0 on that axis;
     - "latency": average and percentile latency in ms, one line each;
@@ -614,17 +663,49 @@ def drilldown_charts(
     Missing values are gaps; infinite ratios are clipped and marked "∞" as in
     ``group_line_chart``.
     """
-    keys = [p["key"] for p in series]
-    ticks = [p["version_label"] for p in series]
+    xs = _unique_labels(series)
     prefix = f"{microbenchmark}: " if microbenchmark else ""
 
+    def layout(title: str, height: int, **axes: Any) -> dict[str, Any]:
+        found = _base_layout(title=f"{prefix}{title}", height=height)
+        # Plotly picks which labels to print: with every one forced, 200 versions are an unreadable smear.
+        axis = {"type": "category", "automargin": True, "showgrid": False}
+        found.update(xaxis=axis, meta={"keys": {x: p["key"] for x, p in zip(xs, series, strict=True)}})
+        found.update(axes)
+        return found
+
+    return {
+        "qps": _drilldown_qps(series, xs, layout),
+        "latency": _drilldown_latency(series, xs, layout, percentile),
+        "hw": _drilldown_hw(series, xs, layout),
+    }
+
+
+_Layout = Callable[..., dict[str, Any]]
+
+
+def _unique_labels(series: Sequence[DrilldownPoint]) -> list[str]:
+    """Each point's version label, with its column key added where two points share a label."""
+    counts = Counter(p["version_label"] for p in series)
+    return [
+        p["version_label"] if counts[p["version_label"]] == 1 else f"{p['version_label']} {p['key']}" for p in series
+    ]
+
+
+def _finite_top(values: Iterable[float | None]) -> float:
+    """The axis step just above the largest finite value (and above 1.0): where an infinite ratio is drawn."""
+    return _step_above(max([v for v in values if v is not None and math.isfinite(v)] + [1.0]))
+
+
+def _drilldown_qps(series: Sequence[DrilldownPoint], xs: list[str], layout: _Layout) -> dict[str, Any]:
     relative = [p["relative"] for p in series]
-    rel_clip = _step_above(max([v for v in relative if v is not None and math.isfinite(v)] + [1.0]))
+    rel_clip = _finite_top(relative)
     rel_top = rel_clip + 2 * STEP if any(v is not None and math.isinf(v) for v in relative) else rel_clip
     rel_points = [_plotted(v, rel_clip, False) for v in relative]
-    qps_layout = _base_layout(title=f"{prefix}QPS", height=400)
-    qps_layout.update(
-        xaxis=_category_axis(keys, ticks),
+    marks = [mark for _, _, mark in rel_points]
+    qps_layout = layout(
+        "QPS",
+        400,
         yaxis={"title": {"text": "QPS"}, "rangemode": "tozero", "gridcolor": GRID, "automargin": True},
         yaxis2={
             "title": {"text": "relative QPS"},
@@ -639,64 +720,66 @@ def drilldown_charts(
         },
         shapes=[_reference_line("y2")],
     )
-    qps_figure = _figure(
-        [
-            _trace(
-                "bar",
-                x=keys,
-                y=[_absolute(p["qps"]) for p in series],
-                name="QPS",
-                marker={"color": "#9db4e3"},
-                hovertemplate="%{x}<br>QPS: %{y:,}<extra></extra>",
-            ),
-            _trace(
-                "scatter",
-                x=keys,
-                y=[y for y, _, _ in rel_points],
-                customdata=[text for _, text, _ in rel_points],
-                text=[mark for _, _, mark in rel_points] if any(m for _, _, m in rel_points) else None,
-                mode="lines+markers+text" if any(m for _, _, m in rel_points) else "lines+markers",
-                textposition="top center",
-                name="relative QPS",
-                yaxis="y2",
-                line={"color": PALETTE[1], "width": 2},
-                marker={"symbol": SYMBOLS[1], "size": 8},
-                hovertemplate="%{x}<br>relative QPS: %{customdata}<extra></extra>",
-            ),
-        ],
-        qps_layout,
+    bars = _trace(
+        "bar",
+        x=xs,
+        y=[_absolute(p["qps"]) for p in series],
+        name="QPS",
+        marker={"color": "#9db4e3"},
+        hovertemplate="%{x}<br>QPS: %{y:,}<extra></extra>",
     )
+    line = _trace(
+        "scatter",
+        x=xs,
+        y=[y for y, _, _ in rel_points],
+        customdata=[text for _, text, _ in rel_points],
+        text=marks if any(marks) else None,
+        mode="lines+markers+text" if any(marks) else "lines+markers",
+        textposition="top center",
+        name="relative QPS",
+        yaxis="y2",
+        line={"color": PALETTE[1], "width": 2},
+        marker={"symbol": SYMBOLS[1], "size": 8},
+        hovertemplate="%{x}<br>relative QPS: %{customdata}<extra></extra>",
+    )
+    return _figure([bars, line], qps_layout)
 
+
+def _drilldown_latency(
+    series: Sequence[DrilldownPoint], xs: list[str], layout: _Layout, percentile: float | None
+) -> dict[str, Any]:
     pct_name = f"p{percentile:g} latency" if percentile is not None else "percentile latency"
-    latency_hover = "%{x}<br>%{fullData.name}: %{y} ms<extra></extra>"
-    latency_layout = _base_layout(title=f"{prefix}latency", height=380)
-    latency_layout.update(
-        xaxis=_category_axis(keys, ticks),
-        yaxis={"title": {"text": "ms"}, "rangemode": "tozero", "gridcolor": GRID, "automargin": True},
-    )
-    latency_figure = _figure(
+    hover = "%{x}<br>%{fullData.name}: %{y} ms<extra></extra>"
+    return _figure(
         [
-            _metric_line(keys, [_sig(p["lat_avg_ms"]) for p in series], "avg latency", 0, hovertemplate=latency_hover),
-            _metric_line(keys, [_sig(p["lat_pct_ms"]) for p in series], pct_name, 1, hovertemplate=latency_hover),
+            _metric_line(xs, [_sig(p["lat_avg_ms"]) for p in series], "avg latency", 0, hovertemplate=hover),
+            _metric_line(xs, [_sig(p["lat_pct_ms"]) for p in series], pct_name, 1, hovertemplate=hover),
         ],
-        latency_layout,
+        layout(
+            "latency",
+            380,
+            yaxis={"title": {"text": "ms"}, "rangemode": "tozero", "gridcolor": GRID, "automargin": True},
+        ),
     )
 
-    hw_names = (
-        ("cpu_o", "CPU / operation"),
-        ("cs_o", "context switches / operation"),
-        ("rkb_o", "KB read / operation"),
-        ("wkb_o", "KB written / operation"),
-    )
-    ratios = [p[f"{name}_ratio"] for p in series for name, _ in hw_names]  # type: ignore[literal-required]
-    hw_clip = _step_above(max([v for v in ratios if v is not None and math.isfinite(v)] + [1.0]))
-    hw_traces = []
-    for i, (name, title) in enumerate(hw_names):
-        points = [_plotted(p[f"{name}_ratio"], hw_clip, False) for p in series]  # type: ignore[literal-required]
+
+_HW_NAMES = (
+    ("cpu_o", "CPU / operation"),
+    ("cs_o", "context switches / operation"),
+    ("rkb_o", "KB read / operation"),
+    ("wkb_o", "KB written / operation"),
+)
+
+
+def _drilldown_hw(series: Sequence[DrilldownPoint], xs: list[str], layout: _Layout) -> dict[str, Any]:
+    clip = _finite_top(p[f"{name}_ratio"] for p in series for name, _ in _HW_NAMES)  # type: ignore[literal-required]
+    traces = []
+    for i, (name, title) in enumerate(_HW_NAMES):
+        points = [_plotted(p[f"{name}_ratio"], clip, False) for p in series]  # type: ignore[literal-required]
         marks = [mark for _, _, mark in points]
-        hw_traces.append(
+        traces.append(
             _metric_line(
-                keys,
+                xs,
                 [y for y, _, _ in points],
                 title,
                 i,
@@ -712,19 +795,14 @@ def drilldown_charts(
                 ),
             )
         )
-    hw_layout = _base_layout(title=f"{prefix}HW efficiency", height=400)
-    hw_layout.update(
-        xaxis=_category_axis(keys, ticks),
-        yaxis={
-            "title": {"text": "relative to base"},
-            "rangemode": "tozero",
-            "tickformat": ".2f",
-            "gridcolor": GRID,
-            "automargin": True,
-        },
-        shapes=[_reference_line("y")],
-    )
-    return {"qps": qps_figure, "latency": latency_figure, "hw": _figure(hw_traces, hw_layout)}
+    hw_axis = {
+        "title": {"text": "relative to base"},
+        "rangemode": "tozero",
+        "tickformat": ".2f",
+        "gridcolor": GRID,
+        "automargin": True,
+    }
+    return _figure(traces, layout("HW efficiency", 400, yaxis=hw_axis, shapes=[_reference_line("y")]))
 
 
 # --------------------------------------------------------------------------- internals
@@ -1028,6 +1106,100 @@ def with_markers(figure: dict[str, Any], markers: Sequence[Marker]) -> dict[str,
     layout["shapes"] = shapes
     layout["annotations"] = annotations
     return {**figure, "layout": layout}
+
+
+class StoryPoint(TypedDict):
+    """One version of a story's series: its value (relative QPS, or a metric per operation), the story's level
+    there, and what the story says happened at it."""
+
+    version: str
+    value: float | None
+    level: float | None
+    mark: str  # "", "arrived", "fixed", "outlier", or another event's words ("worse", "partly back", …)
+
+
+def story_chart(points: Sequence[StoryPoint], *, title: str, y_title: str, kind: str) -> dict[str, Any]:
+    """A story's series: its values per version (markers and a line), the story's level as a step line, a dashed
+    vertical line with a label at the arrival and at the fix (and any other event), and each outlier as a
+    hollow marker with its label. ``kind`` (regression or improvement) colours the arrival."""
+    versions = [p["version"] for p in points]
+    layout = _base_layout(title=title, height=360)
+    layout.update(
+        xaxis=_category_axis(versions, versions),
+        yaxis={"title": {"text": y_title}, "gridcolor": GRID, "automargin": True},
+        showlegend=True,
+        legend={"orientation": "h", "y": -0.2},
+    )
+    shapes, annotations = [], []
+    arrival_colour = RED if kind == "regression" else GREEN
+    for point in points:
+        mark = point["mark"]
+        if not mark or mark == "outlier":
+            continue
+        colour = arrival_colour if mark == "arrived" else (GREEN if mark == "fixed" else REFERENCE)
+        shapes.append(
+            {
+                "type": "line",
+                "xref": "x",
+                "yref": "paper",
+                "x0": point["version"],
+                "x1": point["version"],
+                "y0": 0,
+                "y1": 1,
+                "line": {"color": colour, "width": 1.5, "dash": "dashdot"},
+            }
+        )
+        annotations.append(
+            {
+                "x": point["version"],
+                "y": 1,
+                "xref": "x",
+                "yref": "paper",
+                "yanchor": "bottom",
+                "showarrow": False,
+                "text": mark,
+                "font": {"size": 11, "color": colour},
+                "bgcolor": "rgba(255,255,255,0.85)",
+            }
+        )
+    layout.update(shapes=shapes, annotations=annotations)
+    outliers = [p for p in points if p["mark"] == "outlier"]
+    traces = [
+        _trace(
+            "scatter",
+            x=versions,
+            y=[_sig(p["value"]) for p in points],
+            mode="lines+markers",
+            name="measured",
+            line={"color": PALETTE[0], "width": 2},
+            marker={"symbol": SYMBOLS[0], "size": 8},
+            hovertemplate="%{x}: %{y}<extra></extra>",
+        ),
+        _trace(
+            "scatter",
+            x=versions,
+            y=[_sig(p["level"]) for p in points],
+            mode="lines",
+            name="the story's level",
+            line={"color": arrival_colour, "width": 2, "shape": "hv", "dash": "dot"},
+            hovertemplate="%{x}: level %{y}<extra></extra>",
+        ),
+    ]
+    if outliers:
+        traces.append(
+            _trace(
+                "scatter",
+                x=[p["version"] for p in outliers],
+                y=[_sig(p["value"]) for p in outliers],
+                mode="markers+text",
+                text=["outlier"] * len(outliers),
+                textposition="bottom center",
+                name="outlier (set aside)",
+                marker={"symbol": "circle-open", "size": 16, "color": REFERENCE, "line": {"width": 2}},
+                hovertemplate="%{x}: outlier %{y}<extra></extra>",
+            )
+        )
+    return _figure(traces, layout)
 
 
 def with_heatmap_badges(figure: dict[str, Any], badges: Sequence[tuple[str, str, str]]) -> dict[str, Any]:

@@ -55,8 +55,10 @@ def explain(comparison: Comparison, column_key: str, label: str, *, run_diff: Ru
         ratio = ratios.get(key)
         if ratio is None:
             continue
-        distance = _distance(ratio)
-        significant = stats.flag(ratio, red, green) in ("red", "green")
+        # From a base about zero (``stats.ABOUT_ZERO``) a ratio says nothing: no flag, it explains nothing.
+        near_zero = stats.about_zero(key, base_values.get(key))
+        distance = 0.0 if near_zero else _distance(ratio)
+        significant = not near_zero and stats.flag(ratio, red, green) in ("red", "green")
         more = ratio > 1
         # Costs: more per operation explains a drop, less explains a gain.
         changed = _direction(rel, red, green) in ("regression", "improvement")
@@ -72,6 +74,7 @@ def explain(comparison: Comparison, column_key: str, label: str, *, run_diff: Ru
                 "distance": distance,
                 "change_pct": _pct(ratio),
                 "significant": significant,
+                "near_zero": near_zero,
                 "explains": explains,
                 "text": _metric_text(name, meaning, ratio, significant),
             }

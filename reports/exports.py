@@ -61,10 +61,38 @@ def export(
         runs, versions, tests, cells = dbbench_table(comparison)
         dbbench_formatter = dbbench_layout.format_dbbench_tsv if fmt == "tsv" else dbbench_layout.format_dbbench_csv
         return dbbench_formatter(runs, versions, tests, cells, relative=not absolute)
-    labels = reference.reference_tests(comparison.labels, pk=comparison.pk_mode)
+    labels = reference.reference_tests(comparison.labels, pk=comparison.pk_mode, keep_pre=keeps_pre_rows(comparison))
     values = {(key, label): comparison.qps[key].get(label) for key in keys for label in labels}
     formatter = reference.format_qps_tsv if fmt == "tsv" else reference.format_qps_csv
-    return formatter(keys, labels, values, relative_to=None if absolute else base)
+    return formatter(
+        keys, labels, values, relative_to=None if absolute else base, decimals=printed_decimals(comparison)
+    )
+
+
+# The author's QPS tables keep the .pre rows until his scripts left them out (sum_qps_csv_nopre.sh, 2024-10-28).
+PRE_ROWS_DROPPED = "2024-10-28"
+
+
+def keeps_pre_rows(comparison: Comparison) -> bool:
+    """Whether the author's tables of these runs' era print the ``.pre`` rows: a table read from his own says
+    (it had them or not); runs from their directories, by when they ran."""
+    read = [c.summary_layout for c in comparison.columns if c.summary_layout]
+    if read:
+        return any(layout.get("pre_rows") for layout in read)
+    started = [c.started_at for c in comparison.columns if c.started_at]
+    return bool(started) and max(started) < PRE_ROWS_DROPPED
+
+
+def printed_decimals(comparison: Comparison) -> dict[tuple[str, str], int]:
+    """Per (column, label): the decimals the author's table printed a column read from it with. Its other cells
+    printed %.0f, so 0; columns from run directories are not in it (their precision is not recorded)."""
+    said: dict[tuple[str, str], int] = {}
+    for column in comparison.columns:
+        if column.summary_layout:
+            decimals = column.summary_layout.get("decimals", {})
+            for label in comparison.labels:
+                said[(column.key, label)] = int(decimals.get(label, 0))
+    return said
 
 
 def dbbench_table(
@@ -86,13 +114,23 @@ def _metrics(comparison: Comparison, keys: list[str]) -> str:
         if sysbench.is_load(test):
             continue  # printed above, whatever the comparison's concurrency
         file = f"sb.met.{test}.range{range_size}.pk{comparison.pk_mode}.dop{comparison.dop}"
-        files.append(file)
         for key in keys:
             values = comparison.metrics[key].get(label)
             metrics[(key, file)] = values if values and any(v is not None for v in values.values()) else None
+        # A test no run has an sb.met file of has no block, as the scripts print none for it.
+        if any(metrics[(key, file)] is not None for key in keys):
+            files.append(file)
+    files = _in_authors_order(files, comparison.column(comparison.base).summary_layout.get("met_order", []))
     return reference.format_met_blocks(
         keys, files, cast("Mapping[tuple[str, str], Mapping[str, float] | None]", metrics)
     )
+
+
+def _in_authors_order(files: list[str], order: list[str]) -> list[str]:
+    """The blocks in the order of the author's o.met the base was read from (the order its tests ran), the
+    others after them; as they are for a base from its run directory."""
+    rank = {file: at for at, file in enumerate(order)}
+    return sorted(files, key=lambda file: rank.get(file, len(rank))) if rank else files
 
 
 def _load_blocks(

@@ -33,7 +33,7 @@ class CompareForm(forms.Form):
         required=False,
         choices=[
             ("", "long-term in charts, all in tables"),
-            ("long-term", "long-term releases only"),
+            ("long-term", "long-term releases and the newest"),
             ("all", "every release"),
         ],
     )

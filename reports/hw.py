@@ -9,7 +9,9 @@ values per microbenchmark and ``Comparison.metric_ratios`` their ratio to the ba
 
 Each metric is a cost per operation, so more is worse: a ratio is flagged with the QPS rules applied to its
 reciprocal (red at or above 1/red, green at or below 1/green), and a page's colours mean the same thing in
-both sections. The cells are built here as HTML: 4 metrics × 60 versions × 42 microbenchmarks is 10,000
+both sections. From a base below the metric's floor (``stats.ABOUT_ZERO``, "about zero") there is no ratio
+and no flag: the cell shows the base's level and the version's. The cells are built here as HTML: 4 metrics
+× 60 versions × 42 microbenchmarks is 10,000
 cells, which the template engine would take seconds over.
 """
 
@@ -62,7 +64,15 @@ def _median(values: list[float | None]) -> float | None:
     return statistics.median(present) if present else None
 
 
-def _cell(ratio: float | None, red: float, green: float, title: str) -> str:
+def _cell(
+    ratio: float | None, red: float, green: float, title: str, levels: tuple[float | None, float | None] | None = None
+) -> str:
+    """One ratio cell; ``levels`` (the base's, the version's) when the base is about zero (``stats.ABOUT_ZERO``):
+    then the two levels, no ratio and no flag."""
+    if levels is not None:
+        shown = f"{_number(levels[0])} → {_number(levels[1])}"
+        about = f"{title} (the base is about zero: no ratio)"
+        return f'<td class="num about-zero" title="{escape(about)}">{escape(shown)}</td>'
     if ratio is None:
         return f'<td class="num missing" title="{escape(title)}">missing</td>'
     flag = cost_flag(ratio, red, green)
@@ -73,6 +83,28 @@ def _has_any(comparison: Comparison, labels: list[str], metric: str) -> bool:
     return any(
         comparison.metrics[c.key].get(label, {}).get(metric) is not None for c in comparison.columns for label in labels
     )
+
+
+def _group_cell(comparison: Comparison, labels: list[str], column_key: str, key: str, name: str) -> str:
+    """A group's cell of one metric in one version: the median ratio of the members whose base is not about
+    zero; the two median levels when the group's own base is about zero."""
+    base, red, green = comparison.base, comparison.spec.red, comparison.spec.green
+
+    def absolute(column: str, label: str) -> float | None:
+        return comparison.metrics[column].get(label, {}).get(key)
+
+    value = _median(
+        [
+            comparison.metric_ratios.get(column_key, {}).get(label, {}).get(key)
+            for label in labels
+            if not stats.about_zero(key, absolute(base, label))
+        ]
+    )
+    own = _median([absolute(column_key, label) for label in labels])
+    theirs = _median([absolute(base, label) for label in labels])
+    over = f"{len(labels)} microbenchmark" + ("s" if len(labels) != 1 else "")
+    title = f"{name}: median {_number(own)} vs {_number(theirs)} for the base, over {over}"
+    return _cell(value, red, green, title, (theirs, own) if stats.about_zero(key, theirs) else None)
 
 
 def hw_context(comparison: Comparison) -> dict[str, Any]:
@@ -102,14 +134,7 @@ def hw_context(comparison: Comparison) -> dict[str, Any]:
             continue
         rows: list[dict[str, Any]] = []
         for column in others:
-            cells = []
-            for key, name, _about in shown:
-                value = _median([ratio(column.key, label, key) for label in labels])
-                own = _median([absolute(column.key, label, key) for label in labels])
-                theirs = _median([absolute(base, label, key) for label in labels])
-                over = f"{len(labels)} microbenchmark" + ("s" if len(labels) != 1 else "")
-                title = f"{name}: median {_number(own)} vs {_number(theirs)} for the base, over {over}"
-                cells.append(_cell(value, red, green, title))
+            cells = [_group_cell(comparison, labels, column.key, key, name) for key, name, _about in shown]
             rows.append({"label": comparison.version_label(column.key), "key": column.key, "cells": _safe(cells)})
         groups.append({"name": group, "size": len(labels), "rows": rows})
 
@@ -119,12 +144,14 @@ def hw_context(comparison: Comparison) -> dict[str, Any]:
         for group, labels in members.items():
             for label in labels:
                 theirs = absolute(base, label, key)
+                near_zero = stats.about_zero(key, theirs)
                 cells = [
                     _cell(
                         ratio(column.key, label, key),
                         red,
                         green,
                         f"{name} {_number(absolute(column.key, label, key))} vs {_number(theirs)} for the base",
+                        (theirs, absolute(column.key, label, key)) if near_zero else None,
                     )
                     for column in others
                 ]

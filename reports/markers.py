@@ -25,6 +25,12 @@ class Record:
     arrived: str
     fixed: str | None
     bugs: tuple[tuple[str, str], ...] = ()  # (label, url)
+    summary: str = ""  # the story in one line
+    state: str = ""  # its triage state, as shown
+    metric: str = "qps"
+    outlier: bool = False
+    folded: bool = False  # told by its group's story in lists
+    no_longer_detected: bool = False
 
     @property
     def improvement(self) -> bool:
@@ -43,9 +49,11 @@ class Provider(Protocol):
         makes their cache key)."""
         ...
 
-    def records(self, server_id: int, workload_id: int, microbenchmark_id: int | None, group: str) -> list[Record]:
+    def records(
+        self, server_id: int, workload_id: int, microbenchmark_id: int | None, group: str, every_metric: bool = False
+    ) -> list[Record]:
         """The records of one microbenchmark, or of a group as a whole when ``microbenchmark_id`` is None,
-        oldest arrival first."""
+        oldest arrival first: QPS stories, or with ``every_metric`` the HW and suite metrics' own too."""
         ...
 
 
@@ -73,10 +81,12 @@ def stamp_sql() -> list[str]:
     return [provider.stamp_sql() for provider in _providers]
 
 
-def records(server_id: int, workload_id: int, microbenchmark_id: int | None, group: str = "") -> list[Record]:
+def records(
+    server_id: int, workload_id: int, microbenchmark_id: int | None, group: str = "", every_metric: bool = False
+) -> list[Record]:
     found: list[Record] = []
     for provider in _providers:
-        found.extend(provider.records(server_id, workload_id, microbenchmark_id, group))
+        found.extend(provider.records(server_id, workload_id, microbenchmark_id, group, every_metric))
     return found
 
 

@@ -5,8 +5,14 @@ What the author's scripts do, and so what these functions reproduce:
 - ``qps.{abs,rel}.all.{tsv,csv}``: one row per test label (``<test>_range=<R>``)
   in three blocks — point, range, write — each in the order ``ls | sort`` gives
   the ``sb.r.qps.<test>.range<R>.pk<P>`` files in an en_US locale. Absolute QPS
-  is printed as an integer (C ``%.0f``, round half to even); the relative table
-  divides those printed integers and prints ``%.2f``.
+  is printed as the author's ``sb.r.qps`` files print it in each era: an integer
+  (C ``%.0f``, round half to even) for most, decimals where he printed them
+  (scan's millions of rows/s with 3 in 2021-2025, sysbench's own ``%.2f`` in
+  2018-2020) — a run read from his tables keeps the decimals its cells have,
+  and a value whose precision nothing records keeps at least three significant
+  digits (``suites.tables.printed_decimals``). The relative table divides those
+  printed values and prints ``%.2f``. The ``.pre`` rows are printed where the
+  author's tables of that era have them (2023 to October 2024; ``keep_pre``).
 - ``o.met.all``: one block per ``sb.met`` file (see ``format_met_blocks``).
 
 Where the scripts would print an empty field for a missing result (and shift
@@ -20,6 +26,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from reports.stats import ComparisonResult, GroupSummary, RunKey
+from suites.cells import csv_text, tsv_line
 from suites.groups import bare_test
 from suites.sysbench.parse import is_load
 from suites.tables import NA, met_ratio_text, printed_qps, qps_text, ratio_text, relative_qps
@@ -76,19 +83,20 @@ def reference_block(name: str) -> str | None:
     return "range"
 
 
-def reference_tests(labels: Iterable[str], pk: int = 1) -> list[str]:
+def reference_tests(labels: Iterable[str], pk: int = 1, *, keep_pre: bool = False) -> list[str]:
     """The labels of a reference QPS table, in its row order.
 
     Takes test labels (``point-query_range=100``). Drops the pre-write phase
-    (tests ending ``.pre`` and ``.warmpre``: the nov25 mysql-small tables have
-    none) and point warm-ups; keeps the rest in point, range, write blocks,
-    each sorted like ``ls | sort`` sorts their ``sb.r.qps.<test>.range<R>.pk<pk>``
-    files.
+    (tests ending ``.pre`` and ``.warmpre``: the author's tables since November
+    2024 have none) unless ``keep_pre`` (his tables of 2023-2024 keep the
+    ``.pre`` rows), and point warm-ups; keeps the rest in point, range, write
+    blocks, each sorted like ``ls | sort`` sorts their
+    ``sb.r.qps.<test>.range<R>.pk<pk>`` files.
     """
     blocks: dict[str, list[str]] = {block: [] for block in REFERENCE_BLOCKS}
     for label in dict.fromkeys(labels):
         test = bare_test(label)
-        if test.endswith((".pre", ".warmpre")):
+        if test.endswith(".warmpre") or (test.endswith(".pre") and not keep_pre):
             continue
         block = reference_block(test)
         if block is not None:
@@ -107,17 +115,25 @@ def _qps_rows(
     labels: Sequence[str],
     values: Mapping[tuple[str, str], float | None],
     relative_to: str | None,
+    decimals: Mapping[tuple[str, str], int] | None = None,
 ) -> tuple[list[str], list[tuple[str, list[str]]]]:
-    """The column runs and, per label, the cell texts: absolute QPS, or relative to ``relative_to``."""
+    """The column runs and, per label, the cell texts: absolute QPS, or relative to ``relative_to``.
+    ``decimals``: per (run, label), the decimals the author printed the value with, where known."""
+    said = decimals or {}
     if relative_to is None:
         columns = list(runs)
-        rows = [(label, [qps_text(values.get((run, label))) for run in columns]) for label in labels]
+        rows = [
+            (label, [qps_text(values.get((run, label)), said.get((run, label))) for run in columns]) for label in labels
+        ]
         return columns, rows
     columns = [run for run in runs if run != relative_to]
     rows = []
     for label in labels:
-        base = printed_qps(values.get((relative_to, label)))
-        cells = [ratio_text(relative_qps(printed_qps(values.get((run, label))), base)) for run in columns]
+        base = printed_qps(values.get((relative_to, label)), said.get((relative_to, label)))
+        cells = [
+            ratio_text(relative_qps(printed_qps(values.get((run, label)), said.get((run, label))), base))
+            for run in columns
+        ]
         rows.append((label, cells))
     return columns, rows
 
@@ -127,6 +143,7 @@ def format_qps_tsv(
     labels: Sequence[str],
     values: Mapping[tuple[str, str], float | None],
     relative_to: str | None = None,
+    decimals: Mapping[tuple[str, str], int] | None = None,
 ) -> str:
     """The ``qps.abs.all.tsv`` layout, or ``qps.rel.all.tsv`` when ``relative_to`` names the base run.
 
@@ -137,12 +154,12 @@ def format_qps_tsv(
     integers (``inf`` when the base prints 0, ``1.00`` when both do). Missing
     cells are ``NA``. ``labels`` gives the row order (see reference_tests).
     """
-    columns, rows = _qps_rows(runs, labels, values, relative_to)
-    lines = [] if relative_to is None else [f"Relative to: {relative_to}"]
-    lines.extend(f"col-{i} : {run}" for i, run in enumerate(columns, start=1))
+    columns, rows = _qps_rows(runs, labels, values, relative_to, decimals)
+    lines = [] if relative_to is None else [tsv_line([f"Relative to: {relative_to}"])]
+    lines.extend(tsv_line([f"col-{i} : {run}"]) for i, run in enumerate(columns, start=1))
     lines.append("")
     lines.append("\t".join(f"col-{i}" for i in range(1, len(columns) + 1)))
-    lines.extend("\t".join([*cells, label]) for label, cells in rows)
+    lines.extend(tsv_line([*cells, label]) for label, cells in rows)
     return "\n".join(lines) + "\n"
 
 
@@ -151,14 +168,15 @@ def format_qps_csv(
     labels: Sequence[str],
     values: Mapping[tuple[str, str], float | None],
     relative_to: str | None = None,
+    decimals: Mapping[tuple[str, str], int] | None = None,
 ) -> str:
     """The ``qps.abs.all.csv`` / ``qps.rel.all.csv`` layout: ``label,v1,…,vK`` rows, no header at all.
 
     Cells as in format_qps_tsv; the relative file likewise leaves out the base
     column and, unlike the tsv, does not name the base.
     """
-    _, rows = _qps_rows(runs, labels, values, relative_to)
-    return "".join(",".join([label, *cells]) + "\n" for label, cells in rows)
+    _, rows = _qps_rows(runs, labels, values, relative_to, decimals)
+    return csv_text([label, *cells] for label, cells in rows)
 
 
 # --------------------------------------------------------------------------- o.met.all
@@ -206,7 +224,7 @@ def format_met_blocks(
             for key, fmt in zip(MET_KEYS, _MET_ABS_FORMATS, strict=True):
                 value = _met_value(row, key)
                 cells.append(NA if value is None else fmt.format(value))
-            out.append("\t".join([*cells, run]))
+            out.append(tsv_line([*cells, run]))
         out.append("--- relative to first result")
         base_row = metrics.get((runs[0], file)) if runs else None
         for run in runs[1:]:
@@ -218,7 +236,7 @@ def format_met_blocks(
                     value = None if value is None else float(round(value))
                     base = None if base is None else float(round(base))
                 cells.append(met_ratio_text(value, base))
-            out.append("\t".join([cells[0], "", *cells[1:], run]))
+            out.append(tsv_line([cells[0], "", *cells[1:], run]))
         out.append("")
     return "".join(line + "\n" for line in out)
 

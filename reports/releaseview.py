@@ -1,9 +1,10 @@
-"""A comparison read along release lines: every release, or the long-term release lines only.
+"""A comparison read along release lines: every release, or the long-term release lines and the newest release.
 
 A series that mixes long-term and short-term releases (MariaDB 10.11, 11.0–11.3,
 11.4) reads as a zigzag when drawn in semantic order: the short-term releases
 do not carry the long-term lines' later fixes. Charts therefore show the
-long-term lines by default; tables and the reference exports keep every
+long-term lines and the newest release of each DBMS by default (the newest
+marked provisional when it is short-term: ``runs.releases``); tables and the reference exports keep every
 version unless the reader switches (``releases=long-term|all``), so the
 reference tables still match the author's files. Which lines are long-term is
 ``runs.releases`` (the vendors' table, with the ``BENCHDASH_RELEASE_LINES``
@@ -24,7 +25,7 @@ from runs import releases
 from runs.releases import RELEASE_VIEWS, ReleaseView
 
 # What the page says for each view.
-VIEW_NAMES: dict[str, str] = {"long-term": "long-term releases only", "all": "every release"}
+VIEW_NAMES: dict[str, str] = releases.VIEW_TEXT
 V = TypeVar("V")
 
 
@@ -74,6 +75,19 @@ def in_view(comparison: Comparison, view: ReleaseView, overrides: Mapping[str, A
     return InView(_restricted(comparison, set(keys), view), view, left_out)
 
 
+def provisional_labels(comparison: Comparison, overrides: Mapping[str, Any] | None = None) -> list[str]:
+    """The newest release of each DBMS of the comparison when the default view reads it only because it is the
+    newest (a short-term release: provisional until a newer one arrives), named as the comparison names it."""
+    found = []
+    for dbms in dict.fromkeys(c.dbms for c in comparison.columns):
+        policy = releases.policy_for(dbms, comparison.server, overrides)
+        newest = releases.provisional_release([c.version for c in comparison.columns if c.dbms == dbms], policy)
+        key = next((c.key for c in comparison.columns if c.dbms == dbms and c.version == newest), None)
+        if key is not None:
+            found.append(comparison.version_label(key))
+    return found
+
+
 def left_out_labels(comparison: Comparison, cut: InView) -> list[str]:
     """The versions a view left out, named as the full comparison names them."""
     return [comparison.version_label(key) for key in cut.left_out]
@@ -97,13 +111,8 @@ def _restricted(comparison: Comparison, keys: set[str], view: str) -> Comparison
     return dataclasses.replace(
         comparison,
         columns=[c for c in comparison.columns if c.key in keys],
-        qps=_only(comparison.qps, keys),
-        cv=_only(comparison.cv, keys),
-        relative=_only(comparison.relative, keys),
-        flags=_only(comparison.flags, keys),
-        noisy=_only(comparison.noisy, keys),
+        cells={cell: value for cell, value in comparison.cells.items() if cell[0] in keys},
         summaries={group: _only(by_key, keys) for group, by_key in comparison.summaries.items()},
-        metrics=_only(comparison.metrics, keys),
         result=cut_result,
         sla_missed={cell for cell in comparison.sla_missed if cell[0] in keys},
         # Charts built from it are cached under this key: never under the full comparison's.

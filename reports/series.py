@@ -42,14 +42,15 @@ def cyclic_gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def refresh_series(server_id: int, workload_id: int) -> list[SeriesSummary]:
+def refresh_series(server_id: int, workload_id: int, *, bundle_id: int | None = None) -> list[SeriesSummary]:
     """Compute each DBMS's default comparison and the saved reports of the series, store the home-page
-    summaries, and let the apps above (regression detection) bring theirs up to date (idempotent)."""
+    summaries, and let the apps above (regression detection) bring theirs up to date (idempotent).
+    ``bundle_id``, the import that brought new runs, is passed on to them (``series_refreshed``)."""
     with cyclic_gc_paused():
-        return _refresh_series(server_id, workload_id)
+        return _refresh_series(server_id, workload_id, bundle_id)
 
 
-def _refresh_series(server_id: int, workload_id: int) -> list[SeriesSummary]:
+def _refresh_series(server_id: int, workload_id: int, bundle_id: int | None = None) -> list[SeriesSummary]:
     started_at = timezone.now()
     computed: dict[ComparisonSpec, Comparison] = {}
     summaries, has_runs = summarise_series(server_id, workload_id, computed=computed)
@@ -74,6 +75,7 @@ def _refresh_series(server_id: int, workload_id: int) -> list[SeriesSummary]:
             server_id=server_id,
             workload_id=workload_id,
             comparisons=computed,
+            bundle_id=bundle_id,
             started_at=started_at,
         )
     return summaries

@@ -26,6 +26,21 @@ DEFAULT_GREEN = 1.05
 # --------------------------------------------------------------------------- ratios
 
 
+# HW metrics per operation (comparison keys and the names pages show them by): the level below which a value
+# is "about zero". The counters are sampled per second and divided by operations per second, so a level this
+# small is the host's background (a scan's 0.08 context switches per operation, the 0.003 KB a read-only test
+# writes per operation): a ratio from it (cs/o +141588 %, wKB/o ×0.00, rKB/o ∞) says nothing. From such a base
+# there is no ratio, no red or green flag and no ratio story: the two levels are shown as they are.
+ABOUT_ZERO: dict[str, float] = {"cs_o": 0.1, "r_o": 0.01, "rkb_o": 0.05, "wkb_o": 0.05}
+ABOUT_ZERO_BY_NAME: dict[str, float] = {"cs/o": 0.1, "r/o": 0.01, "rKB/o": 0.05, "wKB/o": 0.05}
+
+
+def about_zero(metric: str, value: float | None) -> bool:
+    """Whether a HW metric's level (by comparison key or shown name) is below its floor (``ABOUT_ZERO``)."""
+    floor = ABOUT_ZERO.get(metric, ABOUT_ZERO_BY_NAME.get(metric, 0.0))
+    return value is not None and not math.isnan(value) and (value < floor or value == 0)
+
+
 def flag(rel: float | None, red: float = DEFAULT_RED, green: float = DEFAULT_GREEN) -> Flag:
     """Colour of a relative value: "red" at or below ``red``, "green" at or above ``green``, else "grey".
 

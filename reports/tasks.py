@@ -21,29 +21,31 @@ from runs.models import Bundle, Run
 log = logging.getLogger(__name__)
 
 
-@shared_task(name="runs.tasks.refresh_series_task")
-def refresh_series_task(server_id: int, workload_id: int) -> None:
-    """New runs arrived: recompute the series' comparisons (so pages hit the cache), its home-page summary,
-    and its regressions."""
+def _refresh_series(server_id: int, workload_id: int, bundle_id: int | None = None) -> None:
+    """New runs arrived (from ``bundle_id`` when an import sent it): recompute the series' comparisons (so pages
+    hit the cache), its home-page summary, and its regressions."""
     started_at = timezone.now()
     try:
-        refresh_series(server_id, workload_id)
+        refresh_series(server_id, workload_id, bundle_id=bundle_id)
     except ComparisonError as exc:
         log.info("series %s/%s not refreshed: %s", server_id, workload_id, exc)
         # Nothing to compare is the refresh's answer: whoever waits for the series' stories need wait no more.
         mark_derived(server_id, workload_id, started_at)
 
 
+refresh_series_task = shared_task(_refresh_series, name="reports.tasks.refresh_series_task")
+
+
 def refresh_after_import(bundle_id: int) -> None:
     """Queue the refresh of every series a bundle touched (after the import's commit)."""
     series = set(Run.objects.filter(bundle_id=bundle_id).values_list("server_id", "workload_id").distinct())
     for server_id, workload_id in series:
-        transaction.on_commit(functools.partial(_send_refresh, server_id, workload_id))
+        transaction.on_commit(functools.partial(_send_refresh, server_id, workload_id, bundle_id))
 
 
-def _send_refresh(server_id: int, workload_id: int) -> None:
+def _send_refresh(server_id: int, workload_id: int, bundle_id: int | None = None) -> None:
     try:
-        refresh_series_task.delay(server_id, workload_id)
+        refresh_series_task.delay(server_id, workload_id, bundle_id)
     except KombuOperationalError as exc:
         # The broker is away: the import itself is committed and must not be reported as failed.
         # refresh_lost_series finds this series once the broker is back.
@@ -57,8 +59,7 @@ REFRESH_GRACE = timedelta(minutes=2)
 REFRESH_LOOKBACK = timedelta(days=1)
 
 
-@shared_task(name="runs.tasks.refresh_lost_series")
-def refresh_lost_series() -> int:
+def _refresh_lost_series() -> int:
     """Queue the refresh of series whose newest import is newer than their home-page summary.
 
     The refresh is sent after an import commits; if the broker is down at that moment the message is lost
@@ -90,3 +91,14 @@ def refresh_lost_series() -> int:
     for server_id, workload_id in lost:
         refresh_series_task.delay(server_id, workload_id)
     return len(lost)
+
+
+refresh_lost_series = shared_task(_refresh_lost_series, name="reports.tasks.refresh_lost_series")
+
+# The names these tasks were registered under before they were named after their app: a message queued under one
+# (by a web process or beat of the previous release) still finds its task. The same functions, only two more
+# names; they can go once no queue or beat entry of a deployment holds the old names.
+LEGACY_NAMES = {
+    "runs.tasks.refresh_series_task": shared_task(_refresh_series, name="runs.tasks.refresh_series_task"),
+    "runs.tasks.refresh_lost_series": shared_task(_refresh_lost_series, name="runs.tasks.refresh_lost_series"),
+}

@@ -1,4 +1,10 @@
-"""A text field stored encrypted: target passwords are never kept in clear in the database."""
+"""A text field stored encrypted: target passwords are never kept in clear in the database.
+
+Keys rotate: ``BENCHDASH_ENCRYPTION_KEYS`` lists them, the first encrypts and every one decrypts. To rotate,
+put the new key first and keep the old ones after it, run ``manage.py reencrypt_secrets`` (everything is then
+under the new key), and drop the old ones. Without the list, the one key is ``BENCHDASH_ENCRYPTION_KEY``, else
+``SECRET_KEY``.
+"""
 
 from __future__ import annotations
 
@@ -6,17 +12,48 @@ import base64
 import hashlib
 from typing import Any
 
-from cryptography.fernet import Fernet, InvalidToken
+from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from django.conf import settings
 from django.db import models
 
-_PREFIX = "fernet:"
+PREFIX = "fernet:"
 
 
-def _fernet() -> Fernet:
-    # BENCHDASH_ENCRYPTION_KEY when set (rotate SECRET_KEY without losing passwords), else SECRET_KEY.
-    secret = getattr(settings, "BENCHDASH_ENCRYPTION_KEY", "") or settings.SECRET_KEY
+def secrets_in_use() -> list[str]:
+    """The keys' secrets, the encrypting one first."""
+    keys = [k for k in getattr(settings, "BENCHDASH_ENCRYPTION_KEYS", []) if k]
+    return keys or [getattr(settings, "BENCHDASH_ENCRYPTION_KEY", "") or settings.SECRET_KEY]
+
+
+def _fernet_of(secret: str) -> Fernet:
+    # Any text is a key: its SHA-256 is the Fernet key.
     return Fernet(base64.urlsafe_b64encode(hashlib.sha256(secret.encode()).digest()))
+
+
+def keys() -> MultiFernet:
+    return MultiFernet([_fernet_of(secret) for secret in secrets_in_use()])
+
+
+def encrypt(plain: str) -> str:
+    return PREFIX + keys().encrypt(plain.encode()).decode()
+
+
+def decrypt(stored: str) -> str:
+    try:
+        return keys().decrypt(stored[len(PREFIX) :].encode()).decode()
+    except InvalidToken as exc:
+        raise ValueError(
+            "a stored target password cannot be decrypted with any key of BENCHDASH_ENCRYPTION_KEYS "
+            "(or BENCHDASH_ENCRYPTION_KEY / SECRET_KEY): the key it was stored with is gone"
+        ) from exc
+
+
+def reencrypted(stored: str) -> str:
+    """``stored`` under the first key (ValueError when no key decrypts it)."""
+    try:
+        return PREFIX + keys().rotate(stored[len(PREFIX) :].encode()).decode()
+    except InvalidToken as exc:
+        raise ValueError("no key decrypts it") from exc
 
 
 class EncryptedTextField(models.TextField):
@@ -26,14 +63,9 @@ class EncryptedTextField(models.TextField):
         value = super().get_prep_value(value)
         if value in (None, ""):
             return value
-        return _PREFIX + _fernet().encrypt(str(value).encode()).decode()
+        return encrypt(str(value))
 
     def from_db_value(self, value: Any, expression: Any, connection: Any) -> Any:
-        if not value or not str(value).startswith(_PREFIX):
+        if not value or not str(value).startswith(PREFIX):
             return value
-        try:
-            return _fernet().decrypt(value[len(_PREFIX) :].encode()).decode()
-        except InvalidToken as exc:
-            raise ValueError(
-                "a stored target password cannot be decrypted: SECRET_KEY or BENCHDASH_ENCRYPTION_KEY changed"
-            ) from exc
+        return decrypt(str(value))

@@ -223,7 +223,9 @@ class RunParametersForm(forms.Form):
         help_text="They run in the classic order (reads, then writes), whatever order they are ticked in.",
     )
     tables = forms.IntegerField(min_value=1, max_value=1000, initial=1)
-    table_size = forms.IntegerField(label="Rows per table", min_value=1, initial=1_000_000)
+    table_size = forms.IntegerField(
+        label="Rows per table", min_value=1, max_value=sysbench_runner.MAX_TABLE_SIZE, initial=1_000_000
+    )
     threads = ThreadsField(label="Threads", initial="1", help_text="Comma list: every test runs at each (1,4,8).")
     seconds = forms.IntegerField(label="Seconds per test", min_value=1, max_value=24 * 3600, initial=60)
     warmup_seconds = forms.IntegerField(label="Warm-up seconds", min_value=0, max_value=3600, initial=0)
@@ -246,6 +248,17 @@ class RunParametersForm(forms.Form):
         field = self.fields["base_run"]
         assert isinstance(field, BaseRunField)
         field.queryset = runs
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        tables, rows = data.get("tables"), data.get("table_size")
+        if tables and rows and tables * rows > sysbench_runner.MAX_TOTAL_ROWS:
+            self.add_error(
+                "table_size",
+                f"{tables:,} tables × {rows:,} rows is over the {sysbench_runner.MAX_TOTAL_ROWS:,} rows "
+                "a run may load.",
+            )
+        return data
 
     def check_base(self, data: dict[str, Any], server_name: str | None) -> None:
         """Relative QPS against a base means something only on the same server and workload."""

@@ -215,6 +215,12 @@ class Connection:
         return f"{self.driver}-password={quote}{self.password}{quote}\n"
 
 
+# Bounds on what a triggered run may load: beyond them the load alone takes days and fills any disk, and the
+# run's time limits (derived from its size) would mean nothing. 10G rows is 1,000 tables of 10M.
+MAX_TABLE_SIZE = 1_000_000_000
+MAX_TOTAL_ROWS = 10_000_000_000
+
+
 @dataclass(frozen=True)
 class Parameters:
     microbenchmarks: tuple[str, ...]
@@ -231,6 +237,11 @@ class Parameters:
             raise RunnerError("no microbenchmark chosen")
         if self.tables < 1 or self.table_size < 1:
             raise RunnerError("tables and rows per table must be at least 1")
+        if self.table_size > MAX_TABLE_SIZE or self.tables * self.table_size > MAX_TOTAL_ROWS:
+            raise RunnerError(
+                f"at most {MAX_TABLE_SIZE:,} rows per table and {MAX_TOTAL_ROWS:,} rows in all "
+                f"(asked: {self.tables:,} × {self.table_size:,})"
+            )
         if not self.threads or min(self.threads) < 1:
             raise RunnerError("give at least one concurrency, each at least 1")
         if self.seconds < 1 and self.events < 1:

@@ -69,6 +69,11 @@ class IgnoredFileOut(Schema):
     reason: str = Field(description="why it was not read, e.g. no sb.o beside this sb.met")
 
 
+class ReadFileOut(Schema):
+    path: str = Field(description="where the file (or run directory) is in the bundle")
+    what: str = Field(description="what was read of it, e.g. QPS of 6 runs × 27 microbenchmarks at concurrency 8")
+
+
 class BundleOut(Schema):
     bundle_id: int
     name: str
@@ -88,6 +93,9 @@ class BundleOut(Schema):
     ignored_files: int = Field(0, description="how many files of the bundle were not read")
     ignored: list[IgnoredFileOut] = Field(
         [], description="the first of those files (at most 200), each with why it was not read"
+    )
+    read: list[ReadFileOut] = Field(
+        [], description="the run directories and summary tables read (at most 200), each with what was read of it"
     )
 
 
@@ -135,6 +143,7 @@ def bundle_out(request: HttpRequest, bundle: Bundle, *, already_imported: bool =
         warnings=list((bundle.stats or {}).get("warnings", [])),
         ignored_files=(bundle.stats or {}).get("ignored_files", 0),
         ignored=[IgnoredFileOut(**item) for item in (bundle.stats or {}).get("ignored", [])],
+        read=[ReadFileOut(**item) for item in (bundle.stats or {}).get("read", [])],
         url=request.build_absolute_uri(bundle.get_absolute_url()),
         progress=ProgressOut(**progress),
         runs=run_rows,

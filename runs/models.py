@@ -248,6 +248,13 @@ class Run(models.Model):
     # Of a run from a summary: where its concurrency, server and workload came from ("concurrency" → "the table's
     # file name (dop40)", …), since the tables themselves carry none of them.
     summary_sources = models.JSONField(default=dict, blank=True)
+    # Of a run from a summary: which of its archive's tables it is a column of — what tells that table apart from
+    # the others (its name's words, ``pgo.prep1``) and its concurrency (``in.dop8``, ``dop1``). The author reuses
+    # run names in every table of an archive: two runs with one name in two tables are two experiments.
+    summary_table = models.CharField(max_length=255, blank=True, db_index=True)
+    # Of a run from a summary: how its table printed it — {"decimals": {test label: decimals printed, where not
+    # 0}, "pre_rows": the table has the .pre tests' rows} — so exports print it as the author did.
+    summary_layout = models.JSONField(default=dict, blank=True)
     warnings = models.JSONField(default=list, blank=True)
     notes = models.TextField(blank=True, help_text="What the result files say of the run in words")
     # The code the build was made from, as CI says (manifest, upload form or API): what the CI verdict compares

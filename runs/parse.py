@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -113,6 +114,8 @@ class ParsedRun:
     from_summary: bool = False  # read from the scripts' summary tables, not from a result directory
     # Of a run read from a summary: where its concurrency, server and workload came from (what → where).
     summary_sources: dict[str, str] = field(default_factory=dict)
+    summary_table: str = ""  # Run.summary_table
+    summary_layout: dict[str, Any] = field(default_factory=dict)  # Run.summary_layout
 
     @property
     def dops(self) -> frozenset[int]:
@@ -150,7 +153,14 @@ class ParsedRun:
         """The Run model's fields only a sysbench run directory gives values to (the others keep their defaults)."""
         detail = self.sysbench
         if detail is None:
-            return {"from_summary": True, "summary_sources": self.summary_sources} if self.from_summary else {}
+            if not self.from_summary:
+                return {}
+            return {
+                "from_summary": True,
+                "summary_sources": self.summary_sources,
+                "summary_table": self.summary_table,
+                "summary_layout": self.summary_layout,
+            }
         return {
             "pk_mode": detail.pk,
             "load_seconds": detail.load_seconds,
@@ -171,6 +181,9 @@ class ParsedBundle:
     server_info: dict[str, Any] = field(default_factory=dict)
     # (path in the bundle, why it was not read): the first IGNORED_SHOWN of the ignored_files.
     ignored: list[tuple[str, str]] = field(default_factory=list)
+    # (path in the bundle, what was read of it): each run directory, and each file of the other suites that
+    # list theirs (the summary tables), the first IGNORED_SHOWN.
+    read: list[tuple[str, str]] = field(default_factory=list)
 
 
 def parse_run(run_dir: RunDir, meta: RunMeta, *, bundle_name: str) -> ParsedRun:
@@ -252,6 +265,7 @@ def parse_bundle(
         parsed = parse_run(run_dir, run_meta(manifests, folder, run_dir.name, given), bundle_name=name)
         runs.append(parsed)
         warnings.extend(parsed.warnings)
+    read = [(run.path, f"run directory: {run.tests} microbenchmarks, {len(run.results)} results") for run in runs]
     ignored = contents.ignored_count + sum(r.ignored_files for r in runs)
     listed = [(path, contents.ignored_reasons.get(path, rundir.NOT_A_RESULT)) for path in contents.ignored]
     for parsed_run in runs:
@@ -266,26 +280,38 @@ def parse_bundle(
         # Listed like the files of run directories that were not read: each with its path (in the nested archive
         # it came from, if any) and why.
         ignored += len(found.not_read)
-        listed.extend((f"{origins[path]}/{path}" if origins.get(path) else path, why) for path, why in found.not_read)
+        read.extend((_in_origin(origins, path), what) for path, what in found.read)
+        listed.extend((_in_origin(origins, path), why) for path, why in found.not_read)
         for run in found.runs:
             folder = manifest_path(run.source, origins.get(run.source, "")).rpartition("/")[0]
             parsed = _suite_parsed_run(suite, run, run_meta(manifests, folder, run.name, given), bundle_name=name)
             runs.append(parsed)
             warnings.extend(parsed.warnings)
+    refuse_control_characters(runs, bundle_name=name)
     runs, duplicates, stale = summaries.keep_raw_over_summary(runs)
     # Once each: the runs of one summary table share what it does not say.
     warnings = list(dict.fromkeys([w for w in warnings if w not in stale] + duplicates))
-    root = manifests.get("")
-    info = root.server_info.model_dump(exclude_none=True) if root is not None and root.server_info else {}
     return ParsedBundle(
         format=contents.format,
         runs=runs,
         members=contents.members,
         ignored_files=ignored,
         warnings=warnings,
-        server_info=info,
+        server_info=_server_info(manifests),
         ignored=sorted(listed, key=lambda item: item[1] not in _NEEDS_A_LOOK)[:IGNORED_SHOWN],
+        read=read[:IGNORED_SHOWN],
     )
+
+
+def _in_origin(origins: Mapping[str, str], path: str) -> str:
+    """A suite file's path in the bundle: inside the nested archive it came from, if any."""
+    return f"{origins[path]}/{path}" if origins.get(path) else path
+
+
+def _server_info(manifests: Mapping[str, Manifest]) -> dict[str, Any]:
+    """The server details the bundle's root manifest gives."""
+    root = manifests.get("")
+    return root.server_info.model_dump(exclude_none=True) if root is not None and root.server_info else {}
 
 
 def run_meta(manifests: Mapping[str, Manifest], folder: str, run_name: str, given: RunMeta) -> RunMeta:
@@ -319,20 +345,11 @@ def _suite_parsed_run(suite: Suite, run: SuiteRun, meta: RunMeta, *, bundle_name
         warnings.extend(run.name_warnings)
     if not meta.workload:
         warnings.extend(run.workload_warnings)
-    results, content_sha256, sources = run.results, run.content_sha256, dict(run.sources)
-    if run.dop_warnings and meta.concurrency:
-        # The files did not say the concurrency; the manifest does: the results are stored at it, and are not
-        # the same results as the tables imported at another concurrency.
-        results = [{**row, "dop": meta.concurrency} for row in run.results]
-        content_sha256 = hashlib.sha256(f"{run.content_sha256} dop{meta.concurrency}".encode()).hexdigest()
-        sources["concurrency"] = MANIFEST_SAYS
-    elif run.dop_warnings:
-        warnings.extend(run.dop_warnings)
-    elif meta.concurrency and sources.get("concurrency"):
-        warnings.append(
-            f"{bundle_name}:{run.source}: concurrency {meta.concurrency} of the manifest or upload not used for "
-            f"{run.name}, whose concurrency comes {sources['concurrency']}"
-        )
+    results, content_sha256, sources = _concurrency(run, meta, warnings, bundle_name)
+    summary_table, summary_layout = "", {}
+    if suite.summary_of is not None:
+        summary_table = table_identity(run.table, results)
+        summary_layout = dict(run.layout)
     if sources:
         if meta.server or not sources.get("server"):
             sources["server"] = MANIFEST_SAYS if meta.server else NOTHING_SAYS
@@ -344,6 +361,8 @@ def _suite_parsed_run(suite: Suite, run: SuiteRun, meta: RunMeta, *, bundle_name
         suite=suites.get(run.suite).name if run.suite else (suite.summary_of or suite.name),
         from_summary=suite.summary_of is not None,
         summary_sources=sources if suite.summary_of is not None else {},
+        summary_table=summary_table,
+        summary_layout=summary_layout,
         name=run.name,
         path=run.source,
         content_sha256=content_sha256,
@@ -365,6 +384,67 @@ def _suite_parsed_run(suite: Suite, run: SuiteRun, meta: RunMeta, *, bundle_name
         suite_server=run.server_details,
         notes=run.notes,
     )
+
+
+def _concurrency(
+    run: SuiteRun, meta: RunMeta, warnings: list[str], bundle_name: str
+) -> tuple[list[dict[str, Any]], str, dict[str, str]]:
+    """A suite run's results, content hash and sources with the manifest's concurrency applied where the files
+    did not say theirs; said when they did not and nothing does, or when the manifest's is not used."""
+    results, content_sha256, sources = run.results, run.content_sha256, dict(run.sources)
+    if run.dop_warnings and meta.concurrency:
+        # The files did not say the concurrency; the manifest does: the results are stored at it, and are not
+        # the same results as the tables imported at another concurrency.
+        results = [{**row, "dop": meta.concurrency} for row in run.results]
+        content_sha256 = hashlib.sha256(f"{run.content_sha256} dop{meta.concurrency}".encode()).hexdigest()
+        sources["concurrency"] = MANIFEST_SAYS
+    elif run.dop_warnings:
+        warnings.extend(run.dop_warnings)
+    elif meta.concurrency and sources.get("concurrency"):
+        warnings.append(
+            f"{bundle_name}:{run.source}: concurrency {meta.concurrency} of the manifest or upload not used for "
+            f"{run.name}, whose concurrency comes {sources['concurrency']}"
+        )
+    return results, content_sha256, sources
+
+
+# Characters no imported name may hold: a terminal or a spreadsheet showing the name would run or hide them.
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# The names of a run that pages, exports and commands show, as the refusal calls them.
+_NAMED_FIELDS = (
+    ("name", "run name"),
+    ("build", "build"),
+    ("config", "config"),
+    ("server", "server"),
+    ("workload", "workload"),
+    ("dbms", "DBMS"),
+    ("version", "version"),
+    ("flavour", "flavour"),
+)
+
+
+def refuse_control_characters(runs: list[ParsedRun], *, bundle_name: str) -> None:
+    """Refuse a bundle any of whose runs' names (run, build, config, server, workload, DBMS, version, flavour,
+    microbenchmark) holds a control character, naming the file and the field: whether it came from a file, a
+    manifest or the upload form, such a name would rewrite what a terminal or a spreadsheet shows."""
+    for run in runs:
+        named = [(what, getattr(run, attr)) for attr, what in _NAMED_FIELDS]
+        named.extend(("microbenchmark", row["test"]) for row in run.results)
+        for what, value in named:
+            match = _CONTROL_RE.search(value or "")
+            if match:
+                raise ImportFailed(
+                    f"{bundle_name}:{run.path}: the {what} {value[:60]!r} holds the control character "
+                    f"U+{ord(match.group()):04X}; names must be printable (fix the file, benchdash.toml or the form)"
+                )
+
+
+def table_identity(variant: str, results: list[dict[str, Any]]) -> str:
+    """A summary run's table: its variant and the concurrency of its QPS cells (``in.dop8``; ``dop1`` for a
+    table without a variant; ``dop1-4`` for a December 2020 table with a column per concurrency)."""
+    dops = sorted({row["dop"] for row in results if "qps_from" not in (row.get("extra") or {})})
+    said = f"dop{dops[0]}" if len(dops) == 1 else f"dop{dops[0]}-{dops[-1]}" if dops else "dop?"
+    return f"{variant}.{said}" if variant else said
 
 
 # What a bundle that cannot be imported raises: recorded on the bundle as its error, never retried.

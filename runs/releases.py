@@ -4,10 +4,16 @@ Semantic order puts a short-term release between two long-term ones (MariaDB
 11.0 between 10.11 and 11.4), but the short-term one does not carry the
 long-term line's later fixes: a step down in 11.0.6 "fixed in" 11.4.8 is two
 lines of development side by side, not a regression story. Change-point
-detection therefore reads, by default, only the long-term lines of a series
-that mixes both (``regressions.detection``), and the comparison's charts show,
-by default, only those lines (``reports.releaseview``). The table lives here,
-below both apps, so they read one table.
+detection therefore reads, by default, the long-term lines of a series that
+mixes both *plus the newest release of the series*, whatever its line
+(``regressions.detection``), and the comparison's charts show, by default, the
+same points (``reports.releaseview``): the author's own "latest" tables read
+every long-term line and the newest release (MariaDB 10.2 … 11.8 and 12.1.1;
+MySQL 5.6 … 8.4 and 9.5.0), because the newest release is what a reader opens
+the dashboard to ask about. A newest release on a short-term line is
+*provisional* in that view (``provisional_release``): once a newer release
+arrives it is an ordinary short-term release again and leaves the view. The
+table lives here, below both apps, so they read one table.
 
 The table below comes from the vendors' published support policies:
 
@@ -47,11 +53,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
-from runs.versions import VersionError, parse_version
+from runs.versions import VersionError, parse_version, sort_key
 
 ReleaseView = Literal["long-term", "all"]
 RELEASE_VIEWS: tuple[ReleaseView, ...] = ("long-term", "all")
+# "long-term" is the default view: every long-term release and the newest release of the series.
 DEFAULT_VIEW: ReleaseView = "long-term"
+# What pages and scripts call each view.
+VIEW_TEXT: dict[str, str] = {"long-term": "long-term releases and the newest", "all": "every release"}
 
 
 def _minors(major: int, first: int, last: int) -> frozenset[str]:
@@ -114,18 +123,49 @@ def _lines(value: Any, key: str) -> list[str]:
     return [str(line) for line in value]
 
 
+def newest_version(versions: Iterable[str]) -> str | None:
+    """The newest of ``versions`` in semantic order (a text that is no version is never the newest)."""
+    newest, key = None, None
+    for version in versions:
+        parsed = sort_key(version)
+        if parsed.startswith("~"):  # no version: sorts after every real one, but is none
+            continue
+        if key is None or parsed > key:
+            newest, key = version, parsed
+    return newest
+
+
+def provisional_release(versions: Sequence[str], policy: ReleasePolicy) -> str | None:
+    """The newest version when it is a short-term release that the default view reads only because it is the
+    newest: provisional until a newer release arrives. None when the newest is long-term, or when the series
+    has no long-term release at all (then it is read as it is)."""
+    newest = newest_version(versions)
+    if newest is None or policy.is_long_term(newest) or not any(policy.is_long_term(v) for v in versions):
+        return None
+    return newest
+
+
 def points_in_view(
     versions: Sequence[str], policy: ReleasePolicy, view: ReleaseView, keep: int | None = None
 ) -> list[bool]:
     """Per version, whether it is a point of the series in ``view``.
 
     "all" keeps every version. "long-term" drops short-term releases when the
-    series mixes both kinds; a series of short-term releases only is read as it
-    is (there is nothing else to read). ``keep`` (the base) is always a point.
+    series mixes both kinds, except the newest release of the series (every build
+    of it), which that view always reads; a series of short-term releases only
+    is read as it is (there is nothing else to read). ``keep`` (the base) is
+    always a point.
     """
     if view not in RELEASE_VIEWS:
         raise ValueError(f"unknown release view {view!r}; one of {', '.join(RELEASE_VIEWS)}")
     long_term = [policy.is_long_term(v) for v in versions]
     if view == "all" or all(long_term) or not any(long_term):
         return [True] * len(versions)
-    return [lt or i == keep for i, lt in enumerate(long_term)]
+    newest = newest_version(versions)
+    return [lt or i == keep or v == newest for i, (v, lt) in enumerate(zip(versions, long_term, strict=True))]
+
+
+def left_out(versions: Sequence[str], policy: ReleasePolicy, view: ReleaseView, keep: int | None = None) -> list[str]:
+    """The versions ``view`` leaves out of a series, once each, in the order given."""
+    kept = points_in_view(versions, policy, view, keep)
+    return list(dict.fromkeys(v for v, k in zip(versions, kept, strict=True) if not k))

@@ -143,7 +143,7 @@ def bundle_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         Run.objects.filter(bundle=bundle)
         .select_related("build__version__dbms", "server", "workload")
         .annotate(n_results=Count("results"))
-        .order_by("build__version__sort_key", "name")
+        .order_by("build__version__sort_key", "name", "summary_table")
     )
     context = {
         "bundle": bundle,

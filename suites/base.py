@@ -10,7 +10,7 @@ naming suites, so adding one is adding a package and registering it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
@@ -75,6 +75,13 @@ class SuiteRun:
     # The server's other details the files say (ram_gb, storage, os): a server the import creates gets them.
     server_details: dict[str, Any] = field(default_factory=dict)
     notes: str = ""  # what the files say of the run in words (an open-format document's notes)
+    # Of a run read from a summary table: what tells its table apart from the archive's others, the concurrency
+    # aside (``pgo.prep1``; "" for the only one).
+    table: str = ""
+    # Of a run read from a summary table, how the author printed it, so exports print it so: "decimals" (test
+    # label → decimals of its QPS cell, where not 0: scan's millions of rows/s had 3 in 2021-2025), "pre_rows"
+    # (the table has the .pre tests' rows), "met_order" (its o.met blocks in the file's order).
+    layout: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -84,6 +91,8 @@ class SuiteParse:
     # (path in the bundle, why) of each file recognised but not read (a copy of another file, someone's notes):
     # listed with the files of run directories that were not read, on the bundle page and in the import output.
     not_read: list[tuple[str, str]] = field(default_factory=list)
+    # (path in the bundle, what was read of it) of each file the suite read: the import report lists them.
+    read: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -113,6 +122,11 @@ class Suite:
     # Its measured steps ran against a target rate (the Insert Benchmark's background inserts): a step that missed
     # it is no regression signal.
     checks_sla: bool = False
+    # The cells of a comparison that are no regression signal by the suite's own rule: (its samples, the column
+    # of each run, the concurrency) → {(column, label)}; they are never flagged red or green. None: every cell is
+    # a signal. The Insert Benchmark's: the query steps whose background inserts missed their target rate (its
+    # samples are read when ``checks_sla``).
+    no_signal: Callable[[Sequence[Any], Mapping[int, str], int], set[tuple[str, str]]] | None = None
     # Its own per-result metrics (kept in Result.extra) worth a ratio to the base on the drill-down, in order.
     extra_metrics: tuple[str, ...] = ()
     # (metric, what it is called) where a name means something else in another suite; pairs keep a Suite hashable.

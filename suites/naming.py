@@ -26,13 +26,23 @@ class RunNameError(ParseError):
     """A run directory name of the right shape that no run can have: one of its parts is too long to store."""
 
 
-# Longest code first: "fbmy" must win over "my".
+# Longest code first: "fbmy" must win over "my". The Insert Benchmark's archives name builds by engine: ``rx56``,
+# ``rx80`` (MyRocks 5.6, 8.0), ``in80`` (InnoDB, MySQL 8.0), ``mo40`` (MongoDB 4.0).
 DBMS_CODES: dict[str, str] = {
     "fbmy": "FB MyRocks",
     "my": "MySQL",
     "ma": "MariaDB",
     "pg": "Postgres",
+    "rx": "FB MyRocks",
+    "in": "MySQL",
+    "mo": "MongoDB",
 }
+# Postgres with a fork's patches over a release: ``pg_oriole_patches17_5_o2nofp`` is OrioleDB's patches over
+# Postgres 17.5. Stored as Postgres of that version, the fork first in the flavour (``oriole_o2nofp``), so its
+# pages say it and it never merges with the stock build.
+_PG_FORK_RE = re.compile(r"^pg_(?P<fork>[a-z][a-z0-9]*)_patches(?P<major>\d+)_(?P<minor>\d+)(?P<rest>.*)$")
+# The forks known by name, as their pages call them.
+PG_FORKS = {"oriole": "OrioleDB"}
 
 RUN_DIR_RE = re.compile(r"^x\.(?P<build>[^.]+)\.(?P<config>.+?)\.pk(?P<pk>[01])$")
 _CODE_RE = re.compile(r"^(?P<code>" + "|".join(sorted(DBMS_CODES, key=len, reverse=True)) + r")(?P<rest>\d.*)$")
@@ -85,6 +95,18 @@ def _split_digits(code: str, digits: str) -> str:
 
 def parse_build(build: str) -> tuple[str, str, str, list[str]]:
     """Build token → (dbms, version, flavour, warnings)."""
+    fork = _PG_FORK_RE.match(build)
+    if fork:
+        warnings = (
+            []
+            if fork["fork"] in PG_FORKS
+            else [
+                f"build {build!r}: Postgres with the patches of an unknown "
+                f"fork {fork['fork']!r} (known: {', '.join(PG_FORKS)})"
+            ]
+        )
+        flavour = fork["fork"] + fork["rest"]
+        return DBMS_CODES["pg"], f"{int(fork['major'])}.{int(fork['minor'])}", flavour, warnings
     match = _CODE_RE.match(build)
     if not match:
         prefix = re.split(r"\d", build, maxsplit=1)[0]

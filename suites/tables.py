@@ -35,18 +35,36 @@ def metric_ratio(value: float | None, base: float | None) -> float | None:
     return relative_qps(value, base)
 
 
-def qps_text(value: float | None) -> str:
+# A value whose printed precision nothing records keeps at least this many significant digits: printed as an
+# integer from 100 up (the author's %.0f), with decimals below, so a ratio of printed values is never off by more
+# than about 1 % (scan's 1.466 → 1.596 is 1.47 → 1.60, 1.09, never 1 → 2, 2.00).
+SIGNIFICANT_DIGITS = 3
+MAX_DECIMALS = 6
+
+
+def printed_decimals(value: float | None, decimals: int | None = None) -> int:
+    """How many decimals a QPS cell prints: ``decimals`` when the author's table said (a run read from it), else
+    enough for SIGNIFICANT_DIGITS."""
+    if decimals is not None:
+        return decimals
+    if value is None or math.isnan(value) or math.isinf(value) or value == 0:
+        return 0
+    return max(0, min(MAX_DECIMALS, SIGNIFICANT_DIGITS - 1 - math.floor(math.log10(abs(value)))))
+
+
+def qps_text(value: float | None, decimals: int | None = None) -> str:
+    """A QPS cell as the author's tables print it: ``decimals`` when known, else ``printed_decimals``'s rule."""
     if value is None or math.isnan(value):
         return NA
-    return f"{value:.0f}"
+    return f"{value:.{printed_decimals(value, decimals)}f}"
 
 
-def printed_qps(value: float | None) -> float | None:
-    # The relative table divides the integers the absolute table prints, not the exact QPS: this is what makes
+def printed_qps(value: float | None, decimals: int | None = None) -> float | None:
+    # The relative table divides the values the absolute table prints, not the exact QPS: this is what makes
     # it match the reference to the last digit (the exact ratio differs in 2 of 231 cells of mysql-small).
     if value is None or math.isnan(value):
         return None
-    return float(round(value))
+    return float(qps_text(value, decimals))
 
 
 def ratio_text(rel: float | None) -> str:

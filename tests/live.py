@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def require_postgresql(*, redis: bool = False) -> None:
     """Skip (or fail in CI) unless the test database is PostgreSQL, which another process can share."""
     problems = []
-    if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+    if settings.DATABASES["default"]["ENGINE"] not in ("django.db.backends.postgresql", "benchdash.postgresql"):
         problems.append("DATABASE_URL is not PostgreSQL (a server process cannot share SQLite's test database)")
     if redis and not settings.REDIS_URL:
         problems.append("REDIS_URL is not set")

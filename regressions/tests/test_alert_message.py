@@ -35,7 +35,7 @@ def test_the_text_names_series_subject_step_versions_noise_builds_bugs_and_the_l
         "New regression story: −12.1% in 10.11.8, still there",
         "Series: MariaDB on c2d-highcpu-32, workload 8 tables, 10M rows, 12 threads",
         "Subject: microbenchmark point-query_range=100",
-        "Change: −12.1%, relative QPS 1.02 → 0.90",
+        "Step at arrival: −12.1%",
         "Arrived in: 10.11.8 (vs 10.6.18)",
         "Noise: σ 1.2% per point (repeats); the step had to pass 5.0%",
         "Builds: ma100618_rel_withdbg, ma101108_rel_withdbg",
@@ -109,3 +109,29 @@ def test_the_subject_line_stays_one_line_whatever_the_names_hold() -> None:
     facts = replace(FACTS, server="lab\r\nBcc: everyone@example.com")
     assert "\n" not in am.subject_line(facts) and "\r" not in am.subject_line(facts)
     assert am.subject_line(facts).endswith("on lab Bcc: everyone@example.com")
+
+
+def test_the_figures_are_labelled_step_at_arrival_now_and_base() -> None:
+    from dataclasses import replace
+
+    from regressions.figures import story_figures
+
+    figures = story_figures(
+        metric="qps",
+        change=-0.393,
+        current_change=-0.51,
+        level_before=1.0,
+        level_after=0.49,
+        arrived_in="8.0.30",
+        previous_version="8.0.28",
+        latest_version="9.5.0",
+        events=[{"kind": "arrival", "change": -0.393, "level": 0.607, "previous_level": 1.0, "against": "8.0.28"}],
+        base="x.my8028_rel.z12a.pk1",
+    )
+    lines = am.text(replace(FACTS, figures=figures)).splitlines()
+    assert lines[3:6] == [
+        "Step at arrival: −39.3% at 8.0.30 against 8.0.28 (relative QPS 1.00 → 0.61)",
+        "Now: −51.0% at 9.5.0 against 8.0.28 (relative QPS 0.49)",
+        "Base: x.my8028_rel.z12a.pk1",
+    ]
+    assert am.webhook_body(replace(FACTS, figures=figures), am.JSON)["story"]["figures"]["now"]["change"] == -0.51

@@ -316,7 +316,9 @@ def test_the_sweep_resends_a_retry_whose_message_was_lost_and_takes_over_a_dead_
     assert Delivery.objects.get(pk=dead.pk).attempts == 2
 
 
-def test_a_story_detection_no_longer_finds_goes_with_its_deliveries(small_base: Run) -> None:
+def test_a_story_detection_no_longer_finds_is_kept_with_its_deliveries_when_someone_was_told(
+    small_base: Run,
+) -> None:
     from runs.models import Version
 
     detect_regressions(small_base.server_id, small_base.workload_id)
@@ -329,8 +331,15 @@ def test_a_story_detection_no_longer_finds_goes_with_its_deliveries(small_base: 
     )
     subscription = Subscription.objects.create(name="perf", emails="perf@example.com")
     Delivery.objects.create(story=ghost, subscription=subscription, state="failed", attempts=6, last_error="x")
-    assert detect_regressions(small_base.server_id, small_base.workload_id).removed == 1
-    assert not Delivery.objects.exists() and Subscription.objects.filter(pk=subscription.pk).exists()
+    summary = detect_regressions(small_base.server_id, small_base.workload_id)
+    # What a subscriber was told stays on record: the story is kept, marked no longer detected, with its delivery.
+    assert (summary.removed, summary.stale) == (0, 1)
+    ghost.refresh_from_db()
+    assert ghost.no_longer_detected and ghost.superseded_by_id is None
+    assert Delivery.objects.get().story_id == ghost.pk
+    # Even a story deleted by hand leaves the alert history: the delivery outlives it.
+    ghost.delete()
+    assert Delivery.objects.get().story_id is None and Subscription.objects.filter(pk=subscription.pk).exists()
 
 
 def _open_story_ids() -> list[int]:

@@ -37,7 +37,7 @@ def test_a_cs_per_operation_jump_with_flat_qps_is_a_regression_story_of_its_own(
         "1.2.0",
     )
     assert 2.0 < story.change < 2.2 and story.fixed_in is None and story.is_open
-    assert story.summary.startswith("cs/o +") and "arrived in 1.3.0" in story.summary
+    assert story.summary.startswith("cs/o now +") and "arrived in 1.3.0" in story.summary
     assert story.as_dict()["metric"] == "cs/o" and story.as_dict()["kind"] == "regression"
 
 

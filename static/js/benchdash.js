@@ -1,6 +1,6 @@
 // benchdash page behaviour, loaded with `defer` after htmx.
 // Figures are built on the server; each chart is a <div data-figure="ID"> whose JSON sits in
-// <script type="application/json" id="ID"> (Django's json_script). htmx.onLoad runs for the
+// <script type="application/json" id="ID"> (the json_data filter). htmx.onLoad runs for the
 // first page and for every fragment htmx swaps in, so charts in swapped content are handled too.
 //
 // plotly.js is the cartesian bundle (scatter, bar, heatmap: reports/staticfiles.py), fetched early through
@@ -68,7 +68,145 @@
   }
 
   function draw(root) {
-    root.querySelectorAll("[data-figure]").forEach(schedule);
+    root.querySelectorAll("[data-figure]").forEach(function (el) {
+      sketch(el);
+      schedule(el);
+    });
+  }
+
+  // A first paint of each line or bar chart from its figure, drawn at once as plain SVG while plotly.js (1.5 MB)
+  // is still on its way: the data shows in the first frames, and plotly.js takes the chart over (drawOne) with
+  // its hover, zoom and legend. Lines, markers, bars, the y axes, the title and the horizontal reference lines;
+  // any other trace (a heatmap) waits for plotly.js.
+  var SVG = "http://www.w3.org/2000/svg";
+
+  function node(parent, name, attrs, text) {
+    var el = document.createElementNS(SVG, name);
+    for (var key in attrs) el.setAttribute(key, attrs[key]);
+    if (text !== undefined) el.textContent = text;
+    parent.appendChild(el);
+    return el;
+  }
+
+  function extent(traces, axis, layout) {
+    var settings = layout[axis === "y2" ? "yaxis2" : "yaxis"] || {};
+    var log = settings.type === "log";
+    if (settings.range) return { low: settings.range[0], high: settings.range[1], log: log };
+    var low = Infinity;
+    var high = -Infinity;
+    traces.forEach(function (t) {
+      if ((t.yaxis || "y") !== axis) return;
+      (t.y || []).forEach(function (v) {
+        if (typeof v !== "number" || !isFinite(v) || (log && v <= 0)) return;
+        var y = log ? Math.log10(v) : v;
+        low = Math.min(low, y);
+        high = Math.max(high, y);
+      });
+    });
+    if (low === Infinity) return null;
+    if (settings.rangemode === "tozero" || hasBars(traces, axis)) low = Math.min(0, low);
+    var pad = (high - low || Math.abs(high) || 1) * 0.05;
+    return { low: low === 0 ? 0 : low - pad, high: high + pad, log: log };
+  }
+
+  // About four round steps (1, 2 or 5 × a power of ten) over the axis.
+  function niceStep(span) {
+    var power = Math.pow(10, Math.floor(Math.log10(span / 4)));
+    var m = span / 4 / power;
+    return (m < 1.5 ? 1 : m < 3 ? 2 : m < 7 ? 5 : 10) * power;
+  }
+
+  function hasBars(traces, axis) {
+    return traces.some(function (t) { return t.type === "bar" && (t.yaxis || "y") === axis; });
+  }
+
+  function sketch(el) {
+    if (el.dataset.drawn || el.querySelector("svg.first-paint")) return;
+    var source = document.getElementById(el.dataset.figure);
+    if (!source) return;
+    var figure = JSON.parse(source.textContent);
+    var traces = figure.data || [];
+    var layout = figure.layout || {};
+    if (!traces.length || traces.some(function (t) { return t.type !== "scatter" && t.type !== "bar"; })) return;
+    var categories = [];
+    var seen = {};
+    traces.forEach(function (t) {
+      (t.x || []).forEach(function (x) {
+        if (!(x in seen)) {
+          seen[x] = categories.length;
+          categories.push(x);
+        }
+      });
+    });
+    var width = el.clientWidth || 600;
+    var height = layout.height || 400;
+    var y1 = extent(traces, "y", layout);
+    var y2 = extent(traces, "y2", layout);
+    var box = { left: 56, right: width - (y2 ? 56 : 16), top: layout.title ? 40 : 12, bottom: height - 70 };
+    var step = (box.right - box.left) / Math.max(categories.length, 1);
+    var svg = node(el, "svg", { "class": "first-paint", width: width, height: height, "aria-hidden": "true" });
+    if (layout.title && layout.title.text) {
+      node(svg, "text", { x: 4, y: 22, "font-size": 15 }, layout.title.text.replace(/<br>/g, " ").replace(/<[^>]*>/g, ""));
+    }
+    function yOf(range, v) {
+      var y = range.log ? Math.log10(v) : v;
+      return box.bottom - ((y - range.low) / (range.high - range.low)) * (box.bottom - box.top);
+    }
+    function xOf(x) { return box.left + (seen[x] + 0.5) * step; }
+    [[y1, box.left - 6, "end"], [y2, box.right + 6, "start"]].forEach(function (axis) {
+      var range = axis[0];
+      if (!range) return;
+      var step = niceStep(range.high - range.low);
+      for (var v = Math.ceil(range.low / step) * step; v <= range.high + step * 1e-9; v += step) {
+        var value = range.log ? Math.pow(10, v) : v;
+        var y = yOf(range, value);
+        node(svg, "text", { x: axis[1], y: y + 4, "font-size": 11, "text-anchor": axis[2], fill: "#555" },
+          Math.abs(value) >= 1000 ? Math.round(value).toLocaleString("en") : String(+value.toPrecision(3)));
+        if (axis[2] === "end") node(svg, "line", { x1: box.left, x2: box.right, y1: y, y2: y, stroke: "#e5e8ee" });
+      }
+    });
+    (layout.shapes || []).forEach(function (shape) {
+      var range = shape.yref === "y2" ? y2 : y1;
+      if (shape.type !== "line" || shape.y0 !== shape.y1 || !range) return;
+      var y = yOf(range, shape.y0);
+      if (y < box.top || y > box.bottom) return;
+      node(svg, "line", { x1: box.left, x2: box.right, y1: y, y2: y, stroke: (shape.line || {}).color || "#888",
+        "stroke-dasharray": (shape.line || {}).dash === "dot" ? "2 3" : "" });
+    });
+    var every = Math.ceil(categories.length / Math.max(1, Math.floor((box.right - box.left) / 40)));
+    categories.forEach(function (x, i) {
+      if (i % every) return;
+      var label = String(x).split("<br>")[0];
+      node(svg, "text", { "font-size": 10, fill: "#555", "text-anchor": "end",
+        transform: "translate(" + xOf(x) + "," + (box.bottom + 12) + ") rotate(-45)" }, label);
+    });
+    traces.forEach(function (t) {
+      var range = (t.yaxis || "y") === "y2" ? y2 : y1;
+      if (!range) return;
+      var colour = (t.marker && t.marker.color) || (t.line && t.line.color) || "#444";
+      if (t.type === "bar") {
+        (t.y || []).forEach(function (v, i) {
+          if (typeof v !== "number") return;
+          var top = yOf(range, v);
+          node(svg, "rect", { x: xOf(t.x[i]) - step * 0.4, width: step * 0.8, y: top,
+            height: Math.max(0, yOf(range, range.log ? Math.pow(10, range.low) : range.low) - top), fill: colour });
+        });
+        return;
+      }
+      var path = "";
+      var pen = "M";
+      (t.y || []).forEach(function (v, i) {
+        if (typeof v !== "number" || !isFinite(v) || (range.log && v <= 0)) {
+          pen = "M";
+          return;
+        }
+        var y = Math.min(Math.max(yOf(range, v), box.top), box.bottom);
+        path += pen + xOf(t.x[i]).toFixed(1) + " " + y.toFixed(1);
+        pen = "L";
+        if (categories.length <= 80) node(svg, "circle", { cx: xOf(t.x[i]), cy: y, r: 3, fill: colour });
+      });
+      node(svg, "path", { d: path, fill: "none", stroke: colour, "stroke-width": 1.5 });
+    });
   }
 
   // Draw with plotly.js when it is in view, loading plotly.js first if need be.
@@ -92,6 +230,8 @@
     if (!source) return;
     var figure = JSON.parse(source.textContent);
     var config = el.dataset.config ? JSON.parse(document.getElementById(el.dataset.config).textContent) : {};
+    var first = el.querySelector("svg.first-paint");
+    if (first) first.remove();
     Plotly.newPlot(el, figure.data, figure.layout, config);
     el.dataset.drawn = "1";
     el.style.minHeight = "";

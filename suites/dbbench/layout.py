@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from suites.cells import csv_text, tsv_line
 from suites.tables import qps_text, ratio_text, relative_qps
 
 
@@ -20,7 +21,7 @@ def _dbbench_rows(
             base = values.get((runs[0], test)) if runs else None
             cells = [ratio_text(relative_qps(values.get((run, test)), base)) for run in runs]
         else:
-            cells = [qps_text(values.get((run, test))) for run in runs]
+            cells = [qps_text(values.get((run, test)), 0) for run in runs]  # integer ops_sec, as the scripts print it
         rows.append((test, cells))
     return rows
 
@@ -43,8 +44,8 @@ def format_dbbench_tsv(
     integer ops_sec. Missing is ``NA``. ``header=False`` gives the older
     ``abs.<workload>.<set>.tsv`` layout (nov23), which has none.
     """
-    lines = ["\t".join([*versions, "test"])] if header else []
-    lines.extend("\t".join([*cells, test]) for test, cells in _dbbench_rows(runs, tests, values, relative))
+    lines = [tsv_line([*versions, "test"])] if header else []
+    lines.extend(tsv_line([*cells, test]) for test, cells in _dbbench_rows(runs, tests, values, relative))
     return "".join(line + "\n" for line in lines)
 
 
@@ -66,6 +67,6 @@ def format_dbbench_csv(
     only, without the base's 1.00 column.
     """
     skip = 0 if base_column else 1
-    lines = [",".join(["test", *versions[skip:]]) + ","] if header else []
-    lines.extend(",".join([test, *cells[skip:]]) for test, cells in _dbbench_rows(runs, tests, values, relative))
-    return "".join(line + "\n" for line in lines)
+    rows = [["test", *versions[skip:], ""]] if header else []  # the scripts end the header with a comma
+    rows.extend([test, *cells[skip:]] for test, cells in _dbbench_rows(runs, tests, values, relative))
+    return csv_text(rows)

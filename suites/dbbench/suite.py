@@ -31,9 +31,10 @@ def parse_files(files: Sequence[ResultFile], *, bundle: str, required: bool) -> 
     """The bundle's db_bench files → runs. A file named like a summary but without a db_bench header is someone's
     notes: it is skipped with a warning, unless it is all the bundle has (``required``)."""
     paths = {file.path for file in files}
-    runs: list[SuiteRun] = []
+    found_runs: list[tuple[parse.DbBenchRun, str]] = []
     warnings: list[str] = []
     not_read: list[tuple[str, str]] = []
+    read: list[tuple[str, str]] = []
     for file in files:
         if file.path + ".sdev" in paths:
             not_read.append((file.path, SDEV_COPY))
@@ -45,11 +46,38 @@ def parse_files(files: Sequence[ResultFile], *, bundle: str, required: bool) -> 
             warnings.append(f"{exc}; not read")
             continue
         warnings.extend(file_warnings)
-        runs.extend(_suite_run(run, f"{bundle}:{file.path}") for run in found)
+        found_runs.extend((run, f"{bundle}:{file.path}") for run in found)
+        tests = {row.test for run in found for row in run.rows}
+        read.append((file.path, f"db_bench results: {len(found)} builds × {len(tests)} tests (ops_sec and the rest)"))
+    warnings = _name_twins([run for run, _ in found_runs], warnings)
+    runs = [_suite_run(run, where) for run, where in found_runs]
     if required and not runs:
         names = ", ".join(sorted(paths)[:5])
         raise parse.ParseError(f"{bundle}: no db_bench results (a header line starting ops_sec) in {names}")
-    return SuiteParse(runs=runs, warnings=warnings, not_read=not_read)
+    return SuiteParse(runs=runs, warnings=warnings, not_read=not_read, read=read)
+
+
+def _name_twins(runs: list[parse.DbBenchRun], warnings: list[str]) -> list[str]:
+    """Builds of one version that one file lists twice are told apart as ``<name>#1``, ``#2``; when another file
+    of the bundle holds the same results under a name that says what differs (``sum.byrx.lru.txt``,
+    ``sum.byrx.hcc.txt``: the block cache), they take that name (``10.2.1.lru``), so ``--base 10.2.1.lru`` finds
+    them. The warning about the numbered builds then says which is which instead."""
+    said = {run.content_sha256: run for run in runs if "#" not in run.name and run.flavour}
+    renamed: dict[str, list[str]] = {}
+    for run in runs:
+        twin = said.get(run.content_sha256) if "#" in run.name else None
+        if twin is None:
+            continue
+        base = run.name.partition("#")[0]
+        renamed.setdefault(base, []).append(f"{run.name} is {twin.name} of {twin.source}")
+        run.name, run.build, run.flavour = twin.name, twin.build, twin.flavour
+    if not renamed:
+        return warnings
+    kept = [w for w in warnings if not any(f": {base} appears " in w for base in renamed)]
+    return kept + [
+        f"{base} appears more than once in one file; named by the files that say what differs: {'; '.join(which)}"
+        for base, which in sorted(renamed.items())
+    ]
 
 
 def _suite_run(run: parse.DbBenchRun, where: str) -> SuiteRun:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+from suites.cells import csv_text, tsv_line
 from suites.tables import NA, met_ratio_text
 
 
@@ -35,18 +36,18 @@ def format_ibench_table(
     ``%.2f`` of cell / base cell, ``NA`` when either is NA, ``1`` when both are
     0, ``inf`` when only the base is; the tag is copied.
     """
-    header = [*columns, "tag"]
-    lines = [separator.join(header)]
+    table: list[list[str]] = [[*columns, "tag"]]
     texts = [(tag, [NA if cells is None else cells.get(c, NA) for c in columns]) for tag, cells in rows]
     if not relative:
-        lines.extend(separator.join([*cells, tag]) for tag, cells in texts)
-        return "".join(line + "\n" for line in lines)
-    if texts:
+        table.extend([*cells, tag] for tag, cells in texts)
+    elif texts:
         _, base = texts[0]
         for tag, cells in texts[1:]:
             ratios = [
                 met_ratio_text(_ibench_number(cell), _ibench_number(base_cell))
                 for cell, base_cell in zip(cells, base, strict=True)
             ]
-            lines.append(separator.join([*ratios, tag]))
-    return "".join(line + "\n" for line in lines)
+            table.append([*ratios, tag])
+    if separator == ",":
+        return csv_text(table)  # the csv module: a tag with a comma stays in its column
+    return "".join(tsv_line(row) + "\n" for row in table)

@@ -22,6 +22,14 @@ from suites.naming import UNKNOWN_DBMS, parse_run_dir
         ("x.pg174_o2nofp.x10a_wm1_c32r128.pk1", "Postgres", "17.4", "o2nofp", "x10a_wm1_c32r128", 1),
         ("x.pg18beta1_o2nofp.x10b_c8r32.pk1", "Postgres", "18beta1", "o2nofp", "x10b_c8r32", 1),
         ("x.fbmy5635_rel_221222.cza1_c8r32.pk1", "FB MyRocks", "5.6.35", "rel_221222", "cza1_c8r32", 1),
+        # The Insert Benchmark archives' engine codes: MyRocks 5.6 and 8.0, InnoDB (MySQL), MongoDB.
+        ("x.rx56.cx6d.pk1", "FB MyRocks", "5.6", "", "cx6d", 1),
+        ("x.rx80.cx6d.pk1", "FB MyRocks", "8.0", "", "cx6d", 1),
+        ("x.in80.cx6d.pk1", "MySQL", "8.0", "", "cx6d", 1),
+        ("x.mo40.cx6d.pk1", "MongoDB", "4.0", "", "cx6d", 1),
+        # A Postgres fork's patches over a release: Postgres of that release, the fork first in the flavour.
+        ("x.pg_oriole_patches17_5_o2nofp.x10a_c8r32.pk1", "Postgres", "17.5", "oriole_o2nofp", "x10a_c8r32", 1),
+        ("x.pg_oriole_patches17_6_o2nofp.x10a_c8r32.pk1", "Postgres", "17.6", "oriole_o2nofp", "x10a_c8r32", 1),
     ],
 )
 def test_it_reads_dbms_version_flavour_and_config_from_the_directory_name(
@@ -37,6 +45,12 @@ def test_an_unknown_dbms_code_imports_as_unknown_and_says_so() -> None:
     assert run.dbms == UNKNOWN_DBMS
     assert run.version == "ps8028_rel"
     assert "unknown DBMS code 'ps'" in run.warnings[0]
+
+
+def test_an_unknown_postgres_fork_is_postgres_of_its_release_and_says_so() -> None:
+    run = parse_run_dir("x.pg_neon_patches16_2_o2nofp.x10a_c8r32.pk1")
+    assert (run.dbms, run.version, run.flavour) == ("Postgres", "16.2", "neon_o2nofp")
+    assert "unknown fork 'neon'" in run.warnings[0]
 
 
 def test_a_name_that_is_not_a_run_directory_is_rejected() -> None:

@@ -11,9 +11,13 @@ from regressions.detection import detect_regressions
 from regressions.filters import in_release_view
 from regressions.models import Regression
 from regressions.records import record_as_dict
+from regressions.viewnote import view_note
 from reports.compare import ComparisonError, resolve_run
 from runs import releases
 from runs.models import Run, Server, Workload
+
+# The switch to the other release view, as this command spells it.
+SWITCH_TEXT_OPTION = {"long-term": "--releases all for every release", "all": "--releases long-term for the default"}
 
 
 class Command(BaseCommand):
@@ -32,8 +36,8 @@ class Command(BaseCommand):
             "--releases",
             choices=releases.RELEASE_VIEWS,
             default=releases.DEFAULT_VIEW,
-            help="long-term: only the long-term lines of a series that mixes both (default); all: every release "
-            "(stored beside the long-term records)",
+            help="long-term: the long-term lines of a series that mixes both and its newest release, provisional "
+            "when short-term (default); all: every release (stored beside the default view's records)",
         )
         parser.add_argument(
             "--experimental-builds",
@@ -87,12 +91,21 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         if options["format"] == "json":
             records = Regression.objects.filter(in_release_view(shown), pk__in=kept).select_related(
-                "microbenchmark", "arrived_in__dbms", "previous_version", "fixed_in", "persists_until", "server"
+                "microbenchmark",
+                "arrived_in__dbms",
+                "previous_version",
+                "fixed_in",
+                "persists_until",
+                "server",
+                "base_run",
             )
             records = records.select_related("workload").order_by(
                 "server__name", "workload__name", "arrived_in__sort_key", "group", "microbenchmark__test", "kind"
             )
             self.stdout.write(json.dumps([record_as_dict(r) for r in records], indent=1, ensure_ascii=False))
+        # Which releases the view left out, in one line: on stderr beside JSON, which stays one array.
+        note = view_note(shown, server=options["server"] or "").line(SWITCH_TEXT_OPTION[shown])
+        (self.stderr if options["format"] == "json" else self.stdout).write(note)
 
     def _print(self, ids: list[int], view: str) -> None:
         records = Regression.objects.filter(in_release_view(view), pk__in=ids).select_related(

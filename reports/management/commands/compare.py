@@ -41,6 +41,10 @@ class Command(BaseCommand):
         parser.add_argument("--runs", nargs="+", default=[], help="runs to compare (default: the base's whole series)")
         parser.add_argument("--server", help="server name, when the run name exists on several servers")
         parser.add_argument("--workload", help="workload name, when the run name exists in several workloads")
+        parser.add_argument(
+            "--variant",
+            help="a word of a summary table's name (prep1), when several tables of an archive share the run names",
+        )
         parser.add_argument("--group-set", default="auto", help="classic-42, current-32, a saved set, or auto")
         parser.add_argument(
             "--dop",
@@ -54,7 +58,8 @@ class Command(BaseCommand):
             "--releases",
             choices=RELEASE_VIEWS,
             default="all",
-            help="all (default) or long-term: leave out the short-term releases of a series that mixes both",
+            help="all (default) or long-term: the long-term releases and the newest release of a series that "
+            "mixes both",
         )
         parser.add_argument("--format", choices=FORMATS, default="tsv")
         parser.add_argument("--absolute", action="store_true", help="absolute QPS instead of relative (tsv/csv)")
@@ -72,9 +77,17 @@ class Command(BaseCommand):
                 base = resolve_dbbench_run(options["base"], server=options["server"], workload=options["workload"])
                 run_ids = tuple(resolve_dbbench_run(name, series=base).pk for name in options["runs"])
             else:
-                base = resolve_run(options["base"], server=options["server"], workload=options["workload"])
+                base = resolve_run(
+                    options["base"],
+                    server=options["server"],
+                    workload=options["workload"],
+                    dop=options["dop"],
+                    variant=options["variant"],
+                )
                 run_ids = tuple(
-                    resolve_run(name, server=base.server.name, workload=base.workload.name).pk
+                    resolve_run(
+                        name, server=base.server.name, workload=base.workload.name, dop=options["dop"], near=base
+                    ).pk
                     for name in options["runs"]
                 )
             spec = ComparisonSpec(

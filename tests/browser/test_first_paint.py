@@ -1,0 +1,65 @@
+"""A chart shows its data before plotly.js has arrived (a plain SVG first paint), and plotly.js takes it over."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+from runs.models import Microbenchmark, Run
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page, Route
+
+    from tests.browser.conftest import DemoData
+
+pytestmark = pytest.mark.browser
+
+BASE = "x.my5651_rel_o2nofp.z12a_c8r32.pk1"
+SKETCHED = """() => Array.from(document.querySelectorAll('.chart')).map((chart) => {
+  const svg = chart.querySelector('svg.first-paint');
+  return svg ? svg.querySelectorAll('path[d^="M"], rect').length : 0;
+})"""
+
+
+def _drill_url() -> str:
+    base = Run.objects.get(name=BASE)
+    point = Microbenchmark.objects.get(test="point-query", range_size=100)
+    return f"/microbenchmarks/{point.pk}/?base={base.pk}"
+
+
+def _no_plotly(page: Page) -> None:
+    def refuse(route: Route) -> None:
+        route.abort()
+
+    page.route("**/plotly*.js", refuse)
+
+
+def test_without_plotly_js_every_line_and_bar_chart_of_the_drill_down_shows_its_data(
+    page: Page, demo_data: DemoData
+) -> None:
+    _no_plotly(page)
+    page.goto(_drill_url(), wait_until="load")
+    page.wait_for_function("() => document.querySelectorAll('.chart svg.first-paint').length === 3")
+    qps, latency, hw = page.evaluate(SKETCHED)
+    assert qps > 3 and latency == 2 and hw == 4  # bars and the relative line; two latency lines; four HW lines
+    assert page.evaluate("typeof window.Plotly") == "undefined"
+
+
+def test_without_plotly_js_the_comparison_s_group_charts_show_a_line_per_microbenchmark(
+    page: Page, demo_data: DemoData
+) -> None:
+    _no_plotly(page)
+    page.goto(f"/compare/?base={Run.objects.get(name=BASE).pk}", wait_until="load")
+    page.wait_for_function("() => document.querySelectorAll('section.group .chart svg.first-paint').length > 0")
+    lines = page.evaluate(SKETCHED)
+    assert lines[:4] == [9, 5, 8, 10]  # one line per microbenchmark of each group, as plotly.js draws them
+
+
+def test_plotly_js_takes_the_chart_over_and_no_first_paint_is_left_behind(
+    page: Page, demo_data: DemoData, console_errors: list[str]
+) -> None:
+    page.goto(_drill_url(), wait_until="load")
+    page.locator(".chart").last.locator(".main-svg").first.wait_for()
+    assert page.locator("svg.first-paint").count() == 0
+    assert console_errors == []
