@@ -264,6 +264,8 @@ CELERY_TIMEZONE = TIME_ZONE
 # its running run is failed and queued again.
 BENCHDASH_HOST_HEARTBEAT_SECONDS = env.float("BENCHDASH_HOST_HEARTBEAT_SECONDS", default=15.0)
 BENCHDASH_HOST_SILENT_SECONDS = env.float("BENCHDASH_HOST_SILENT_SECONDS", default=120.0)
+# How many times a host measures a story's microbenchmarks again before the story is told (runner.confirm).
+BENCHDASH_CONFIRMATION_REPEATS = env.int("BENCHDASH_CONFIRMATION_REPEATS", default=3)
 
 
 # The worker outlives its broker: it retries the connection forever, at start-up too, and leaves only when
