@@ -4,7 +4,7 @@
 FROM node:20-bookworm-slim AS plotly
 WORKDIR /js
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund --loglevel=error
+RUN npm ci --omit=dev --no-audit --no-fund --loglevel=error
 
 FROM python:3.11-slim-bookworm
 

@@ -16,8 +16,8 @@ TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); [ "$$n" -gt 4 ] && n=
 install: $(VENV)/.installed
 
 # The Python packages of both locks, hashes checked (requirements.txt: runtime, what the image installs;
-# requirements-dev.txt: tests and tools); plotly.js's cartesian bundle (package.json, package-lock.json) into
-# $(VENV)/js with npm when the machine has it. Without npm the pages are served the plotly package's full
+# requirements-dev.txt: tests and tools); plotly.js's cartesian bundle and axe-core (the browser tests' accessibility
+# check), pinned by package.json and package-lock.json, into $(VENV)/js with npm when the machine has it. Without npm the pages are served the plotly package's full
 # plotly.js instead: the same charts, a 4.8 MB script rather than 1.5 MB (`manage.py check` says which).
 $(VENV)/.installed: requirements.txt requirements-dev.txt package.json package-lock.json
 	@echo "installing the pinned dependencies into $(VENV)/ (the first time takes a few minutes)"
@@ -39,24 +39,35 @@ migrate: install
 	@echo "migrating the database"
 	@$(BIN)/python manage.py migrate --noinput --verbosity 0
 
-# Quiet on purpose: the login load_demo prints last must not scroll away under task logs.
+# Quiet on purpose: the login load_demo prints last must not scroll away under task logs. Links in write-ups and
+# alerts point at this server (BENCHDASH_BASE_URL follows HOST and PORT unless set), and "serving on" is printed
+# once the port answers, not before; runserver's own banner is left out (its request lines still show).
+DEMO_BASE_URL = $${BENCHDASH_BASE_URL:-http://$(HOST):$(PORT)}
 demo: migrate
-	@LOG_LEVEL=WARNING $(BIN)/python manage.py load_demo
-	@echo "benchdash is serving on http://$(HOST):$(PORT)/ (Ctrl-C stops it)"
-	@$(BIN)/python manage.py runserver $(HOST):$(PORT) --noreload
+	@BENCHDASH_BASE_URL=$(DEMO_BASE_URL) LOG_LEVEL=WARNING $(BIN)/python manage.py load_demo
+	@BENCHDASH_BASE_URL=$(DEMO_BASE_URL) $(BIN)/python manage.py runserver $(HOST):$(PORT) --noreload --skip-checks >/dev/null & \
+	server=$$!; trap 'kill $$server 2>/dev/null; wait $$server; exit 0' INT TERM; \
+	until (exec 3<>/dev/tcp/$(HOST)/$(PORT)) 2>/dev/null; do \
+	  kill -0 $$server 2>/dev/null || { wait $$server; exit 1; }; sleep 0.2; \
+	done; \
+	echo "benchdash is serving on http://$(HOST):$(PORT)/ (Ctrl-C stops it)"; wait $$server
 
 serve: migrate
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
 
+# Without DATABASE_URL / REDIS_URL the tests that need PostgreSQL, Redis or MariaDB are skipped; the summary's
+# last lines count them (conftest.py).
 test: install
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal
 
-# Style, types (the application code, settings in pyproject.toml) and the apps' layering contract.
+# Style, types (the application code, settings in pyproject.toml), the apps' layering contract and the
+# complexity budget (no new function over 15, the baseline's may only shrink: .ci/complexity.py).
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache
+	$(BIN)/python .ci/complexity.py
 
 format: install
 	$(BIN)/ruff format .

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,41 @@ def pytest_configure(config: pytest.Config) -> None:
     settings.BROKER_KEY_PREFIX = broker_prefix
     settings.CELERY_BROKER_TRANSPORT_OPTIONS["global_keyprefix"] = broker_prefix
     app.conf.broker_transport_options = settings.CELERY_BROKER_TRANSPORT_OPTIONS
+
+
+# Skip reasons that mean a service is missing (the tests that need it run when DATABASE_URL, REDIS_URL, a MariaDB
+# or sysbench are there), a browser, or the corpus beside the project.
+SKIP_KINDS = (
+    (
+        "services (PostgreSQL, Redis, MariaDB, sysbench)",
+        re.compile(r"PostgreSQL|DATABASE_URL|Redis|REDIS_URL|MariaDB|MySQL|sysbench", re.I),
+    ),
+    ("a browser (Chromium)", re.compile(r"chromium|playwright|browser", re.I)),
+    ("the real result corpus", re.compile(r"corpus", re.I)),
+)
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """`make test` says how many tests did not run for lack of a service, so "passed" is not read as "all"."""
+    skipped = terminalreporter.stats.get("skipped", [])
+    if not skipped:
+        return
+    counts: dict[str, int] = {}
+    for report in skipped:
+        reason = str(report.longrepr[-1]) if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        kind = next((name for name, pattern in SKIP_KINDS if pattern.search(reason)), "other reasons")
+        counts[kind] = counts.get(kind, 0) + 1
+    terminalreporter.write_sep("-", "skipped tests")
+    for kind, count in counts.items():
+        terminalreporter.write_line(
+            f"{count} test{'s' if count != 1 else ''} skipped for lack of {kind}"
+            if kind != "other reasons"
+            else f"{count} skipped for other reasons (see the SKIPPED lines above)"
+        )
+    if any(kind.startswith("services") for kind in counts):
+        terminalreporter.write_line(
+            "set DATABASE_URL and REDIS_URL (and start MariaDB) to run them: see CONTRIBUTING.md"
+        )
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

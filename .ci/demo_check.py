@@ -107,10 +107,15 @@ def stop(demo: Demo, timeout: float = 20) -> None:
 
 def wait_until_serving(demo: Demo, opener: urllib.request.OpenerDirector, seconds: float) -> None:
     deadline = time.monotonic() + seconds
+    announced_open = False
     while time.monotonic() < deadline:
         if demo.process.poll() is not None:
             raise DemoFailed(f"make demo exited with {demo.process.returncode}:\n{demo.output()[-4000:]}")
         if any(line.startswith(SERVING) for line in demo.lines):
+            if not announced_open:
+                # "serving on" is printed once the port answers: connect at once, no retry.
+                expect(port_answers(demo.port), f'"{SERVING.strip()}" was printed before port {demo.port} answered')
+                announced_open = True
             try:
                 if get(opener, demo, "/")[0] == 200:
                     return
@@ -118,6 +123,14 @@ def wait_until_serving(demo: Demo, opener: urllib.request.OpenerDirector, second
                 pass
         time.sleep(0.5)
     raise DemoFailed(f"make demo did not serve within {seconds:.0f} s:\n{demo.output()[-4000:]}")
+
+
+def port_answers(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=2):
+            return True
+    except OSError:
+        return False
 
 
 def get(opener: urllib.request.OpenerDirector, demo: Demo, path: str, data: bytes | None = None) -> tuple[int, str]:
@@ -224,6 +237,14 @@ def check_pages(demo: Demo, user: str, password: str, corpus: Path | None) -> li
         }
         expect(not wrong, f"relative QPS differs from the corpus' qps.rel.all.tsv: {wrong}")
     checked.append(compare_path)
+
+    # The write-up's links back to benchdash name the port the demo serves on (make demo PORT=…).
+    writeup_path = f"/compare/writeup?base={base_id}"
+    status, writeup = get(opener, demo, writeup_path)
+    links = re.findall(r"https?://(?:127\.0\.0\.1|localhost)(?::\d+)?/", writeup)
+    expect(status == 200 and bool(links), f"{writeup_path} answered {status} with no link back")
+    expect(set(links) == {demo.base_url + "/"}, f"{writeup_path} links to {sorted(set(links))}, not {demo.base_url}/")
+    checked.append(writeup_path)
 
     # The charts' script, from the page's own static files: plotly.js's cartesian bundle that make install put in
     # the clone's .venv (npm is on every machine CI runs on), not the plotly package's 4.8 MB full build.

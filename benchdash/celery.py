@@ -8,6 +8,9 @@ import redis
 from celery import Celery, bootsteps
 from kombu.transport import redis as kombu_redis
 
+from benchdash.logs import configure_celery_logging
+from benchdash.metrics import count_celery_tasks
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "benchdash.settings")
 
 log = logging.getLogger(__name__)
@@ -37,6 +40,10 @@ class RedisBrokerTransport(kombu_redis.Transport):
 
 app = Celery("benchdash")
 app.config_from_object("django.conf:settings", namespace="CELERY")
+# Worker and beat log through the site's LOGGING (time, level, logger, task id), not Celery's own format.
+configure_celery_logging()
+# Every task timed and counted by outcome for /metrics, in the process that runs it.
+count_celery_tasks()
 app.autodiscover_tasks()
 
 
@@ -58,7 +65,7 @@ class RequeueOnConnect(bootsteps.StartStopStep):
         try:
             for task in (
                 "runs.tasks.requeue_bundles",
-                "runs.tasks.refresh_lost_series",
+                "reports.tasks.refresh_lost_series",
                 "regressions.tasks.resend_lost_alerts",
             ):
                 parent.app.send_task(task, queue=parent.app.conf.task_default_queue)

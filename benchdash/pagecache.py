@@ -31,14 +31,16 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import secrets
 import struct
 import time
 import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.contrib.messages import get_messages
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse, QueryDict
@@ -47,6 +49,8 @@ from django.template.loader import get_template
 from django.utils.cache import patch_vary_headers
 from django.utils.http import parse_etags
 from django.utils.safestring import mark_safe
+
+from benchdash.clientip import client_address
 
 log = logging.getLogger(__name__)
 
@@ -303,23 +307,117 @@ def cacheable(request: HttpRequest) -> bool:
 # Bounds on the parameters a prefix admits: a longer name, or more of them, are no page's parameters.
 _PREFIXED_NAME_MAX = 80
 _PREFIXED_MAX = 32
+# A value longer than this is no value any page offers (names, searches and numbers are all shorter).
+_VALUE_MAX = 200
+
+# How a parameter's value is written canonically: the text to key and render with ("" drops the parameter),
+# or ValueError for a value the page does not take (it is rendered, with the page's own error, but never kept).
+Canon = Callable[[str], str]
 
 
-def canonical_query(
-    query: QueryDict, params: Iterable[str], multi: Iterable[str] = (), blank: Iterable[str] = ()
-) -> QueryDict:
+def number(low: float, high: float) -> Canon:
+    """A finite number within [low, high], written one way: ``1.50``, ``1.5e0`` and ``+1.5`` are ``1.5``."""
+
+    def canon(value: str) -> str:
+        found = float(value)  # ValueError for text
+        if not (math.isfinite(found) and low <= found <= high):
+            raise ValueError(f"{value!r} is outside {low:g}..{high:g}")
+        return repr(int(found)) if found.is_integer() and abs(found) < 2**53 else repr(found)
+
+    return canon
+
+
+def integer(low: int, high: int) -> Canon:
+    """ASCII digits naming a whole number within [low, high], without leading zeros."""
+
+    def canon(value: str) -> str:
+        text = value.strip()
+        if not (text.isascii() and text.isdigit()) or not low <= int(text) <= high:
+            raise ValueError(f"{value!r} is not a whole number from {low} to {high}")
+        return str(int(text))
+
+    return canon
+
+
+def choice(*values: str) -> Canon:
+    """One of ``values`` (the page's own spellings)."""
+
+    def canon(value: str) -> str:
+        if value not in values:
+            raise ValueError(f"{value!r} is not one of {', '.join(values)}")
+        return value
+
+    return canon
+
+
+def flag(value: str) -> str:
+    """A checkbox, as Django's BooleanField reads it: "false" and "0" are off (dropped), anything else "on"."""
+    return "" if value.strip().lower() in ("false", "0") else "on"
+
+
+def text(value: str) -> str:
+    """Any short text, as given."""
+    if len(value) > _VALUE_MAX:
+        raise ValueError("too long")
+    return value
+
+
+# Parameters every page reads the same way.
+COMMON_KINDS: dict[str, Canon] = {"page": integer(1, 10**6)}
+
+
+@dataclass(frozen=True)
+class Canonical:
+    """A query in canonical form: what the page renders from, whether a copy may be kept, and the names that came
+    in through a prefix (``y_max_*``), which a kept copy must show the page offers (see ``page``)."""
+
+    query: QueryDict
+    cacheable: bool
+    prefixed: tuple[str, ...]
+
+
+def _kind_of(name: str, kinds: Mapping[str, Canon], prefixes: tuple[str, ...]) -> Canon:
+    """How a parameter's values are written: its kind by name, else by its "prefix*", else as text."""
+    return kinds.get(name) or next((kinds[f"{p}*"] for p in prefixes if name.startswith(p) and f"{p}*" in kinds), text)
+
+
+def _written(values: list[str], canon: Canon) -> tuple[list[str], bool]:
+    """The values as their kind writes them (empty ones dropped), and whether the kind understood them all (a
+    value it refuses stays as given)."""
+    written = []
+    understood = True
+    for value in values:
+        try:
+            written.append(canon(value))
+        except ValueError:
+            written.append(value)
+            understood = False
+    return [w for w in written if w], understood
+
+
+def canonicalise(
+    query: QueryDict,
+    params: Iterable[str],
+    multi: Iterable[str] = (),
+    blank: Iterable[str] = (),
+    kinds: Mapping[str, Canon] | None = None,
+) -> Canonical:
     """Only ``params`` of ``query`` (a name ending in ``*``: every parameter beginning with the rest), one way of
-    writing each: empty values dropped, a repeated single-valued
-    parameter reduced to the value the page would read (the last), a multi-valued one's values de-duplicated
-    and sorted; the parameters in sorted order. A parameter of ``blank`` given with no value keeps one empty
-    value (it means something there: ``base=`` asks for the run picker), so it adds one variant at most."""
+    writing each: empty values dropped, a repeated single-valued parameter reduced to the value the page would
+    read (the last), a multi-valued one's values de-duplicated and sorted, each value written as its kind says
+    (``kinds``, by name or by "prefix*"; ``text`` otherwise); the parameters in sorted order. A parameter of
+    ``blank`` given with no value keeps one empty value (it means something there: ``base=`` asks for the run
+    picker), so it adds one variant at most. A value its kind refuses stays as given, and the query is not
+    cacheable."""
     params, many, keep_blank = tuple(params), set(multi), set(blank)
+    kinds = {**COMMON_KINDS, **(kinds or {})}
     # A name ending in "*" stands for every parameter it begins (``y_max_*``: one per chart), each single-valued.
     prefixes = tuple(p[:-1] for p in params if p.endswith("*"))
     named = {p for p in params if not p.endswith("*")}
     prefixed = sorted(n for n in query if prefixes and n.startswith(prefixes) and len(n) <= _PREFIXED_NAME_MAX)
     named |= set(prefixed[:_PREFIXED_MAX])
     out = QueryDict(mutable=True)
+    cacheable = True
     for name in sorted(named | many):
         given = query.getlist(name)
         values = [v for v in given if v.strip()]
@@ -327,9 +425,58 @@ def canonical_query(
             if given and name in keep_blank:
                 out.setlist(name, [""])
             continue
-        out.setlist(name, sorted(set(values)) if name in many else values[-1:])
+        canon = _kind_of(name, kinds, prefixes)
+        written, understood = _written(sorted(set(values)) if name in many else values[-1:], canon)
+        cacheable = cacheable and understood
+        if written:
+            out.setlist(name, sorted(set(written)) if name in many else written)
     out._mutable = False
-    return out
+    return Canonical(out, cacheable, tuple(n for n in prefixed[:_PREFIXED_MAX] if n in out))
+
+
+def canonical_query(
+    query: QueryDict,
+    params: Iterable[str],
+    multi: Iterable[str] = (),
+    blank: Iterable[str] = (),
+    kinds: Mapping[str, Canon] | None = None,
+) -> QueryDict:
+    """``canonicalise``'s query alone."""
+    return canonicalise(query, params, multi, blank, kinds).query
+
+
+def _offers(html: str, names: Iterable[str]) -> bool:
+    """Whether the rendered page has a control for each name (a made-up ``y_max_<name>`` has none)."""
+    return all(f'name="{name}"' in html for name in names)
+
+
+def anonymous_render_allowed(request: HttpRequest) -> bool:
+    """Whether an anonymous visitor's address may have one more page rendered this minute.
+
+    Renders a cache hit spares are free; each render for an anonymous visitor counts against
+    ``BENCHDASH_ANONYMOUS_RENDERS_PER_MINUTE`` per client address, so nobody without an account can make the
+    server render (and keep) page after page of made-up queries. Signed-in users are not counted."""
+    budget = settings.BENCHDASH_ANONYMOUS_RENDERS_PER_MINUTE
+    user = getattr(request, "user", None)
+    if budget <= 0 or (user is not None and user.is_authenticated):
+        return True
+    minute = int(time.time() // 60)
+    key = f"pagecache:renders:{client_address(request)}:{minute}"
+    try:
+        cache.add(key, 0, 120)
+        return int(cache.incr(key)) <= budget
+    except Exception:  # the cache down: nothing is kept either, and the budget has nowhere to live
+        return True
+
+
+def too_many_renders() -> HttpResponse:
+    response = HttpResponse(
+        "Too many different pages asked for from this address in a minute; try again in a minute, or log in.\n",
+        status=429,
+        content_type="text/plain; charset=utf-8",
+    )
+    response["Retry-After"] = str(60 - int(time.time()) % 60)
+    return response
 
 
 def page(
@@ -340,20 +487,27 @@ def page(
     params: Iterable[str] = (),
     multi: Iterable[str] = (),
     blank: Iterable[str] = (),
+    kinds: Mapping[str, Canon] | None = None,
 ) -> HttpResponse:
     """The page for this visitor: from the cache under ``key``, else ``render(context)``, kept when shared.
 
     ``key`` is any text that changes with everything the page shows except the
     query (it is hashed); None means "do not share". ``params`` are the query
     parameters the page reads (``multi`` those read as lists, ``blank`` those
-    whose empty value means something): the page is rendered from them alone,
-    in canonical form, and they complete the key.
+    whose empty value means something, ``kinds`` how values are written): the
+    page is rendered from them alone, in canonical form, and they complete the
+    key. A query with a value its kind refuses, or a prefixed name the rendered
+    page does not offer, is answered without keeping a copy. Anonymous renders
+    are budgeted per address (``anonymous_render_allowed``).
     ``render`` gets the context entries to add (the placeholders when the page
     is shared) and returns the HTML, or a response of its own (an error) that
     is returned as it is and never kept.
     """
-    request.GET = canonical_query(request.GET, params, multi, blank)  # type: ignore[assignment]  # immutable, as Django's
-    if key is None or not cacheable(request):
+    canonical = canonicalise(request.GET, params, multi, blank, kinds)
+    request.GET = canonical.query  # type: ignore[assignment]  # immutable, as Django's
+    if key is None or not canonical.cacheable or not cacheable(request):
+        if not anonymous_render_allowed(request):
+            return too_many_renders()
         out = render({})
         return out if isinstance(out, HttpResponse) else HttpResponse(out)
     text = f"{key}|{variant_of(request)}|{bool(getattr(request, 'htmx', False))}|{request.GET.urlencode()}"
@@ -361,6 +515,8 @@ def page(
     gzipped = accepts_gzip(request)
     current, entry = _get(full_key, gzipped)
     if entry is None:
+        if not anonymous_render_allowed(request):
+            return too_many_renders()
         nonce = secrets.token_hex(_NONCE_BYTES)
         out = render(shared_context(nonce))
         if isinstance(out, HttpResponse):
@@ -369,7 +525,8 @@ def page(
         # scans or compresses the whole page.
         pieces = _split(nonce, out.encode())
         deflated = tuple(p if isinstance(p, int) else _gzipped(p) for p in pieces)
-        _set(full_key, current, pieces, deflated)
+        if _offers(out, canonical.prefixed):
+            _set(full_key, current, pieces, deflated)
         entry = deflated if gzipped else pieces
     visitor = _Visitor(request)
     if gzipped:

@@ -9,6 +9,7 @@ turns the safety checks on: no DEBUG, a real SECRET_KEY and ALLOWED_HOSTS.
 
 from __future__ import annotations
 
+import ipaddress
 import sys
 from datetime import timedelta
 from pathlib import Path
@@ -17,6 +18,7 @@ import environ
 from django.core.exceptions import ImproperlyConfigured
 
 from benchdash.deployment import DEMO_SECRET_KEY, Deployment, banner, deployment_warnings, refusals
+from benchdash.logs import logging_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -74,6 +76,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "benchdash.logs.RequestIdMiddleware",  # first: every later log line of the request carries its id
+    "benchdash.metrics.MetricsMiddleware",  # counts and times every answer, refusals included (/metrics)
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -247,7 +251,7 @@ CELERY_BEAT_SCHEDULE = {
     # Uploads whose task was lost (broker down at upload time) are imported once it is back.
     "requeue-queued-bundles": {"task": "runs.tasks.requeue_bundles", "schedule": 60.0},
     # Series whose after-import refresh was lost (broker down when the import committed) are recomputed.
-    "refresh-lost-series": {"task": "runs.tasks.refresh_lost_series", "schedule": 60.0},
+    "refresh-lost-series": {"task": "reports.tasks.refresh_lost_series", "schedule": 60.0},
     # Regression alerts whose announcement or retry was lost the same way are sent.
     "resend-lost-alerts": {"task": "regressions.tasks.resend_lost_alerts", "schedule": 60.0},
     # Stories' shared points that no story names any more (stories deleted outside detection) are deleted.
@@ -356,12 +360,17 @@ if PRODUCTION:
 # (10.20.0.0/16,192.0.2.7). Unset: public addresses only. Link-local and metadata addresses never
 # (benchdash.outbound checks the resolved address at send time and connects to that address).
 BENCHDASH_ALERT_NETWORKS = env.list("BENCHDASH_ALERT_NETWORKS", default=[])
-try:
-    from benchdash.outbound import parse_networks
+for _network in BENCHDASH_ALERT_NETWORKS:
+    try:
+        ipaddress.ip_network(_network.strip(), strict=False)
+    except ValueError as _exc:
+        raise ImproperlyConfigured(f"BENCHDASH_ALERT_NETWORKS: {_network!r} is no address or network") from _exc
 
-    parse_networks(BENCHDASH_ALERT_NETWORKS)
-except ValueError as _exc:
-    raise ImproperlyConfigured(f"BENCHDASH_ALERT_NETWORKS: {_exc}") from _exc
+# Page renders an anonymous visitor's address may cause per minute (cache hits are free; 0: unbounded): made-up
+# query values cannot make the server render and keep page after page (benchdash.pagecache). Without
+# REDIS_CACHE_URL the cache shares the broker's Redis, whose noeviction policy (a dropped key would be a lost
+# task) lets pages fill its memory: give the cache a Redis of its own with maxmemory and allkeys-lru.
+BENCHDASH_ANONYMOUS_RENDERS_PER_MINUTE = env.int("BENCHDASH_ANONYMOUS_RENDERS_PER_MINUTE", default=600)
 
 # X-Forwarded-Proto is believed only from a proxy the site trusts (BENCHDASH_TRUSTED_PROXIES > 0): with none,
 # any client could claim https itself and get HSTS and https-only cookies' behaviour over plain HTTP.
@@ -372,13 +381,18 @@ if PRODUCTION and BENCHDASH_TRUSTED_PROXIES > 0:
 # threads for the whole outage. statement_timeout ends a slow query server-side; keepalives and
 # tcp_user_timeout notice a peer that went away; connect_timeout bounds connecting (above); and the backend
 # (benchdash.postgresql) cuts a connection whose wait passes the statement timeout plus a grace, which the
-# site answers with a 503. A Celery worker (imports, detection: long statements, lock waits) has its own limit.
+# site answers with a 503. The web process (benchdash.wsgi says it is one) has a short limit, a Celery worker
+# (imports, detection: long statements, lock waits) a long one; commands (migrate, imports) and the test
+# processes none, as a migration of a big table may rightly take long.
 _CELERY_WORKER = "worker" in sys.argv[1:] and "celery" in sys.argv[0]  # `celery … worker`, `python -m celery … worker`
-BENCHDASH_DB_STATEMENT_TIMEOUT = (
-    env.float("BENCHDASH_DB_WORKER_STATEMENT_TIMEOUT", default=float(CELERY_TASK_TIME_LIMIT))
-    if _CELERY_WORKER
-    else env.float("BENCHDASH_DB_STATEMENT_TIMEOUT", default=10.0)
-)
+if _CELERY_WORKER:
+    BENCHDASH_DB_STATEMENT_TIMEOUT = env.float(
+        "BENCHDASH_DB_WORKER_STATEMENT_TIMEOUT", default=float(CELERY_TASK_TIME_LIMIT)
+    )
+elif env.bool("BENCHDASH_WEB_PROCESS", default=False):
+    BENCHDASH_DB_STATEMENT_TIMEOUT = env.float("BENCHDASH_DB_STATEMENT_TIMEOUT", default=10.0)
+else:
+    BENCHDASH_DB_STATEMENT_TIMEOUT = 0.0
 BENCHDASH_DB_HANG_GRACE = env.float("BENCHDASH_DB_HANG_GRACE", default=2.0)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"]["ENGINE"] = "benchdash.postgresql"
@@ -396,12 +410,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     ):
         _options.setdefault(_name, _value)
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
-}
+# Logs (benchdash/logs.py): time, level, logger and request id on every line; LOG_FORMAT=json for one JSON object
+# per line. django-axes's start-up banner is left out (it printed once per process: web, worker, every command).
+LOGGING = logging_config(env.str("LOG_LEVEL", default="INFO"), env.str("LOG_FORMAT", default="text"))
+AXES_VERBOSE = False
 
 # Start-up warnings (benchdash/deployment.py): either mode warns loudly, on stderr in every process, when its
 # settings look like the other mode's (a deployment left in demo mode, a production site on SQLite).

@@ -1,11 +1,16 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.contrib.auth.decorators import login_not_required
+from django.templatetags.static import static
 from django.urls import include, path, re_path
+from django.utils.functional import lazy
+from django.views.generic import RedirectView
 from ninja import NinjaAPI
 
 from accounts.permissions import API_READ_AUTH, api_docs_access
 from benchdash import api_errors, views
+from benchdash.metrics import metrics_view
 from regressions.api import regressions_router
 from regressions.verdict_api import router as verdict_router
 from reports.api import router as compare_router
@@ -42,6 +47,13 @@ api_urls = (
 
 urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
+    path("metrics", metrics_view, name="metrics"),
+    # Browsers and feed readers ask for /favicon.ico whatever the page says: the icon, not a 404.
+    path(
+        "favicon.ico",
+        login_not_required(RedirectView.as_view(url=lazy(static, str)("favicon.svg"), permanent=True)),
+        name="favicon",
+    ),
     path("admin/", admin.site.urls),
     path("api/", api_urls),
     path("account/", include("accounts.urls")),

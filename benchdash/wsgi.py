@@ -6,6 +6,8 @@ import os
 from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "benchdash.settings")
+# This process serves requests: its database statements get the web's time limit (settings).
+os.environ.setdefault("BENCHDASH_WEB_PROCESS", "1")
 
 application = get_wsgi_application()
 

@@ -94,6 +94,8 @@ class RegressionOut(Schema):
     summary: str
     # The figures above, labelled: the step at arrival, the level now, the base (``regressions.figures``).
     figures: dict[str, Any]
+    # "fixed in 11.4.8, still open in 10.11.14": fixed in one maintained release line, open in another; or "".
+    backport_gap: str
     no_longer_detected: bool
     bugs: list[BugOut]
     url: str
@@ -272,6 +274,7 @@ def regression_out(request: HttpRequest, r: Regression) -> dict[str, Any]:
         "metric_steps": r.metric_steps,
         "summary": r.summary,
         "figures": r.figures.as_json(),
+        "backport_gap": r.backport_gap,
         "no_longer_detected": r.no_longer_detected,
         "bugs": [bug_out(b) for b in r.bugs.all()],
         "url": request.build_absolute_uri(r.get_absolute_url()),

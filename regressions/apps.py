@@ -21,3 +21,8 @@ class RegressionsConfig(AppConfig):
         search.register_group_note(open_records_note)
         # Write-ups list the series' open regression stories with their bugs.
         writeup.register_open_stories(open_stories)
+        # /metrics reads the alert deliveries per state when scraped.
+        from benchdash import metrics
+        from regressions.metrics import deliveries_by_state
+
+        metrics.register(deliveries_by_state)

@@ -27,7 +27,7 @@ from django.conf import settings
 
 import suites
 from regressions import changepoints, stories
-from regressions.evidence import Evidence, EvidencePoint, Rule, SeriesContext
+from regressions.evidence import Evidence, EvidencePoint, LineStatus, Rule, SeriesContext
 from regressions.models import Regression
 from regressions.records import Candidate, DetectionSummary, natural_key, upsert
 from regressions.signals import story_opened
@@ -376,6 +376,7 @@ class StorySeries:
     qps: list[stories.Series]
     metrics: dict[str, list[stories.Series]]  # label → its metric series
     versions: list[str]
+    dbms: str = ""
 
 
 def story_series(
@@ -399,6 +400,7 @@ def story_series(
         qps=qps,
         metrics=metrics,
         versions=[points[i].version for i in chosen],
+        dbms=points[base_index].dbms,
     )
 
 
@@ -526,9 +528,16 @@ def find_stories(
             ]
         return steps_of[subject]
 
+    qps_of_subject = {(False, s.subject): s for s in built.qps} | {(True, g): s for g, s in group_qps.items()}
+
+    def line_of(version: str) -> str:
+        return releases.release_line(built.dbms, version)
+
     result = [
         replace(
-            story, metric_steps=stories.coinciding_steps(story, steps((story.is_group, story.subject)), built.versions)
+            story,
+            metric_steps=stories.coinciding_steps(story, steps((story.is_group, story.subject)), built.versions),
+            lines=stories.line_states(story, qps_of_subject[(story.is_group, story.subject)], line_of, min_change),
         )
         for story in told
     ]
@@ -743,6 +752,7 @@ class _CandidateMaker:
             fixed_point=fixed,
             builds=tuple(story.builds),
             rule=rule,
+            lines=tuple(LineStatus(x.line, x.version, x.fixed) for x in story.lines),
             **self.subject_evidence(story),
         )
         microbenchmark_id = None if story.is_group else series.microbenchmark_ids[story.subject]

@@ -107,6 +107,13 @@ class Rule:
 
 
 @dataclass(frozen=True)
+class LineStatus:
+    line: str
+    version: str
+    fixed: bool
+
+
+@dataclass(frozen=True)
 class Evidence:
     """One story's evidence. Point indexes (``arrived_point`` …) index ``context.points``.
 
@@ -130,6 +137,15 @@ class Evidence:
     members_total: int | None = None
     cv: list[JsonValue] | None = None
     levels: list[JsonValue] | None = None
+    # A regression story per release line it reaches (``stories.line_states``): line, version, fixed.
+    lines: tuple[LineStatus, ...] = ()
+
+    @property
+    def backport_gap(self) -> str:
+        """ "fixed in 11.4.8, still open in 10.11.14", or "" (as ``stories.Story.backport_gap`` says it)."""
+        fixed = [x.version for x in self.lines if x.fixed]
+        still = [x.version for x in self.lines if not x.fixed]
+        return f"fixed in {', '.join(fixed)}, still open in {', '.join(still)}" if fixed and still else ""
 
     @property
     def points(self) -> tuple[EvidencePoint, ...]:
@@ -193,6 +209,8 @@ class Evidence:
             out["cv"] = self.cv
         if self.levels is not None:
             out["levels"] = self.levels
+        if self.lines:
+            out["lines"] = [{"line": x.line, "version": x.version, "fixed": x.fixed} for x in self.lines]
         return out | {
             "arrived_point": self.arrived_point,
             "previous_point": self.previous_point,
@@ -233,4 +251,9 @@ class Evidence:
             members_total=data.get("members_total"),
             cv=data.get("cv"),
             levels=data.get("levels"),
+            lines=tuple(
+                LineStatus(str(x.get("line", "")), str(x.get("version", "")), bool(x.get("fixed")))
+                for x in data.get("lines") or ()
+                if isinstance(x, Mapping)
+            ),
         )

@@ -306,6 +306,12 @@ class Regression(models.Model):
         )
 
     @property
+    def backport_gap(self) -> str:
+        """ "fixed in 11.4.8, still open in 10.11.14", or "" (from the stored evidence: no points read)."""
+        stored = self.stored_evidence if isinstance(self.stored_evidence, dict) else None
+        return Evidence.from_json(stored).backport_gap if stored and stored.get("lines") else ""
+
+    @property
     def folded_count(self) -> tuple[int, int] | None:
         """A group story's folded members and its members in all, from the stored evidence (no points read)."""
         stored = Evidence.from_json(self.stored_evidence if isinstance(self.stored_evidence, dict) else None)

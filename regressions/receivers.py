@@ -12,6 +12,7 @@ from django.db import transaction
 from django.dispatch import receiver
 from django.utils import timezone
 
+from benchdash import metrics
 from regressions.detection import detect_regressions
 from regressions.models import Subscription
 from regressions.signals import story_opened
@@ -45,9 +46,10 @@ def detect_after_refresh(
         )
     data_as_of = started_at or timezone.now()
     try:
-        detect_regressions(
-            server_id, workload_id, every_release=True, comparisons=comparisons, announce_versions=versions
-        )
+        with metrics.timed("detection"):
+            detect_regressions(
+                server_id, workload_id, every_release=True, comparisons=comparisons, announce_versions=versions
+            )
     except ComparisonError:
         mark_derived(server_id, workload_id, data_as_of)  # nothing to compare is an answer too
         raise

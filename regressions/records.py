@@ -177,6 +177,8 @@ def record_as_dict(r: Regression) -> dict[str, Any]:
         "qps_change": r.qps_change,
         "summary": r.summary,
         "figures": r.figures.as_json(),
+        # Fixed in one maintained release line, still open in another (``stories.line_states``).
+        "backport_gap": r.backport_gap,
         "no_longer_detected": r.no_longer_detected,
         "state": r.state,
     }

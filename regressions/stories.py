@@ -88,6 +88,14 @@ The rule
      of the other kind starts at that version, measured from the same
      ``level_before``.
 
+   **5b.** A step of at least ``min_change`` that moves against the story it
+   sits in, a loss given back within an improvement (*partial recovery* or
+   *given back*) or a gain given back within a regression (*partial
+   recovery*), is a story of the other kind of its own (``given_back_stories``),
+   its arrival event naming the story it sits in (``within``): MySQL 5.7 → 8.0
+   point, range and read-write losses inside 5.7's improvements are regression
+   records, listed and alerted like any.
+
    ``change`` is the arrival's own step, ``current_change`` ("now") the newest
    version's value against ``level_before``, ``worst_change`` the furthest
    event level. A regression
@@ -137,6 +145,13 @@ The rule
    HW-metric story, listed on its own tab, never an open QPS regression nor
    an alert. QPS is read against the mean of its level up to the version
    before (outliers set aside), so a QPS outlier there is no change.
+9. **Release lines.** A regression story is also read along each release line
+   (10.11.x, 11.4.x, 8.0.x, 8.4.x), each line its own sequence for fixes
+   (``line_states``): a line the loss hit that reaches the story is fixed when
+   its newest version is back within ``min_change`` of ``level_before``. A
+   story fixed in one maintained line but still open in another has a
+   *backport gap*, said on the list, the story page and in JSON: "fixed in
+   11.4.8, still open in 10.11.14".
 """
 
 from __future__ import annotations
@@ -145,7 +160,7 @@ import functools
 import itertools
 import math
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal, NamedTuple
 
@@ -228,6 +243,8 @@ class Event:
     provisional: bool = False
     previous_level: float | None = None  # the value at previous_version: ``change`` is level / previous_level − 1
     against: str = ""  # the version whose value is the story's level before (``change_vs_before``)
+    # A story of its own that was given back within another (rule 5b): "<kind> <its arrival version>" of that one.
+    within: str = ""
 
 
 @dataclass(frozen=True)
@@ -259,6 +276,15 @@ class MetricStep:
 
 
 @dataclass(frozen=True)
+class LineState:
+    """Where a regression story stands in one release line: at the line's newest version it reaches."""
+
+    line: str  # 10.11, 11.4, 8.0 …
+    version: str
+    fixed: bool
+
+
+@dataclass(frozen=True)
 class Story:
     kind: StoryKind
     subject: str
@@ -284,6 +310,17 @@ class Story:
     metric_steps: tuple[MetricStep, ...] = ()
     # A metric story: what the subject's QPS did over the arrival's version pair (None for a QPS story).
     qps_change: float | None = None
+    # A regression story per maintained release line it reaches (rule 9): fixed or still open at its newest version.
+    lines: tuple[LineState, ...] = ()
+
+    @property
+    def backport_gap(self) -> str:
+        """ "fixed in 11.4.8, still open in 10.11.14" when some of its release lines are fixed and others not."""
+        fixed = [s.version for s in self.lines if s.fixed]
+        still = [s.version for s in self.lines if not s.fixed]
+        if not fixed or not still:
+            return ""
+        return f"fixed in {', '.join(fixed)}, still open in {', '.join(still)}"
 
     @property
     def is_open(self) -> bool:
@@ -329,6 +366,8 @@ class Story:
                 "releases": self.releases,
                 "metric_steps": [{**_as_dict(m), "text": m.text} for m in self.metric_steps],
                 "qps_change": self.qps_change,
+                "lines": [{"line": x.line, "version": x.version, "fixed": x.fixed} for x in self.lines],
+                "backport_gap": self.backport_gap,
                 "summary": self.summary,
             }
         )
@@ -356,6 +395,10 @@ class Story:
             head = f"{self.metric} {head}"
         if self.outliers:
             parts.append("outlier " + ", ".join(self.outliers))
+        if self.backport_gap:
+            parts.append(self.backport_gap)
+        if self.events and self.events[0].within:
+            parts.append(f"given back within the {self.events[0].within.replace(' ', ' story of ', 1)}")
         tail = ""
         if self.metric != QPS and self.qps_change is not None and math.isfinite(self.qps_change):
             tail = f"; QPS {_pct(self.qps_change)} over the same versions"
@@ -424,9 +467,9 @@ def _measured_noise(series: Series, default_noise: float) -> Noise:
             return Noise(
                 refined,
                 "MAD",
-                f"σ {refined:.1%}: median absolute residual of this test's points within its levels ({n} points, "
-                f"no repeats; {sigma:.1%} from neighbouring differences, which its steps inflate), floored at "
-                f"{changepoints.NOISE_FLOOR:.0%}",
+                f"σ {refined:.1%}: median absolute residual of the points of this test within its levels ({n} "
+                f"points, no repeats; {sigma:.1%} from neighbouring differences, which its steps inflate), floored "
+                f"at {changepoints.NOISE_FLOOR:.0%}",
             )
         return Noise(
             sigma,
@@ -621,7 +664,101 @@ def build_stories(
     _mark_provisional(told, walk, _one_point_gate(measured.sigma, min_change, k))
     stories = [_story(s, series, walk, measured, outliers) for s in told]
     stories.extend(_outlier_stories(series, stories, outliers, walk, measured))
+    if series.metric == QPS:
+        stories.extend(given_back_stories(stories, min_change))
     return sorted(stories, key=lambda s: versions.index(s.arrived_in))
+
+
+def line_states(
+    story: Story, series: Series, line_of: Callable[[str], str], min_change: float = changepoints.DEFAULT_MIN_CHANGE
+) -> tuple[LineState, ...]:
+    """Rule 9: a regression story read along each release line, each line its own sequence for fixes (a fix
+    backported to 10.11.14 is a fix in the 10.11 line, though semantic order reads 10.11.13's loss as an outlier
+    before 11.4.6's arrival). A line counts when it reaches the story (its newest point is at or after the
+    story's ``previous_version``) and the loss hit it (a point beyond ``min_change`` from ``level_before``); it
+    is fixed when its newest point is back within ``min_change``. Only two lines or more say anything a single
+    sequence does not."""
+    if story.kind != "regression" or story.previous_version not in series.versions:
+        return ()
+    versions, values = series.versions, series.values
+    reached = versions.index(story.previous_version)
+    newest: dict[str, int] = {}
+    hit: set[str] = set()
+    for i, value in enumerate(values):
+        if value is None:
+            continue
+        line = line_of(versions[i])
+        newest[line] = i
+        if _beyond(value, story.level_before, "regression", min_change):
+            hit.add(line)
+    found = tuple(
+        LineState(line, versions[i], not _beyond(values[i], story.level_before, "regression", min_change))  # type: ignore[arg-type]
+        for line, i in newest.items()
+        if i >= reached and line in hit
+    )
+    return found if len(found) >= 2 else ()
+
+
+# The events of a story that move against it (rule 5b): an improvement's losses, a regression's gains back.
+_AGAINST: Mapping[str, tuple[str, ...]] = {
+    "improvement": ("partial recovery", "given back"),
+    "regression": ("partial recovery",),
+}
+
+
+def given_back_stories(told: Sequence[Story], min_change: float) -> list[Story]:
+    """The steps given back within a story (rule 5b), each a story of the other kind of its own: a loss of at
+    least ``min_change`` inside an improvement ("partly given back in 8.0.43 (−19%)") is a regression story,
+    a gain inside a regression an improvement one. Its arrival event names the story it sits in (``within``);
+    it is fixed when that story later comes back past the level before the step. None where a story of that
+    kind already arrives at that version (a gain lost and more)."""
+    arrivals = {(s.kind, s.arrived_in) for s in told}
+    found = []
+    for story in told:
+        for n, event in enumerate(story.events):
+            if event.kind not in _AGAINST.get(story.kind, ()) or event.previous_level is None:
+                continue
+            kind: Literal["regression", "improvement"] = "regression" if event.change < 0 else "improvement"
+            if kind == story.kind or abs(event.change) < min_change or (kind, event.version) in arrivals:
+                continue
+            found.append(_given_back(story, n, kind, min_change))
+    return found
+
+
+def _given_back(story: Story, n: int, kind: Literal["regression", "improvement"], min_change: float) -> Story:
+    event = story.events[n]
+    before = event.previous_level
+    assert before is not None
+    later = story.events[n + 1 :]
+    # Back past the level before the step, later in the story it sits in: that is its fix.
+    back = next((e for e in later if not _beyond(e.level, before, kind, min_change)), None)
+    now = story.level_before * (1 + story.current_change)
+    arrival = replace(
+        event,
+        kind="arrival",
+        change_vs_before=event.change,
+        against=event.previous_version,
+        within=f"{story.kind} {story.arrived_in}",
+    )
+    changes = [event.change, *(_change(before, e.level) for e in later if e is not back)]
+    worst = min(changes) if kind == "regression" else max(changes)
+    return replace(
+        story,
+        kind=kind,
+        arrived_in=event.version,
+        previous_version=event.previous_version,
+        level_before=before,
+        change=event.change,
+        current_change=_change(before, now),
+        worst_change=worst,
+        fixed_in=back.version if back is not None and kind == "regression" else None,
+        ended_in=back.version if back is not None else None,
+        events=(arrival,) if back is None else (arrival, replace(back, kind=_end_kind(kind))),
+        outliers=(),
+        folded_into=None,
+        reference_version=event.previous_version,
+        metric_steps=(),
+    )
 
 
 @dataclass

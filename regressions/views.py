@@ -221,6 +221,7 @@ def regression_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "next": request.get_full_path(),
         "explanation": _explanation(regression),
         "figures": regression.figures,
+        "within": _within(regression),
     }
     return render(request, "regressions/detail.html", context)
 
@@ -248,6 +249,31 @@ def story_figure(regression: Regression, evidence: dict[str, Any]) -> dict[str, 
     subject = f"{regression.subject} (median of its members)" if regression.is_group else regression.subject
     y_title = regression.metric + " per operation" if regression.metric != QPS else "relative QPS"
     return charts.story_chart(points, title=subject, y_title=y_title, kind=regression.kind)
+
+
+def _within(regression: Regression) -> Regression | None:
+    """The story a step given back within it sits in (``stories.given_back_stories``): same series, view, subject
+    and metric, of the kind and arrival its arrival event names."""
+    within = (regression.story_events or [{}])[0].get("within") or ""
+    kind, _, version = within.partition(" ")
+    if not version:
+        return None
+    return (
+        Regression.objects.filter(
+            server_id=regression.server_id,
+            workload_id=regression.workload_id,
+            releases=regression.releases,
+            metric=regression.metric,
+            microbenchmark__isnull=regression.microbenchmark_id is None,
+            group=regression.group,
+            kind=kind,
+            arrived_in__text=version,
+            arrived_in__dbms_id=regression.arrived_in.dbms_id,
+        )
+        .filter(**({"microbenchmark_id": regression.microbenchmark_id} if regression.microbenchmark_id else {}))
+        .order_by("pk")
+        .first()
+    )
 
 
 def _explanation(regression: Regression) -> dict[str, Any] | None:
@@ -330,6 +356,7 @@ def evidence_table(regression: Regression) -> dict[str, Any]:
         "base": evidence.context.base,
         "dop": evidence.context.dop,
         "members_total": evidence.members_total,
+        "lines": evidence.lines,
         "gate": f"{regression.threshold:.1%}" if regression.threshold is not None else "",
         "rule_text": _rule_text(rule),
         "noise": rule.noise,
@@ -407,7 +434,8 @@ def _signed(value: Any) -> str:
 
 
 _NOISE_SOURCES = {
-    "MAD": "from this microbenchmark's own version-to-version differences (median absolute difference, floored)",
+    "MAD": "from this microbenchmark's own series: neighbouring differences, then the residuals within its levels "
+    "(median absolute deviation, floored)",
     "given": "estimated from first differences, pooled over every microbenchmark of the series",
     "repeats": "median cv of repeated runs",
     "series": "from this microbenchmark's own version-to-version differences (median, floored at 1%)",

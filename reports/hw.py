@@ -85,6 +85,28 @@ def _has_any(comparison: Comparison, labels: list[str], metric: str) -> bool:
     )
 
 
+def _group_cell(comparison: Comparison, labels: list[str], column_key: str, key: str, name: str) -> str:
+    """A group's cell of one metric in one version: the median ratio of the members whose base is not about
+    zero; the two median levels when the group's own base is about zero."""
+    base, red, green = comparison.base, comparison.spec.red, comparison.spec.green
+
+    def absolute(column: str, label: str) -> float | None:
+        return comparison.metrics[column].get(label, {}).get(key)
+
+    value = _median(
+        [
+            comparison.metric_ratios.get(column_key, {}).get(label, {}).get(key)
+            for label in labels
+            if not stats.about_zero(key, absolute(base, label))
+        ]
+    )
+    own = _median([absolute(column_key, label) for label in labels])
+    theirs = _median([absolute(base, label) for label in labels])
+    over = f"{len(labels)} microbenchmark" + ("s" if len(labels) != 1 else "")
+    title = f"{name}: median {_number(own)} vs {_number(theirs)} for the base, over {over}"
+    return _cell(value, red, green, title, (theirs, own) if stats.about_zero(key, theirs) else None)
+
+
 def hw_context(comparison: Comparison) -> dict[str, Any]:
     """What the HW-efficiency section prints: ``groups`` (per group, a row per version) and ``metrics``
     (per metric, a row per microbenchmark), the metric names, and whether any metric was measured."""
@@ -112,22 +134,7 @@ def hw_context(comparison: Comparison) -> dict[str, Any]:
             continue
         rows: list[dict[str, Any]] = []
         for column in others:
-            cells = []
-            for key, name, _about in shown:
-                # The ratios of the members whose base is not about zero; the group's own base about zero: levels.
-                value = _median(
-                    [
-                        ratio(column.key, label, key)
-                        for label in labels
-                        if not stats.about_zero(key, absolute(base, label, key))
-                    ]
-                )
-                own = _median([absolute(column.key, label, key) for label in labels])
-                theirs = _median([absolute(base, label, key) for label in labels])
-                over = f"{len(labels)} microbenchmark" + ("s" if len(labels) != 1 else "")
-                title = f"{name}: median {_number(own)} vs {_number(theirs)} for the base, over {over}"
-                levels = (theirs, own) if stats.about_zero(key, theirs) else None
-                cells.append(_cell(value, red, green, title, levels))
+            cells = [_group_cell(comparison, labels, column.key, key, name) for key, name, _about in shown]
             rows.append({"label": comparison.version_label(column.key), "key": column.key, "cells": _safe(cells)})
         groups.append({"name": group, "size": len(labels), "rows": rows})
 

@@ -8,4 +8,8 @@ class RunsConfig(AppConfig):
     verbose_name = "Runs and results"
 
     def ready(self) -> None:
+        from benchdash import metrics
         from runs import signals  # noqa: F401  (connects the receivers)
+        from runs.metrics import bundles_by_status
+
+        metrics.register(bundles_by_status)

@@ -43,7 +43,8 @@ def test_make_demo_without_the_corpus_creates_its_var_folder_generates_data_and_
         seconds=300,
     )
     assert checked[0] == "/" and checked[1].startswith("/compare/?base=") and checked[-1] == "/upload/"
-    assert checked[2] == "/static/vendor/plotly.min.js" and checked[3].startswith("/microbenchmarks/")
+    assert checked[2].startswith("/compare/writeup?base=") and checked[3] == "/static/vendor/plotly.min.js"
+    assert checked[4].startswith("/microbenchmarks/")
     assert (var / "benchdash.sqlite3").stat().st_size > 0
 
 
@@ -53,7 +54,7 @@ def test_the_demo_check_fails_when_the_printed_login_is_buried(demo_check: Modul
         "migrating the database",
         "no corpus beside the project: generating a realistic demo archive",
         "demo login (created): user 'demo', password 'x' (admin role)",
-        "Task runs.tasks.refresh_series_task[1] succeeded in 0.1s: None",
+        "Task reports.tasks.refresh_series_task[1] succeeded in 0.1s: None",
         "benchdash is serving on http://127.0.0.1:8000/ (Ctrl-C stops it)",
     ]
     with pytest.raises(demo_check.DemoFailed, match="is not the demo login"):

@@ -173,6 +173,10 @@ def test_the_by_hand_deployment_runs_as_documented(tmp_path: Path, corpus: Path)
     # gunicorn's access log: one line per request, the upload among them.
     web_log = logs[0].read_text()
     assert re.search(r'"POST /api/bundles/ HTTP/1\.1" 202', web_log), web_log[-2000:]
+    # The worker logs in the site's format: time, level, logger, then the task's id as the request id.
+    worker_log = logs[1].read_text()
+    task_line = r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} INFO \S+ \[[0-9a-f-]{36}\] Task runs\.tasks\.import_bundle_task"
+    assert re.search(task_line, worker_log, re.M), worker_log[-2000:]
 
 
 def _check_the_running_site(server: live.Gunicorn, corpus: Path, logs: list[Path]) -> None:
@@ -181,7 +185,7 @@ def _check_the_running_site(server: live.Gunicorn, corpus: Path, logs: list[Path
     _wait_for(
         lambda: json.loads(server.request("GET", "/healthz", timeout=5)[1])["database"] == "ok",
         "gunicorn answered no /healthz",
-        60,
+        180,  # four workers loading the site on a busy machine
         logs,
     )
 

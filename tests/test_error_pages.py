@@ -45,3 +45,9 @@ def test_every_page_starts_with_a_skip_link_to_the_main_content(client: Client) 
     page = Client().get("/account/login/").content.decode()
     assert page.index('class="skip-link" href="#main"') < page.index('class="topbar"')
     assert '<main id="main"' in page
+
+
+def test_favicon_ico_leads_to_the_sites_icon(settings: Any) -> None:
+    settings.BENCHDASH_PUBLIC_BROWSING = False
+    response = Client().get("/favicon.ico")
+    assert response.status_code == 301 and response["Location"].endswith("favicon.svg")

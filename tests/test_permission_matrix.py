@@ -42,6 +42,8 @@ READ, OPEN, LOGIN, NOT_FOUND = "read", "open", "login", "not found"
 RULES: dict[str, dict[str, str]] = {
     "reports:home": {"GET": READ},
     "healthz": {"GET": OPEN},
+    "favicon": {"GET": OPEN},
+    "metrics": {"GET": READ},  # read like the API: a token or a session while browsing is private
     "reports:search": {"GET": READ},
     "reports:compare": {"GET": READ},
     "reports:compare_export": {"GET": READ},
@@ -107,6 +109,7 @@ RULES: dict[str, dict[str, str]] = {
 }
 # Pages that answer JSON and say 401 instead of sending a person to the login page.
 JSON_API = {name for name in RULES if name.startswith("api:")} - {"api:openapi-view", "api:api-root", "api:not_found"}
+JSON_API |= {"metrics"}
 
 
 @dataclass(frozen=True)

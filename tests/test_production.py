@@ -203,6 +203,8 @@ def site(small_base: Run, corpus: Path, django_user_model: Any) -> dict[str, Any
         "runs:bundle_attach": f"/bundles/{small_base.bundle_id}/attach/",
         "reports:home": "/",
         "healthz": "/healthz",
+        "metrics": "/metrics",
+        "favicon": "/favicon.ico",
         "reports:search": "/search/?q=point-query",
         "reports:compare": f"/compare/?base={base}",
         "reports:compare_export": f"/compare/export?base={base}&format=csv",
@@ -371,9 +373,11 @@ def _expected(name: str, visitor: str, public: bool) -> set[int]:
         return {404}
     if name in REDIRECTS:
         return {302}
+    if name == "favicon":
+        return {301}
     if name in OPEN:
         return {200}
-    if name.startswith("api:"):
+    if name.startswith("api:") or name == "metrics":
         return {200} if visitor == "operator" or public else {401}
     if visitor == "operator":
         return {200}

@@ -100,7 +100,9 @@ def test_two_versions_on_the_same_side_are_a_level_a_loss_and_its_fix_not_outlie
 
 def test_arrival_partial_recovery_fix_and_return_are_one_story() -> None:
     values = [1.0, 1.0, 0.7, 0.7, 0.85, 0.85, 1.0, 1.0, 0.7, 0.7]
-    (story,) = st.build_stories(series(values))
+    story, gain = st.build_stories(series(values))
+    # The partial recovery's +21 % is also an improvement record of its own, naming the story it sits in (5b).
+    assert (gain.kind, gain.arrived_in, gain.events[0].within) == ("improvement", "1.4.0", "regression 1.2.0")
     assert [(e.kind, e.version) for e in story.events] == [
         ("arrival", "1.2.0"),
         ("partial recovery", "1.4.0"),
@@ -125,7 +127,9 @@ def test_changes_are_measured_from_the_level_before_the_arrival_not_from_the_bas
     (story,) = st.build_stories(series([1.0, 1.0, 1.0, 1.0, 1.0, 0.8, 0.8, 0.8]))
     assert story.level_before == pytest.approx(1.0)
     up_then_down = st.build_stories(series([1.0, 1.0, 1.3, 1.3, 1.3, 1.0, 1.0, 1.0]))
-    assert [s.kind for s in up_then_down] == ["improvement"]
+    # The gain given back is a loss of its own (rule 5b): a regression record from 1.3 at 1.4.0.
+    assert [s.kind for s in up_then_down] == ["improvement", "regression"]
+    assert up_then_down[1].level_before == 1.3 and up_then_down[1].events[0].within == "improvement 1.2.0"
     assert up_then_down[0].ended_in == "1.5.0" and up_then_down[0].fixed_in is None
 
 

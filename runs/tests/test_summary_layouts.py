@@ -116,15 +116,18 @@ def test_older_metric_tables_are_read_by_their_column_names(
     )
 
 
-def test_a_file_named_like_a_metric_table_that_is_not_one_is_listed_not_refused(corpus: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", ["met.notes.txt", "o.met"])
+def test_a_file_named_like_a_metric_table_that_is_not_one_is_listed_not_refused(
+    corpus: Path, tmp_path: Path, name: str
+) -> None:
     folder = _folder(
         tmp_path,
         "dop8",
-        {"qps.abs.in.tsv": corpus / DOPS / "dop8" / "qps.abs.in.tsv", "met.notes.txt": "ran on a quiet box\n"},
+        {"qps.abs.in.tsv": corpus / DOPS / "dop8" / "qps.abs.in.tsv", name: "ran on a quiet box\n"},
     )
     report = _import(folder)
     assert Run.objects.count() == 6
-    assert [item["path"] for item in report.ignored] == ["dop8/met.notes.txt"]
+    assert [item["path"] for item in report.ignored] == [f"dop8/{name}"]
     assert report.ignored[0]["reason"].startswith("named like an o.met table but not one: ")
 
 

@@ -34,6 +34,7 @@ def parse_files(files: Sequence[ResultFile], *, bundle: str, required: bool) -> 
     found_runs: list[tuple[parse.DbBenchRun, str]] = []
     warnings: list[str] = []
     not_read: list[tuple[str, str]] = []
+    read: list[tuple[str, str]] = []
     for file in files:
         if file.path + ".sdev" in paths:
             not_read.append((file.path, SDEV_COPY))
@@ -46,12 +47,14 @@ def parse_files(files: Sequence[ResultFile], *, bundle: str, required: bool) -> 
             continue
         warnings.extend(file_warnings)
         found_runs.extend((run, f"{bundle}:{file.path}") for run in found)
+        tests = {row.test for run in found for row in run.rows}
+        read.append((file.path, f"db_bench results: {len(found)} builds × {len(tests)} tests (ops_sec and the rest)"))
     warnings = _name_twins([run for run, _ in found_runs], warnings)
     runs = [_suite_run(run, where) for run, where in found_runs]
     if required and not runs:
         names = ", ".join(sorted(paths)[:5])
         raise parse.ParseError(f"{bundle}: no db_bench results (a header line starting ops_sec) in {names}")
-    return SuiteParse(runs=runs, warnings=warnings, not_read=not_read)
+    return SuiteParse(runs=runs, warnings=warnings, not_read=not_read, read=read)
 
 
 def _name_twins(runs: list[parse.DbBenchRun], warnings: list[str]) -> list[str]:

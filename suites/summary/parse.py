@@ -124,8 +124,6 @@ class QpsTable:
     runs: list[str]
     qps: dict[str, dict[tuple[str, int], float]] = field(default_factory=dict)
     decimals: dict[str, dict[tuple[str, int], int]] = field(default_factory=dict)
-    # Dec 2020 tables: the concurrency of each column (None: the table's, decided like any table's).
-    dops: dict[str, dict[tuple[str, int], int]] = field(default_factory=dict)
 
     @property
     def labels(self) -> set[tuple[str, int]]:
@@ -407,9 +405,10 @@ def _met_blocks(folder: _Folder, bundle: str, report: _Report) -> dict[str, list
         try:
             blocks[name] = parse_met_table(file, bundle=bundle)
         except ParseError as exc:
-            if not MET_TXT_RE.match(file.path.rpartition("/")[2]):
+            if name and MET_RE.match(file.path.rpartition("/")[2]):
                 raise
-            # ``met.<name>.txt`` is a common name: one that is not the scripts' table is listed, not refused.
+            # A bare ``o.met`` or a ``met.<name>.txt`` is a common name: one that is not the scripts' table is
+            # listed with why, not refused (``o.met.<name>`` is the scripts' own: a damaged one is refused).
             report.not_read.append((file.path, NOT_A_MET_TABLE.format(error=exc)))
     return blocks
 
@@ -601,7 +600,7 @@ def _table_dop(table: QpsTable, met_rows: list[_MetRow], where: str, warnings: l
     )
 
 
-def _oqps_dops(table: QpsTable, dop: int, dop_source: str, where: str, warnings: list[str]) -> None:
+def _oqps_dops(table: QpsTable, dop: int, where: str, warnings: list[str]) -> None:
     """A Dec 2020 table's columns are its runs' concurrencies in run order, which it does not name: one column
     is the table's concurrency; several are taken as 1, 2, … and said."""
     columns = sorted({int(test.rpartition("\t")[2]) for row in table.qps.values() for test, _ in row})
@@ -617,10 +616,8 @@ def _oqps_dops(table: QpsTable, dop: int, dop_source: str, where: str, warnings:
             for (test, range_size), value in row.items():
                 bare, _, column = test.rpartition("\t")
                 column_dop = dop if len(columns) == 1 else int(column) + 1
-                table.dops.setdefault(run, {})[(bare, range_size)] = column_dop
                 moved[(bare, range_size, column_dop)] = value
             source[run] = moved  # type: ignore[assignment]
-    del dop_source
 
 
 def _runs_of(table: QpsTable, blocks: list[MetBlock], *, bundle: str, report: _Report) -> list[SuiteRun]:
@@ -629,7 +626,7 @@ def _runs_of(table: QpsTable, blocks: list[MetBlock], *, bundle: str, report: _R
     dop, dop_source, dop_warnings = _table_dop(table, met_rows, where, report.warnings)
     oqps = OQPS_RE.match(table.path.rpartition("/")[2]) is not None
     if oqps:
-        _oqps_dops(table, dop, dop_source, where, report.warnings)
+        _oqps_dops(table, dop, where, report.warnings)
     server = server_from_path(table.path)
     sources = {"concurrency": dop_source, "server": server[1] if server else "", "workload": NO_WORKLOAD}
     if unmatched:

@@ -25,16 +25,21 @@ from runs.signals import announce_import
 
 DEMO_USER = "demo"
 
-# (corpus path, server name, how to read it)
+# (corpus path, server name, the bundle's name: a directory is tarred up under it, a file keeps its own)
 CORPUS_BUNDLES = (
-    ("sysbench-mysql-small", "8-core server", "directory"),
-    ("sysbench-pg-tarballs/x.pg1023_o2nofp.x10a_wm1_c32r128.pk1.tar.gz", "48-core server", "file"),
-    ("sysbench-pg-tarballs/x.pg1122_o2nofp.x10a_wm1_c32r128.pk1.tar.gz", "48-core server", "file"),
-    ("sysbench-pg-tarballs/x.pg174_o2nofp.x10a_wm1_c32r128.pk1.tar.gz", "48-core server", "file"),
+    ("sysbench-mysql-small", "8-core server", "sysbench-mysql-5.6-to-9.5.tar.gz"),
+    ("sysbench-pg-tarballs/x.pg1023_o2nofp.x10a_wm1_c32r128.pk1.tar.gz", "48-core server", ""),
+    ("sysbench-pg-tarballs/x.pg1122_o2nofp.x10a_wm1_c32r128.pk1.tar.gz", "48-core server", ""),
+    ("sysbench-pg-tarballs/x.pg174_o2nofp.x10a_wm1_c32r128.pk1.tar.gz", "48-core server", ""),
     # The Insert Benchmark (2021, MySQL and Postgres) and RocksDB db_bench (Dec 2025, 8-core, three workloads).
-    ("ibench-2021", "ibench 2021 server", "directory"),
-    ("dbbench/arc/dec25.dbb.clang/8core", "8-core RocksDB server", "directory"),
+    ("ibench-2021", "ibench 2021 server", "insert-benchmark-2021.tar.gz"),
+    ("dbbench/arc/dec25.dbb.clang/8core", "8-core RocksDB server", "rocksdb-db_bench-dec2025-8core.tar.gz"),
 )
+
+
+def counted(n: int, noun: str) -> str:
+    """A count with its noun: 1 run, 2 runs, 1,234 results."""
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
 class Command(BaseCommand):
@@ -50,13 +55,13 @@ class Command(BaseCommand):
         self.loaded: Counter[str] = Counter()
         if corpus.is_dir() and not options["synthetic"]:
             self.stdout.write(f"loading the real corpus from {corpus}")
-            for relative, server, kind in CORPUS_BUNDLES:
+            for relative, server, name in CORPUS_BUNDLES:
                 path = corpus / relative
                 if not path.exists():
                     self.stdout.write(f"  {relative}: not there, skipped")
                     continue
-                data = archive_directory(path) if kind == "directory" else path.read_bytes()
-                self._import(data, path.name + (".tar.gz" if kind == "directory" else ""), server)
+                data = archive_directory(path) if path.is_dir() else path.read_bytes()
+                self._import(data, name or path.name, server)
         else:
             self.stdout.write("no corpus beside the project: generating a realistic demo archive")
             mysql = synthetic.SeriesSpec()
@@ -71,8 +76,8 @@ class Command(BaseCommand):
             )
             self._import(synthetic.bundle_bytes(maria), "generated-mariadb-series.tar.gz", "generated 24-core server")
         self.stdout.write(
-            f"loaded {self.loaded['runs']} runs and {self.loaded['results']} results "
-            f"({self.loaded['bundles']} new bundles, {self.loaded['known']} already there)"
+            f"loaded {counted(self.loaded['runs'], 'run')} and {counted(self.loaded['results'], 'result')} "
+            f"({counted(self.loaded['bundles'], 'new bundle')}, {self.loaded['known']:,} already there)"
         )
         # Last, so the login is the final line before the server starts.
         if not options["no_demo_user"]:
@@ -81,7 +86,7 @@ class Command(BaseCommand):
     def _demo_user(self) -> None:
         if settings.PRODUCTION:
             # A known account with a password on the console has no place on a real site.
-            self.stdout.write("production: no demo user created (use `manage.py createsuperuser`)")
+            self.stdout.write("production: no demo user created (use `manage.py create_admin`)")
             return
         password = secrets.token_urlsafe(12)
         user, created = get_user_model().objects.get_or_create(username=DEMO_USER, defaults={"is_staff": True})
@@ -106,4 +111,4 @@ class Command(BaseCommand):
         announce_import(report.bundle_id)
         total = sum(r.results for r in report.runs)
         self.loaded.update(bundles=1, runs=len(report.runs), results=total)
-        self.stdout.write(f"  {name}: {len(report.runs)} runs, {total} results")
+        self.stdout.write(f"  {name}: {counted(len(report.runs), 'run')}, {counted(total, 'result')}")

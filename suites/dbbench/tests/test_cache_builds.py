@@ -31,6 +31,8 @@ def test_the_lru_and_hcc_builds_of_10_2_1_are_named_by_their_cache_and_reproduce
     assert builds == ["10.2.1.hcc", "10.2.1.lru"]
     assert not Run.objects.filter(build__name__contains="#").exists()
     assert any("10.2.1#1 is 10.2.1.lru of byrx/sum.byrx.lru.txt" in w for w in report.warnings)
+    read = {item["path"]: item["what"] for item in report.read}
+    assert read["byrx/sum.byrx.both.txt"] == "db_bench results: 2 builds × 7 tests (ops_sec and the rest)"
     theirs = (corpus / BYRX / "fmt.byrx.both.abs0.tsv").read_text()
     assert _compare("--base", "10.2.1.lru", "--runs", "10.2.1.hcc") == theirs
     with pytest.raises(CommandError, match=r"version 10\.2\.1 has 2 builds here: 10\.2\.1\.hcc, 10\.2\.1\.lru"):
