@@ -60,12 +60,14 @@ serve: migrate
 test: install
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal
 
-# Style, types (the application code, settings in pyproject.toml) and the apps' layering contract.
+# Style, types (the application code, settings in pyproject.toml), the apps' layering contract and the
+# complexity budget (no new function over 15, the baseline's may only shrink: .ci/complexity.py).
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache
+	$(BIN)/python .ci/complexity.py
 
 format: install
 	$(BIN)/ruff format .

@@ -406,7 +406,7 @@ def measure_ingest(
                 {
                     "project": f"ingest-{stamp}-{attempt}",
                     "branch": "default",
-                    "commitid": f"10.{attempt}.{index}",
+                    "commitid": f"9.{5 + attempt}.{index}",
                     "executable": "sysbench",
                     "benchmark": name,
                     "environment": ENVIRONMENT,
@@ -421,7 +421,7 @@ def measure_ingest(
                 if response.status != 202:
                     raise RuntimeError(f"Codespeed refused the results: HTTP {response.status}")
         peer_rates.append(args.ingest_runs * len(names) / (time.perf_counter() - start))
-        versions = tuple(f"10.{attempt}.{i}" for i in range(args.ingest_runs))
+        versions = tuple(f"9.{5 + attempt}.{i}" for i in range(args.ingest_runs))
         bundle = synthetic.bundle_bytes(synthetic.SeriesSpec(versions=versions, seed=9000 + attempt))
         seconds = peers.upload_until_refreshed(bd.url, token, bundle, f"ingest-{stamp}-{attempt}", queue)
         our_rates.append(args.ingest_runs * len(names) / seconds)

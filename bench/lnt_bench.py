@@ -319,7 +319,7 @@ def measure_ingest(args: argparse.Namespace, table: Table, lnt: Server, bd: Serv
         start = time.perf_counter()
         for index in range(args.ingest_runs):
             values = [(name, 1000.0 + index + position) for position, name in enumerate(names)]
-            body = json.dumps(report(f"ingest-{stamp}-{attempt}", f"10.{attempt}.{index}", index, values))
+            body = json.dumps(report(f"ingest-{stamp}-{attempt}", f"9.{5 + attempt}.{index}", index, values))
             data = urllib.parse.urlencode({"input_data": body}).encode()
             url = f"{lnt.url}/db_default/v4/{SUITE}/submitRun"
             with urllib.request.urlopen(urllib.request.Request(url, data=data), timeout=120) as response:
@@ -329,7 +329,7 @@ def measure_ingest(args: argparse.Namespace, table: Table, lnt: Server, bd: Serv
         peer_rates.append(args.ingest_runs * len(names) / (time.perf_counter() - start))
         from runs import synthetic
 
-        versions = tuple(f"10.{attempt}.{i}" for i in range(args.ingest_runs))
+        versions = tuple(f"9.{5 + attempt}.{i}" for i in range(args.ingest_runs))
         bundle = synthetic.bundle_bytes(synthetic.SeriesSpec(versions=versions, seed=9000 + attempt))
         seconds = peers.upload_until_refreshed(bd.url, token, bundle, f"ingest-{stamp}-{attempt}", queue)
         our_rates.append(args.ingest_runs * len(names) / seconds)

@@ -19,6 +19,7 @@ import gzip
 import json
 import os
 import re
+import secrets
 import shutil
 import signal
 import statistics
@@ -390,7 +391,7 @@ class Benchdash:
             **os.environ,
             "DATABASE_URL": self.database_url,
             "BENCHDASH_MODE": "production",
-            "SECRET_KEY": "peer-bench-only-" + "x" * 40,
+            "SECRET_KEY": secrets.token_urlsafe(50),
             "ALLOWED_HOSTS": "127.0.0.1,localhost",
             # Codespeed and LNT show their pages to anyone: so does benchdash here.
             "BENCHDASH_PUBLIC_BROWSING": "true",

@@ -65,7 +65,7 @@ class RequeueOnConnect(bootsteps.StartStopStep):
         try:
             for task in (
                 "runs.tasks.requeue_bundles",
-                "runs.tasks.refresh_lost_series",
+                "reports.tasks.refresh_lost_series",
                 "regressions.tasks.resend_lost_alerts",
             ):
                 parent.app.send_task(task, queue=parent.app.conf.task_default_queue)

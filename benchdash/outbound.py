@@ -12,8 +12,8 @@ network it sits in. So every request:
 - reports only a status and a short, classified reason (``Failure.reason``), never a byte of the answer's
   body, and one reason for every way a connection can fail (refused, reset, unreachable, timed out), so the
   answer tells a port scanner nothing;
-- is held back after repeated failures of the same destination (``held_back``): a dead or refusing receiver
-  is tried after growing waits, not once per message.
+- is held back after repeated failures of the same destination to answer at all (``send_json``): a dead or
+  refusing receiver is tried after growing waits, not once per message.
 
 Pure standard library over sockets, so it works in the web process and in the worker alike.
 """
@@ -229,7 +229,9 @@ def send_json(url: str, body: Any, *, user_agent: str = "benchdash") -> int:
             user_agent=user_agent,
         )
     except OutboundRefused as exc:
-        if not exc.reason.startswith("refused"):  # a refusal of ours made no connection: nothing to back off
+        # Only a destination that gave no answer at all is held back: one that answered (a 503, say) is up and
+        # each message's own retries pace it; a refusal of ours made no connection.
+        if not exc.connected and not exc.reason.startswith("refused"):
             _remember(key, after_failure(previous if isinstance(previous, Backoff) else None, base, cap), cap)
         raise
     if previous is not None:

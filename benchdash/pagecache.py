@@ -376,6 +376,25 @@ class Canonical:
     prefixed: tuple[str, ...]
 
 
+def _kind_of(name: str, kinds: Mapping[str, Canon], prefixes: tuple[str, ...]) -> Canon:
+    """How a parameter's values are written: its kind by name, else by its "prefix*", else as text."""
+    return kinds.get(name) or next((kinds[f"{p}*"] for p in prefixes if name.startswith(p) and f"{p}*" in kinds), text)
+
+
+def _written(values: list[str], canon: Canon) -> tuple[list[str], bool]:
+    """The values as their kind writes them (empty ones dropped), and whether the kind understood them all (a
+    value it refuses stays as given)."""
+    written = []
+    understood = True
+    for value in values:
+        try:
+            written.append(canon(value))
+        except ValueError:
+            written.append(value)
+            understood = False
+    return [w for w in written if w], understood
+
+
 def canonicalise(
     query: QueryDict,
     params: Iterable[str],
@@ -406,17 +425,9 @@ def canonicalise(
             if given and name in keep_blank:
                 out.setlist(name, [""])
             continue
-        canon = kinds.get(name) or next(
-            (kinds[f"{p}*"] for p in prefixes if name.startswith(p) and f"{p}*" in kinds), text
-        )
-        written = []
-        for value in sorted(set(values)) if name in many else values[-1:]:
-            try:
-                written.append(canon(value))
-            except ValueError:
-                written.append(value)
-                cacheable = False
-        written = [w for w in written if w]
+        canon = _kind_of(name, kinds, prefixes)
+        written, understood = _written(sorted(set(values)) if name in many else values[-1:], canon)
+        cacheable = cacheable and understood
         if written:
             out.setlist(name, sorted(set(written)) if name in many else written)
     out._mutable = False

@@ -251,7 +251,7 @@ CELERY_BEAT_SCHEDULE = {
     # Uploads whose task was lost (broker down at upload time) are imported once it is back.
     "requeue-queued-bundles": {"task": "runs.tasks.requeue_bundles", "schedule": 60.0},
     # Series whose after-import refresh was lost (broker down when the import committed) are recomputed.
-    "refresh-lost-series": {"task": "runs.tasks.refresh_lost_series", "schedule": 60.0},
+    "refresh-lost-series": {"task": "reports.tasks.refresh_lost_series", "schedule": 60.0},
     # Regression alerts whose announcement or retry was lost the same way are sent.
     "resend-lost-alerts": {"task": "regressions.tasks.resend_lost_alerts", "schedule": 60.0},
     # Stories' shared points that no story names any more (stories deleted outside detection) are deleted.
@@ -264,6 +264,8 @@ CELERY_TIMEZONE = TIME_ZONE
 # its running run is failed and queued again.
 BENCHDASH_HOST_HEARTBEAT_SECONDS = env.float("BENCHDASH_HOST_HEARTBEAT_SECONDS", default=15.0)
 BENCHDASH_HOST_SILENT_SECONDS = env.float("BENCHDASH_HOST_SILENT_SECONDS", default=120.0)
+# How many times a host measures a story's microbenchmarks again before the story is told (runner.confirm).
+BENCHDASH_CONFIRMATION_REPEATS = env.int("BENCHDASH_CONFIRMATION_REPEATS", default=3)
 
 
 # The worker outlives its broker: it retries the connection forever, at start-up too, and leaves only when

@@ -14,11 +14,13 @@ from django.utils import timezone
 
 from benchdash import metrics
 from regressions.detection import detect_regressions
-from regressions.models import Subscription
+from regressions.models import Regression, Subscription
 from regressions.signals import story_opened
 from regressions.tasks import announce_story_task
+from regressions.triage import triage
 from reports.compare import Comparison, ComparisonError, ComparisonSpec
 from reports.series import series_refreshed
+from runs import confirmations
 from runs.derived import mark_derived
 from runs.models import Run
 
@@ -59,10 +61,53 @@ def detect_after_refresh(
 
 @receiver(story_opened, dispatch_uid="regressions.announce_new_stories")
 def announce_new_stories(sender: Any, regression_ids: list[int], **kwargs: Any) -> None:
-    """Each new open story is told to its subscribers by a task, once detection's records are committed."""
-    if not Subscription.objects.filter(active=True).exists():
+    """Each new open story is told to its subscribers by a task, once detection's records are committed; a
+    story a benchmark host will measure again first (runs.confirmations) waits for that."""
+    # One transaction: the repeats are queued at its commit, once the story's log says it waits for them.
+    with transaction.atomic():
+        held = confirmations.hold(story_facts(regression_ids))
+        for story_id, reason in held.items():
+            # In the story's log, which also keeps it should the repeats' own import make detection lose it.
+            triage([story_id], Regression.State.NEW, None, note=reason)
+    _announce([story_id for story_id in regression_ids if story_id not in held])
+
+
+@receiver(confirmations.confirmation_done, dispatch_uid="regressions.confirmation_done")
+def story_confirmed_or_not(sender: Any, story_id: int, confirmed: bool, text: str, **kwargs: Any) -> None:
+    """A confirmed story is told now; one the repeats did not bear out is dismissed as noise, saying why."""
+    if confirmed:
+        _announce([story_id])
+    else:
+        triage([story_id], Regression.State.NOISE, None, note=text)
+
+
+def story_facts(regression_ids: list[int]) -> list[confirmations.StoryFacts]:
+    """What a confirmation needs of each story: its microbenchmarks (a group's members), versions and gate."""
+    stories = list(Regression.objects.filter(pk__in=regression_ids).select_related("microbenchmark"))
+    members: dict[int, list[str]] = {}
+    for member in Regression.objects.filter(folded_into_id__in=regression_ids).select_related("microbenchmark"):
+        if member.folded_into_id is not None and member.microbenchmark is not None:
+            members.setdefault(member.folded_into_id, []).append(member.microbenchmark.label)
+    return [
+        confirmations.StoryFacts(
+            story_id=story.pk,
+            server_id=story.server_id,
+            workload_id=story.workload_id,
+            kind=story.kind,
+            labels=(story.microbenchmark.label,) if story.microbenchmark else tuple(members.get(story.pk, ())),
+            arrived_in_build_id=story.arrived_in_build_id,
+            previous_version_id=story.previous_version_id,
+            threshold=story.threshold or 0.05,
+            noise=story.noise,
+        )
+        for story in stories
+    ]
+
+
+def _announce(story_ids: list[int]) -> None:
+    if not story_ids or not Subscription.objects.filter(active=True).exists():
         return  # nobody to tell: no task per story
-    for story_id in regression_ids:
+    for story_id in story_ids:
         # Robust: a broker down at this moment must not fail the detection that committed; the story is
         # announced by ``resend_lost_alerts`` once the broker is back.
         transaction.on_commit(functools.partial(announce_story_task.delay, story_id), robust=True)

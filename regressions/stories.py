@@ -467,9 +467,9 @@ def _measured_noise(series: Series, default_noise: float) -> Noise:
             return Noise(
                 refined,
                 "MAD",
-                f"σ {refined:.1%}: median absolute residual of this test's points within its levels ({n} points, "
-                f"no repeats; {sigma:.1%} from neighbouring differences, which its steps inflate), floored at "
-                f"{changepoints.NOISE_FLOOR:.0%}",
+                f"σ {refined:.1%}: median absolute residual of the points of this test within its levels ({n} "
+                f"points, no repeats; {sigma:.1%} from neighbouring differences, which its steps inflate), floored "
+                f"at {changepoints.NOISE_FLOOR:.0%}",
             )
         return Noise(
             sigma,

@@ -14,7 +14,7 @@ from django.urls import reverse
 import suites
 from regressions.models import Regression
 from regressions.verdict import Rule, RunRef, RunVerdict, StoryRef, Verdict, judge_cells, judge_groups
-from runs import releases
+from runs import confirmations, releases
 from runs.derived import pending_series
 from runs.models import Bundle, Result, Run
 from suites.sysbench import parse as sysbench
@@ -22,15 +22,6 @@ from suites.sysbench import parse as sysbench
 # How many of the base branch's newest runs the noise of each microbenchmark is measured over.
 HISTORY_RUNS = 20
 RUN_RELATED = ("build__version__dbms", "config", "server", "workload", "bundle")
-# Confirmation hooks (runner: benchmark hosts re-run a story's microbenchmarks before it is told): story id →
-# what the verdict says of its confirmation. Registered by apps above; none by default.
-_confirmation_notes: list[Callable[[Sequence[int]], dict[int, str]]] = []
-
-
-def register_confirmation_notes(provider: Callable[[Sequence[int]], dict[int, str]]) -> None:
-    _confirmation_notes.append(provider)
-
-
 Absolute = Callable[[str], str]
 
 
@@ -213,9 +204,8 @@ def new_stories(run: Run, bundle: Bundle, absolute: Absolute) -> list[StoryRef]:
         .select_related("microbenchmark", "arrived_in")
         .order_by("change", "pk")
     )
-    notes: dict[int, str] = {}
-    for provider in _confirmation_notes:
-        notes.update(provider([story.pk for story in found]))
+    # Stories of runs from a benchmark host: their confirmation runs' state (runs.confirmations).
+    notes = confirmations.notes([story.pk for story in found])
     return [
         StoryRef(
             id=story.pk,

@@ -10,6 +10,7 @@ recomputes from raw results while nothing changed.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections import Counter, defaultdict
@@ -18,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from typing import Any, NamedTuple
 
-from django.db.models import Case, Count, Max, Q, TextField, When
+from django.db.models import Case, Count, Max, Q, QuerySet, TextField, When
 from django.db.models.functions import Cast
 
 import suites
@@ -30,8 +31,8 @@ from reports.models import GroupSetDefinition
 from reports.reference import REFERENCE_BLOCKS, ls_sort_key, reference_block
 from runs.models import Result, Run
 from suites import groups as groupsets
-from suites.ibench import sla as ibench_sla
 from suites.openformat.parse import carried_group_set
+from suites.sysbench import eras
 from suites.sysbench import parse as sysbench
 
 # What ``load_series`` reads with the base run (a caller that passes it as ``base`` selects these too).
@@ -88,6 +89,39 @@ class Column:
         return len(self.run_ids)
 
 
+class Cell(NamedTuple):
+    """One (column, microbenchmark) of a comparison: what the column measured and what that says against the
+    base, one question per field. A compared column has a cell for every label (a missing one: ``qps`` None,
+    flag "missing"); the base's cells are its measured ones, with no relative value or flag of their own."""
+
+    qps: float | None  # the mean of the column's repeats; None: not measured at the comparison's concurrency
+    cv: float | None  # the repeats' coefficient of variation; None: one run
+    metrics: Mapping[str, float | None] | None  # HW_METRICS, each the mean of the repeats that have it
+    relative: float | None = None  # qps / the base's (``stats.relative_qps``); None: either side missing
+    flag: str = ""  # red, green, grey or missing, after the noise and the suite's marking ("": the base's)
+    noisy: bool = False  # a red or green change the spread of the repeats explains: shown grey, marked ≈
+
+    @property
+    def measured(self) -> bool:
+        return self.qps is not None
+
+    @property
+    def regression(self) -> bool:
+        return self.flag == "red"
+
+    @property
+    def improvement(self) -> bool:
+        return self.flag == "green"
+
+
+# The per-column maps read from the cells, worked out once per comparison object and never cached with it.
+_CELL_VIEWS = ("qps", "cv", "metrics", "relative", "flags", "noisy")
+# Cell's fields by position, and a Cell made from a tuple of them without the generated __new__'s per-call cost:
+# a comparison makes one per cell.
+_QPS, _CV, _METRICS, _RELATIVE, _FLAG, _NOISY = range(6)
+_new_cell = tuple.__new__
+
+
 @dataclass
 class Comparison:
     spec: ComparisonSpec
@@ -106,18 +140,15 @@ class Comparison:
     group_of: dict[str, str | None]
     ungrouped: list[str]
     microbenchmark_ids: dict[str, int]
-    qps: dict[str, dict[str, float | None]]
-    cv: dict[str, dict[str, float | None]]
-    relative: dict[str, dict[str, float | None]]
-    flags: dict[str, dict[str, str]]
-    noisy: dict[str, dict[str, bool]]
+    # (column key, label) → its cell; the maps below (qps, relative, flags, …) are views of them.
+    cells: dict[tuple[str, str], Cell]
     summaries: dict[str, dict[str, stats.GroupSummary]]
-    metrics: dict[str, dict[str, dict[str, float | None]]]
     result: stats.ComparisonResult[str]
     pk_mode: int = 1
     warnings: list[str] = field(default_factory=list)
     cache_key: str = ""  # set by get_comparison: derived artefacts (charts) are cached under it too
-    # Insert Benchmark: (column, step) whose background inserts missed the SLA; never flagged red/green.
+    # (column, label) the suite's marking says are no regression signal (``Suite.no_signal``: the Insert
+    # Benchmark's steps whose background inserts missed the SLA); never flagged red or green.
     sla_missed: set[tuple[str, str]] = field(default_factory=set)
     # The scan formula of each run in the table ("spec" or "tps×rows/1000") → their names, when the table mixes
     # both and shows scan as each run reported it: the page warns and offers the spec's formula for all.
@@ -125,6 +156,64 @@ class Comparison:
     # One microbenchmark's comparison (``get_microbenchmark_comparison`` computing it): that microbenchmark's
     # latencies, read with its results; None otherwise (its page then reads them). See ``Series.latency``.
     latency: tuple[Latency, ...] | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        # What is cached of a comparison: its cells, not the maps read from them (each process reads those again),
+        # and the cells as plain tuples, which are read back several times faster than named ones.
+        state = {name: value for name, value in self.__dict__.items() if name not in _CELL_VIEWS}
+        state["cells"] = (list(self.cells), [tuple(cell) for cell in self.cells.values()])
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        keys, values = state["cells"]
+        self.__dict__.update(state)
+        self.cells = dict(zip(keys, [_new_cell(Cell, value) for value in values], strict=True))
+
+    def row(self, label: str) -> dict[str, Cell]:
+        """One microbenchmark's cells, by column key (the columns that have one)."""
+        return {c.key: cell for c in self.columns if (cell := self.cells.get((c.key, label))) is not None}
+
+    def column_cells(self, key: str) -> dict[str, Cell]:
+        """One column's cells, by label."""
+        return {label: cell for (k, label), cell in self.cells.items() if k == key}
+
+    @cached_property
+    def qps(self) -> dict[str, dict[str, float | None]]:
+        """Per column, the QPS of each label it measured (in the order the results were read)."""
+        return self._measured_view(_QPS)
+
+    @cached_property
+    def cv(self) -> dict[str, dict[str, float | None]]:
+        return self._measured_view(_CV)
+
+    @cached_property
+    def metrics(self) -> dict[str, dict[str, dict[str, float | None]]]:
+        return self._measured_view(_METRICS)
+
+    @cached_property
+    def relative(self) -> dict[str, dict[str, float | None]]:
+        """Per compared column, the relative QPS of every label."""
+        return self._compared_view(_RELATIVE)
+
+    @cached_property
+    def flags(self) -> dict[str, dict[str, str]]:
+        return self._compared_view(_FLAG)
+
+    @cached_property
+    def noisy(self) -> dict[str, dict[str, bool]]:
+        return self._compared_view(_NOISY)
+
+    # Read by position: a view reads every cell (8,400 at 200 versions × 42 microbenchmarks).
+    def _measured_view(self, field: int) -> dict[str, dict[str, Any]]:
+        view: dict[str, dict[str, Any]] = {c.key: {} for c in self.columns}
+        for (key, label), cell in self.cells.items():
+            if cell[_QPS] is not None:
+                view[key][label] = cell[field]
+        return view
+
+    def _compared_view(self, field: int) -> dict[str, dict[str, Any]]:
+        cells, labels = self.cells, self.labels
+        return {key: {label: cells[(key, label)][field] for label in labels} for key in self.result.runs}
 
     @cached_property
     def metric_ratios(self) -> dict[str, dict[str, dict[str, float | None]]]:
@@ -317,7 +406,9 @@ class Series:
     runs: tuple[SeriesRun, ...]  # in column order: by version, build, config, start, id
     results: tuple[SeriesResult, ...]
     group_set: groupsets.GroupSet | None = None  # None: chosen from the suite and the tests (spec "auto")
-    sla_samples: tuple[ibench_sla.SlaSample, ...] = ()  # Insert Benchmark series only
+    # What the suite's marking reads (``Suite.no_signal``), for a suite that ``checks_sla``: the Insert
+    # Benchmark's SLA samples.
+    sla_samples: tuple[Any, ...] = ()
     # A comparison of one microbenchmark (a page about it): ``results`` hold that microbenchmark's and the base
     # run's, ``dops`` every (concurrency, warm-up) of the series' results, so the concurrency rule decides as for
     # the whole series; build_comparison then keeps that microbenchmark alone, with the numbers it has in the
@@ -445,6 +536,32 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
         # The concurrency rule reads the base's results and every concurrency of the series, nothing else.
         dops = tuple(rows.order_by().values_list("dop", "microbenchmark__is_warmup").distinct())
         rows = rows.filter(Q(microbenchmark_id=microbenchmark_id) | Q(run_id=base_run.pk))
+    results, latency = _series_results(rows, microbenchmark_id)
+    suite = base_run.workload.suite
+    return Series(
+        spec=spec,
+        suite=suite,
+        server=base_run.server.name,
+        server_id=base_run.server_id,
+        workload=base_run.workload.name,
+        workload_id=base_run.workload_id,
+        base_run_id=base_run.pk,
+        pk_mode=base_run.pk_mode,
+        runs=tuple(runs),
+        results=results,
+        microbenchmark_id=microbenchmark_id,
+        dops=dops,
+        latency=latency,
+        group_set=_series_group_set(spec, base_run),
+        sla_samples=tuple(sla.load_samples(run_ids)) if suites.get(suite).checks_sla else (),
+    )
+
+
+def _series_results(
+    rows: QuerySet[Result], microbenchmark_id: int | None
+) -> tuple[tuple[SeriesResult, ...], tuple[Latency, ...] | None]:
+    """The results as plain values; of one microbenchmark's comparison, its latencies too (read in the same
+    query: its page shows them)."""
     # Not ordered by the database: ordering by the runs' versions there joins every run of the archive into
     # the plan. build_comparison sorts them.
     columns = (
@@ -474,28 +591,16 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
             for run_id, mb_id, test, range_size, dop, qps, *metrics, suite, warmup, tps, _, _, _ in found
         )
         latency = tuple(Latency(row[0], row[4], *row[-3:]) for row in found if row[1] == microbenchmark_id)
-    suite = base_run.workload.suite
-    # "auto" reads a series in the groups its documents brought, when they brought some; they are named too.
+    return results, latency
+
+
+def _series_group_set(spec: ComparisonSpec, base_run: Run) -> groupsets.GroupSet | None:
+    """The group set asked for; "auto" reads a series in the groups its documents brought, when they brought
+    some (they are named too)."""
     carried = carried_group_set(base_run.workload.name, base_run.workload.params or {})
-    return Series(
-        spec=spec,
-        suite=suite,
-        server=base_run.server.name,
-        server_id=base_run.server_id,
-        workload=base_run.workload.name,
-        workload_id=base_run.workload_id,
-        base_run_id=base_run.pk,
-        pk_mode=base_run.pk_mode,
-        runs=tuple(runs),
-        results=results,
-        microbenchmark_id=microbenchmark_id,
-        dops=dops,
-        latency=latency,
-        group_set=carried
-        if carried is not None and spec.group_set == carried.name
-        else (named_group_set(spec.group_set) or carried),
-        sla_samples=tuple(sla.load_samples(run_ids)) if suites.get(suite).checks_sla else (),
-    )
+    if carried is not None and spec.group_set == carried.name:
+        return carried
+    return named_group_set(spec.group_set) or carried
 
 
 def named_group_set(name: str) -> groupsets.GroupSet | None:
@@ -555,124 +660,35 @@ def _columns(runs: Sequence[SeriesRun]) -> tuple[list[Column], dict[int, str]]:
 
 
 def build_comparison(series: Series) -> Comparison:
-    """The comparison of a loaded series: averages repeats, measures their spread, flags changes. No database."""
+    """The comparison of a loaded series: averages repeats, measures their spread, flags changes. No database.
+
+    In named steps: the columns and the base's; the results read into samples per (column, label, concurrency);
+    the concurrency compared; one measured cell per (column, label) at it; the labels grouped and divided by the
+    base (``reports.stats``); the suite's marking (cells that are no signal); the cells with their flags.
+    """
     spec = series.spec
     columns, column_of_run = _columns(series.runs)
     base_run = next((run for run in series.runs if run.id == series.base_run_id), None)
     if base_run is None:
         raise ComparisonError(f"no run with id {series.base_run_id}")
     base_key = column_of_run[base_run.id]
-
-    # The order (runs by version, then suite, test, range, concurrency) decides the order of labels that no
-    # group set places, as in the reference tables.
-    run_rank = {run.id: i for i, run in enumerate(series.runs)}
-    results = sorted(
-        (r for r in series.results if r.run_id in run_rank),
-        key=lambda r: (run_rank[r.run_id], r.suite, r.test, r.range_size is None, r.range_size or 0, r.dop),
-    )
-    every_dop: set[int] = set()
-    measured_dops: set[int] = set()  # concurrencies with a result that is not a warm-up
-    if series.dops is not None:
-        every_dop.update(d for d, _ in series.dops)
-        measured_dops.update(d for d, warmup in series.dops if not warmup)
-    base_labels: dict[int, set[str]] = defaultdict(set)
-    # (column, label, concurrency) -> (QPS, HW metrics) of each of its results
-    samples: dict[tuple[str, str, int], list[tuple[float, tuple[float | None, ...]]]] = defaultdict(list)
-    microbenchmark_ids: dict[str, int] = {}
-    label_of: dict[int, str] = {}  # microbenchmark id -> label: a series repeats each one per run
-    run_of = {run.id: run for run in series.runs}
-    stored_qps = spec.scan_formula == "spec"  # scan_qps is then the stored QPS: no call per result
-    # Unpacked rather than read by name: this loop runs once per result (8,400 at 200 versions).
-    for row in results:
-        run_id, microbenchmark_id, test, range_size, dop_of_row, qps_value, hw, _, is_warmup, _ = row
-        label = label_of.get(microbenchmark_id)
-        if label is None:
-            label = f"{test}_range={range_size}" if range_size is not None else test
-            label_of[microbenchmark_id] = label
-        microbenchmark_ids[label] = microbenchmark_id
-        every_dop.add(dop_of_row)
-        key = column_of_run[run_id]
-        if not is_warmup:
-            measured_dops.add(dop_of_row)
-            if key == base_key:
-                base_labels[dop_of_row].add(label)
-        if not stored_qps:
-            qps_value = scan_qps(row, run_of[run_id], spec.scan_formula)
-        samples[(key, label, dop_of_row)].append((qps_value, hw))
-    if not every_dop:
-        raise ComparisonError(f"{base_run.name} has no results to compare")
-    dop = spec.dop if spec.dop is not None else main_concurrency(base_labels, every_dop)
-    if dop not in every_dop:
-        raise ComparisonError(f"no results at concurrency {dop}; this series has {sorted(measured_dops or every_dop)}")
+    found = _samples(series, column_of_run, base_key)
+    dop = _concurrency(spec, found, base_run.name)
     if series.microbenchmark_id is not None:
-        only = label_of.get(series.microbenchmark_id)
-        samples = defaultdict(list, {k: v for k, v in samples.items() if k[1] == only})
-        microbenchmark_ids = {only: series.microbenchmark_id} if only is not None else {}
-
-    qps: dict[str, dict[str, float | None]] = {c.key: {} for c in columns}
-    cv: dict[str, dict[str, float | None]] = {c.key: {} for c in columns}
-    metrics: dict[str, dict[str, dict[str, float | None]]] = {c.key: {} for c in columns}
-    labels_seen: list[str] = []
-    repeated = False
-    for (key, label, d), values in samples.items():
-        if d != dop:
-            continue
-        labels_seen.append(label)
-        if len(values) == 1:
-            # One result, most cells: its values as _mean gives them (x + 0.0 is sum([x]) / 1, bit for bit).
-            qps_value, hw = values[0]
-            qps[key][label] = qps_value + 0.0
-            cv[key][label] = None
-            metrics[key][label] = dict(zip(HW_METRICS, [None if v is None else v + 0.0 for v in hw], strict=True))
-            continue
-        repeated = True
-        qps_values = [v[0] for v in values]
-        qps[key][label] = _mean(qps_values)
-        cv[key][label] = stats.spread(qps_values).cv
-        metrics[key][label] = {
-            name: _mean([m for _, hw in values if (m := hw[i]) is not None]) for i, name in enumerate(HW_METRICS)
-        }
-    labels_seen = list(dict.fromkeys(labels_seen))
-
+        found = found.only(series.microbenchmark_id)
+    measured, repeated = _measured(found.samples, dop)
+    labels_seen = list(dict.fromkeys(label for _, label in measured))
     group_set = series.group_set or choose_group_set(series.suite, labels_seen)
     suite_order = suites.get(series.suite).label_order
     ordered = sorted(labels_seen, key=lambda label: (suite_order and suite_order(label)) or _label_order(label))
     grouped, ungrouped = group_set.partition(ordered)
+    qps: dict[str, dict[str, float | None]] = {c.key: {} for c in columns}
+    for (key, label), cell in measured.items():
+        qps[key][label] = cell.qps
     others = [c.key for c in columns if c.key != base_key]
     result = stats.compare(qps, base_key, others, grouped, red=spec.red, green=spec.green)
-
-    # Noise: with repeats, a change inside k × the combined spread is not flagged (shown grey).
-    noisy: dict[str, dict[str, bool]] = {}
-    flags: dict[str, dict[str, str]] = {}
-    for key in result.runs:
-        if not repeated:
-            # No cell has a spread, so none is inside the noise: the flags are the thresholds' alone.
-            noisy[key] = dict.fromkeys(result.labels, False)
-            flags[key] = dict(result.flags[key])
-            continue
-        noisy[key] = {}
-        flags[key] = {}
-        for label in result.labels:
-            rel = result.relative[key][label]
-            inside = not stats.outside_noise(rel, cv[base_key].get(label), cv[key].get(label), spec.noise_k)
-            flag = result.flags[key][label]
-            # noisy: a red or green change that the spread of the repeats explains; shown grey, marked ≈.
-            noisy[key][label] = inside and flag in ("red", "green")
-            flags[key][label] = "grey" if noisy[key][label] else flag
-
-    # Insert Benchmark: a query step whose background inserts missed their target rate (in the run or in its
-    # base) ran another write load, so its relative QPS is no regression signal: flagged grey, never red/green.
-    sla_missed: set[tuple[str, str]] = set()
-    if suites.get(series.suite).checks_sla:
-        sla_missed = ibench_sla.missed_cells(ibench_sla.checks_of(series.sla_samples, column_of_run, dop))
-        for key in result.runs:
-            for label in result.labels:
-                if (key, label) in sla_missed or (base_key, label) in sla_missed:
-                    flags[key][label] = "grey"
-
-    summaries: dict[str, dict[str, stats.GroupSummary]] = {
-        g: {key: result.summaries[(g, key)] for key in result.runs} for g in result.groups
-    }
+    greyed = _no_signal(series, column_of_run, dop)
+    cells = _flagged(measured, result, repeated, greyed, spec.noise_k)
     # One microbenchmark's comparison (its page) has none: its runs' command lines are not all read.
     warnings = (
         [] if series.microbenchmark_id is not None else _workload_warnings(series.runs) + workload_mismatch(series.runs)
@@ -685,7 +701,7 @@ def build_comparison(series: Series) -> Comparison:
         workload=series.workload,
         workload_id=series.workload_id,
         dop=dop,
-        dops=sorted(measured_dops | {dop}),
+        dops=sorted(found.measured_dops | {dop}),
         group_set=group_set.name,
         columns=columns,
         base=base_key,
@@ -693,21 +709,157 @@ def build_comparison(series: Series) -> Comparison:
         groups=result.groups,
         group_of={label: group_set.classify(label) for label in result.labels},
         ungrouped=result.ungrouped + [u for u in ungrouped if u not in result.ungrouped],
-        microbenchmark_ids=microbenchmark_ids,
-        qps=qps,
-        cv=cv,
-        relative=result.relative,
-        flags=flags,
-        noisy=noisy,
-        summaries=summaries,
-        metrics=metrics,
+        microbenchmark_ids=found.microbenchmark_ids,
+        cells=cells,
+        summaries={g: {key: result.summaries[(g, key)] for key in result.runs} for g in result.groups},
         result=result,
         pk_mode=series.pk_mode,
         warnings=warnings,
-        sla_missed=sla_missed,
-        scan_eras=scan_eras(series.runs, result.labels) if spec.scan_formula == "era" else {},
+        sla_missed=greyed,
+        scan_eras=_scan_eras(series, result.labels),
         latency=series.latency,
     )
+
+
+# (column, label, concurrency) → (QPS, HW metrics) of each of its results
+Samples = dict[tuple[str, str, int], list[tuple[float, tuple[float | None, ...]]]]
+
+
+@dataclass
+class _Samples:
+    """The series' results as the comparison reads them: samples per (column, label, concurrency), the label of
+    each microbenchmark, and the concurrencies there are (and those the base measured each label at)."""
+
+    samples: Samples
+    microbenchmark_ids: dict[str, int]
+    label_of: dict[int, str]
+    every_dop: set[int]
+    measured_dops: set[int]  # concurrencies with a result that is not a warm-up
+    base_labels: dict[int, set[str]]
+
+    def only(self, microbenchmark_id: int) -> _Samples:
+        """Those of one microbenchmark (its page's comparison); the concurrencies stay the series'."""
+        label = self.label_of.get(microbenchmark_id)
+        samples = defaultdict(list, {k: v for k, v in self.samples.items() if k[1] == label})
+        ids = {label: microbenchmark_id} if label is not None else {}
+        return dataclasses.replace(self, samples=samples, microbenchmark_ids=ids)
+
+
+def _samples(series: Series, column_of_run: Mapping[int, str], base_key: str) -> _Samples:
+    """Every result of the series' runs, in order (runs by version, then suite, test, range, concurrency: the
+    order of labels that no group set places, as in the reference tables), as samples of its cell."""
+    spec = series.spec
+    run_rank = {run.id: i for i, run in enumerate(series.runs)}
+    results = sorted(
+        (r for r in series.results if r.run_id in run_rank),
+        key=lambda r: (run_rank[r.run_id], r.suite, r.test, r.range_size is None, r.range_size or 0, r.dop),
+    )
+    found = _Samples(defaultdict(list), {}, {}, set(), set(), defaultdict(set))
+    if series.dops is not None:
+        found.every_dop.update(d for d, _ in series.dops)
+        found.measured_dops.update(d for d, warmup in series.dops if not warmup)
+    samples, label_of, microbenchmark_ids = found.samples, found.label_of, found.microbenchmark_ids
+    run_of = {run.id: run for run in series.runs}
+    stored_qps = spec.scan_formula == "spec"  # scan_qps is then the stored QPS: no call per result
+    # Unpacked rather than read by name: this loop runs once per result (8,400 at 200 versions).
+    for row in results:
+        run_id, microbenchmark_id, test, range_size, dop_of_row, qps_value, hw, _, is_warmup, _ = row
+        label = label_of.get(microbenchmark_id)
+        if label is None:
+            label = f"{test}_range={range_size}" if range_size is not None else test
+            label_of[microbenchmark_id] = label
+        microbenchmark_ids[label] = microbenchmark_id
+        found.every_dop.add(dop_of_row)
+        key = column_of_run[run_id]
+        if not is_warmup:
+            found.measured_dops.add(dop_of_row)
+            if key == base_key:
+                found.base_labels[dop_of_row].add(label)
+        if not stored_qps:
+            qps_value = scan_qps(row, run_of[run_id], spec.scan_formula)
+        samples[(key, label, dop_of_row)].append((qps_value, hw))
+    return found
+
+
+def _concurrency(spec: ComparisonSpec, found: _Samples, base_name: str) -> int:
+    """The concurrency compared: the spec's, else the base's main one (``CONCURRENCY_RULE``)."""
+    if not found.every_dop:
+        raise ComparisonError(f"{base_name} has no results to compare")
+    dop = spec.dop if spec.dop is not None else main_concurrency(found.base_labels, found.every_dop)
+    if dop not in found.every_dop:
+        every = sorted(found.measured_dops or found.every_dop)
+        raise ComparisonError(f"no results at concurrency {dop}; this series has {every}")
+    return dop
+
+
+def _measured(samples: Samples, dop: int) -> tuple[dict[tuple[str, str], Cell], bool]:
+    """One cell per (column, label) measured at ``dop``, in the samples' order: the mean of its repeats, their
+    spread, the mean of each HW metric; and whether any cell has repeats."""
+    measured: dict[tuple[str, str], Cell] = {}
+    repeated = False
+    for (key, label, d), values in samples.items():
+        if d != dop:
+            continue
+        if len(values) == 1:
+            # One result, most cells: its values as _mean gives them (x + 0.0 is sum([x]) / 1, bit for bit).
+            qps_value, hw = values[0]
+            metrics = dict(zip(HW_METRICS, [None if v is None else v + 0.0 for v in hw], strict=True))
+            measured[(key, label)] = _new_cell(Cell, (qps_value + 0.0, None, metrics, None, "", False))
+            continue
+        repeated = True
+        qps_values = [v[0] for v in values]
+        metrics = {
+            name: _mean([m for _, hw in values if (m := hw[i]) is not None]) for i, name in enumerate(HW_METRICS)
+        }
+        measured[(key, label)] = _new_cell(
+            Cell, (_mean(qps_values), stats.spread(qps_values).cv, metrics, None, "", False)
+        )
+    return measured, repeated
+
+
+def _no_signal(series: Series, column_of_run: Mapping[int, str], dop: int) -> set[tuple[str, str]]:
+    """The suite's marking: (column, label) of the cells its own rule says are no regression signal (the
+    Insert Benchmark's query steps whose background inserts missed their target rate)."""
+    rule = suites.get(series.suite).no_signal
+    return rule(series.sla_samples, column_of_run, dop) if rule is not None else set()
+
+
+def _flagged(
+    measured: Mapping[tuple[str, str], Cell],
+    result: stats.ComparisonResult[str],
+    repeated: bool,
+    greyed: Collection[tuple[str, str]],
+    noise_k: float,
+) -> dict[tuple[str, str], Cell]:
+    """Every cell: the measured ones (the base's as measured), then each compared column's relative QPS and
+    flag for every label. With repeats, a change inside k × the combined spread is not flagged (shown grey,
+    marked noisy); a cell the suite greys (in its column or in the base) is never red or green."""
+    cells = dict(measured)
+    base = result.base
+    no_cell = Cell(None, None, None)
+    for key in result.runs:
+        relative, flags = result.relative[key], result.flags[key]
+        for label in result.labels:
+            qps, cv, metrics, _, _, _ = measured.get((key, label), no_cell)
+            rel, flag = relative[label], flags[label]
+            noisy = False
+            if repeated:
+                base_cv = measured.get((base, label), no_cell).cv
+                # noisy: a red or green change that the spread of the repeats explains; shown grey, marked ≈.
+                noisy = flag in ("red", "green") and not stats.outside_noise(rel, base_cv, cv, noise_k)
+                flag = "grey" if noisy else flag
+            if greyed and ((key, label) in greyed or (base, label) in greyed):
+                flag = "grey"
+            cells[(key, label)] = _new_cell(Cell, (qps, cv, metrics, rel, flag, noisy))
+    return cells
+
+
+def _scan_eras(series: Series, labels: Sequence[str]) -> dict[str, list[str]]:
+    """The runs of each scan formula when the table mixes both and reads each run by its era's (a suite whose
+    scan QPS had two formulas, sysbench's); {} otherwise."""
+    if series.spec.scan_formula != "era" or not suites.get(series.suite).scan_eras:
+        return {}
+    return scan_eras(series.runs, labels)
 
 
 SCAN_FORMULA_CHOICES = ("era", "spec")
@@ -715,35 +867,16 @@ SCAN_FORMULA_CHOICES = ("era", "spec")
 
 def scan_qps(row: SeriesResult, run: SeriesRun, formula: str) -> float:
     """A result's QPS as the comparison reads it: stored QPS is the spec's, so only a scan of a run whose own
-    scripts used tps × table size / 1000 changes, and only when each run is read by its own era's formula."""
-    if formula == "spec" or run.scan_formula != sysbench.SCAN_TPS_ROWS or row.suite != suites.SYSBENCH.name:
+    scripts used another formula changes, and only when each run is read by its own era's formula (for a suite
+    whose scan had two, ``Suite.scan_eras``: the rule is the suite's, ``suites.sysbench.eras``)."""
+    if formula == "spec" or not eras.other_era(run.scan_formula) or not suites.get(row.suite).scan_eras:
         return row.qps
-    if sysbench.base_test(row.test) != "scan":
-        return row.qps
-    command = (run.commands or {}).get(sysbench.test_label(row.test, row.range_size or 0), "")
-    table_size = sysbench.parse_command(command).get("table-size", "")
-    value = sysbench.scan_value(
-        sysbench.SCAN_TPS_ROWS,
-        table_size=int(table_size) if table_size.isdigit() else None,
-        tps=row.tps,
-        lat_avg_ms=None,
-    )
-    return value if value is not None else row.qps
+    return eras.era_qps(row.test, row.range_size, row.qps, row.tps, run.scan_formula, run.commands or {})
 
 
 def scan_eras(runs: Sequence[SeriesRun], labels: Sequence[str]) -> dict[str, list[str]]:
     """The runs of each scan formula when a table with scan in it mixes both; {} when it does not."""
-    if not any(sysbench.base_test(label.rsplit("_range=", 1)[0]) == "scan" for label in labels):
-        return {}
-    eras: dict[str, list[str]] = defaultdict(list)
-    for run in runs:
-        # A run that reported no scan value of its own is stored and read by the spec's formula; one imported
-        # before the formula was recorded is read so too, and named apart: it may be of either era.
-        if run.scan_formula in (sysbench.SCAN_TPS_ROWS, sysbench.SCAN_UNKNOWN):
-            eras[run.scan_formula].append(run.name)
-        else:
-            eras[sysbench.SCAN_SPEC].append(run.name)
-    return dict(eras) if sysbench.SCAN_TPS_ROWS in eras and len(eras) > 1 else {}
+    return eras.eras_of([(run.name, run.scan_formula) for run in runs], labels)
 
 
 # Said on the comparison page beside the concurrency it chose.

@@ -270,8 +270,6 @@ def workload_mismatch(runs: Sequence[HasCommands]) -> list[str]:
     rand-type, skip-trx, the Lua script, options of custom scripts), because a
     run that read more rows or ran longer gives a QPS that no ratio can use.
     """
-    # option -> label -> value -> run names
-    seen: dict[str, dict[str, dict[str, list[str]]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
     # Runs of a series repeat the same command lines: parse each distinct one once (60 runs × 42 tests), and
     # compare options only on microbenchmarks whose runs do not all share one command line, since runs that
     # ran the very same command cannot differ in any option of it.
@@ -288,34 +286,50 @@ def workload_mismatch(runs: Sequence[HasCommands]) -> list[str]:
     options = {o for label in shared for command in commands_per_label[label] for o in cache[command]}
     options = {o for o in options if configs.is_workload_option(o)}
     varying = {label for label in shared if len(commands_per_label[label]) > 1}
-    if varying:
-        for run in runs:
-            commands = run.commands or {}
-            for label in shared & set(commands):
-                if label not in varying:
-                    continue
-                settings = cache[commands[label]]
-                for option in options:
-                    seen[option][label][settings.get(option, NOT_SET)].append(run.name)
-
+    seen = _values_seen(runs, shared, varying, options, cache)
     warnings = []
     for option in sorted(seen, key=_option_order):
         differing = {label: values for label, values in seen[option].items() if len(values) > 1}
         if not differing:
             continue
-        # Which run had which value, over all microbenchmarks where they differ.
-        runs_by_value: dict[str, list[str]] = defaultdict(list)
-        for values in differing.values():
-            for value, names in values.items():
-                for name in names:
-                    if name not in runs_by_value[value]:
-                        runs_by_value[value].append(name)
-        parts = "; ".join(f"{value} in {_names(names)}" for value, names in sorted(runs_by_value.items()))
+        parts = "; ".join(f"{value} in {_names(names)}" for value, names in sorted(_runs_by_value(differing).items()))
         warnings.append(
             f"WORKLOAD MISMATCH: {option_text(option)} differs between runs ({parts}) on {len(differing)} of "
             f"{len(shared)} shared microbenchmarks; relative QPS between these runs is meaningless"
         )
     return warnings
+
+
+def _values_seen(
+    runs: Sequence[HasCommands],
+    shared: set[str],
+    varying: set[str],
+    options: set[str],
+    cache: Mapping[str, Settings],
+) -> dict[str, dict[str, dict[str, list[str]]]]:
+    """option → label → value → the runs that ran the label with that value, over the labels whose runs ran
+    more than one command line."""
+    seen: dict[str, dict[str, dict[str, list[str]]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
+    for run in runs if varying else ():
+        commands = run.commands or {}
+        for label in shared & set(commands):
+            if label not in varying:
+                continue
+            settings = cache[commands[label]]
+            for option in options:
+                seen[option][label][settings.get(option, NOT_SET)].append(run.name)
+    return seen
+
+
+def _runs_by_value(differing: Mapping[str, Mapping[str, list[str]]]) -> dict[str, list[str]]:
+    """Which run had which value, over all microbenchmarks where they differ."""
+    runs_by_value: dict[str, list[str]] = defaultdict(list)
+    for values in differing.values():
+        for value, names in values.items():
+            for name in names:
+                if name not in runs_by_value[value]:
+                    runs_by_value[value].append(name)
+    return runs_by_value
 
 
 # The parameters write-ups name first come first.

@@ -7,7 +7,6 @@ aggregates in the database and lists a bounded page of runs.
 
 from __future__ import annotations
 
-from html import escape
 from typing import Any
 
 from django import forms
@@ -16,11 +15,11 @@ from django.db.models import Count
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET, require_http_methods
 
 from accounts.permissions import EDIT_SERVER, permission_required
 from benchdash.http import ROW_ID_LIMIT, HtmxHttpRequest, row_id
+from reports import rendering
 from reports.diff import diff_runs
 from reports.run_settings import load_run_settings
 from runs import configs
@@ -41,7 +40,7 @@ class DiffForm(forms.Form):
 
 
 def picker_runs() -> list[Run]:
-    """Every run, in series order (server · workload · DBMS, oldest version first), for ``run_options``."""
+    """Every run, in series order (server · workload · DBMS, oldest version first), for ``rendering.run_options``."""
     return list(
         Run.objects.select_related("server", "workload", "build__version__dbms")
         .only(
@@ -55,29 +54,6 @@ def picker_runs() -> list[Run]:
         )
         .order_by("server__name", "workload__name", "build__version__dbms__name", "build__version__sort_key", "pk")
     )
-
-
-def run_options(runs: list[Run], selected: int | None, *, blank: str | None = None) -> SafeString:
-    """The runs as a <select>'s options, one group per series, so nobody has to know a run's numeric id.
-
-    Built here rather than by a Select widget: hundreds of runs, two selects, and
-    a widget renders each option through a template.
-    """
-    parts = [f'<option value="">{escape(blank)}</option>'] if blank is not None else []
-    series = None
-    for run in runs:
-        name = f"{run.server.name} · {run.workload.name} · {run.build.version.dbms.name}"
-        if name != series:
-            if series is not None:
-                parts.append("</optgroup>")
-            parts.append(f'<optgroup label="{escape(name)}">')
-            series = name
-        chosen = " selected" if run.pk == selected else ""
-        label = f"{run.build.version.dbms.name} {run.build.version.text} · {run.name}"
-        parts.append(f'<option value="{run.pk}"{chosen}>{escape(label)}</option>')
-    if series is not None:
-        parts.append("</optgroup>")
-    return mark_safe("".join(parts))  # every text part escaped above
 
 
 @require_GET
@@ -105,8 +81,8 @@ def run_diff(request: HtmxHttpRequest) -> HttpResponse:
     if not request.htmx:
         chosen = {name: form.data.get(name, "") for name in ("a", "b")}
         runs = picker_runs()
-        context["options_a"] = run_options(runs, row_id(chosen["a"]))
-        context["options_b"] = run_options(runs, row_id(chosen["b"]), blank="(none: list A's series)")
+        context["options_a"] = rendering.run_options(runs, row_id(chosen["a"]))
+        context["options_b"] = rendering.run_options(runs, row_id(chosen["b"]), blank="(none: list A's series)")
     template = "reports/diff/run_diff.html#diff" if request.htmx else "reports/diff/run_diff.html"
     return render(request, template, context, status=400 if form.is_bound and not form.is_valid() else 200)
 

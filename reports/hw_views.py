@@ -2,32 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.http import HttpResponse
 from django.template.loader import render_to_string
 
 from benchdash.http import HtmxHttpRequest
-from reports.compare import ComparisonError
 from reports.hw import hw_context
-from reports.views import _comparison_based_page, effective_query, release_views, requested_comparison
+from reports.views import ComparisonPage, comparison_page, effective_query
 
 
 def compare_hw(request: HtmxHttpRequest) -> HttpResponse:
     """cpu/o, cs/o, rKB/o and wKB/o of the compared versions relative to the base, per group and per
     microbenchmark, flagged like QPS with more counted as worse."""
-    return _comparison_based_page(request, lambda shared: _hw_page(request, shared))
+    return comparison_page(request, lambda page: _hw_page(request, page))
 
 
-def _hw_page(request: HtmxHttpRequest, shared: dict[str, Any]) -> str | HttpResponse:
-    asked = requested_comparison(request)
-    data, defaulted, base = asked.data, asked.defaulted, asked.base
-    try:
-        comparison = asked.comparison()
-        # Tables: every version unless the reader chose the long-term release lines and the newest release.
-        comparison = release_views(comparison, data)[1]
-    except (ComparisonError, ValueError) as exc:
-        return HttpResponse(f"{exc}\n", status=400, content_type="text/plain")
+def _hw_page(request: HtmxHttpRequest, page: ComparisonPage) -> str:
+    data, defaulted, base, shared = page.data, page.defaulted, page.base, page.shared
+    # Tables: every version unless the reader chose the long-term release lines and the newest release.
+    comparison = page.tabled
     context = {
         "comparison": comparison,
         "base": base,

@@ -111,13 +111,8 @@ def _restricted(comparison: Comparison, keys: set[str], view: str) -> Comparison
     return dataclasses.replace(
         comparison,
         columns=[c for c in comparison.columns if c.key in keys],
-        qps=_only(comparison.qps, keys),
-        cv=_only(comparison.cv, keys),
-        relative=_only(comparison.relative, keys),
-        flags=_only(comparison.flags, keys),
-        noisy=_only(comparison.noisy, keys),
+        cells={cell: value for cell, value in comparison.cells.items() if cell[0] in keys},
         summaries={group: _only(by_key, keys) for group, by_key in comparison.summaries.items()},
-        metrics=_only(comparison.metrics, keys),
         result=cut_result,
         sla_missed={cell for cell in comparison.sla_missed if cell[0] in keys},
         # Charts built from it are cached under this key: never under the full comparison's.

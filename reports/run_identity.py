@@ -82,14 +82,7 @@ def choose(
     tables = {run.summary_table for run in candidates}
     if len(tables) <= 1:
         return candidates[0]
-    chosen = list(candidates)
-    if dop is not None:
-        chosen = [run for run in chosen if f"dop{dop}" in table_words(run.summary_table) or not run.summary_table]
-    if variant:
-        chosen = [run for run in chosen if variant in table_words(run.summary_table)]
-    if near is not None and len({run.summary_table for run in chosen}) > 1:
-        same = [run for run in chosen if run.summary_table == near.summary_table]
-        chosen = same or chosen
+    chosen = _narrowed(candidates, dop=dop, variant=variant, near=near)
     if chosen and len({run.summary_table for run in chosen}) == 1:
         return chosen[0]
     listed = ", ".join(f"{run.summary_table or 'a run directory'} (run {run.pk})" for run in candidates[:20])
@@ -102,6 +95,19 @@ def choose(
         f"{name!r} names runs of {len(tables)} summary tables: {listed}; choose one with --dop N (the table's "
         "concurrency), --variant WORD (a word of its table's name) or the run id"
     )
+
+
+def _narrowed(candidates: Sequence[Run], *, dop: int | None, variant: str | None, near: Run | None) -> list[Run]:
+    """The candidates of the table ``dop`` and ``variant`` say, and of the base's table when several are left."""
+    chosen = list(candidates)
+    if dop is not None:
+        chosen = [run for run in chosen if f"dop{dop}" in table_words(run.summary_table) or not run.summary_table]
+    if variant:
+        chosen = [run for run in chosen if variant in table_words(run.summary_table)]
+    if near is not None and len({run.summary_table for run in chosen}) > 1:
+        same = [run for run in chosen if run.summary_table == near.summary_table]
+        chosen = same or chosen
+    return chosen
 
 
 def runs_named(runs: QuerySet[Run], name: str) -> list[Run]:

@@ -21,10 +21,10 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 
 from reports import charts, scaleup_charts
-from reports.compare import Comparison, ComparisonError, get_comparison
+from reports.compare import Comparison, get_comparison
 from reports.scaleup import AtConcurrency, Curve, ScaleUp, scaleup
 from reports.stats import flag
-from reports.views import _comparison_based_page, effective_query, release_views, requested_comparison
+from reports.views import ComparisonPage, comparison_page, effective_query
 from runs.models import Microbenchmark, Run
 
 # The page's own parameters, besides the comparison's (declared to the page cache).
@@ -42,7 +42,9 @@ METRIC_NAMES = {
 
 
 def scaleup_page(request: HttpRequest) -> HttpResponse:
-    return _comparison_based_page(request, lambda shared: _render(request, shared), also=SCALEUP_PARAMS)
+    return comparison_page(
+        request, lambda page: _render(request, page), also=SCALEUP_PARAMS, suite=request.GET.get("suite") or None
+    )
 
 
 def comparisons_by_concurrency(
@@ -108,17 +110,9 @@ def _figure(
     }
 
 
-def _render(request: HttpRequest, shared: dict[str, Any]) -> str | HttpResponse:
-    asked = requested_comparison(request, suite=request.GET.get("suite") or None)
-    data, defaulted, base = asked.data, asked.defaulted, asked.base
-    try:
-        comparison = asked.comparison()
-    except ComparisonError as exc:
-        return HttpResponse(f"{exc}\n", status=400, content_type="text/plain")
-    try:
-        charted, tabled, release_note = release_views(comparison, data)
-    except ValueError as exc:
-        return HttpResponse(f"{exc}\n", status=400, content_type="text/plain")
+def _render(request: HttpRequest, page: ComparisonPage) -> str | HttpResponse:
+    asked, comparison, charted, tabled = page.asked, page.comparison, page.charted, page.tabled
+    data, defaulted, base, release_note, shared = page.data, page.defaulted, page.base, page.release_note, page.shared
     # Each version is divided by the base alone, so cutting versions out of the full curves gives the numbers a
     # cut comparison would: the charts and the tables read their own release view, as on the comparison page.
     result, ids = build_scaleup(comparison, base=asked.base, stamp=asked.series_stamp)

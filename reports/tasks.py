@@ -21,8 +21,7 @@ from runs.models import Bundle, Run
 log = logging.getLogger(__name__)
 
 
-@shared_task(name="runs.tasks.refresh_series_task")
-def refresh_series_task(server_id: int, workload_id: int, bundle_id: int | None = None) -> None:
+def _refresh_series(server_id: int, workload_id: int, bundle_id: int | None = None) -> None:
     """New runs arrived (from ``bundle_id`` when an import sent it): recompute the series' comparisons (so pages
     hit the cache), its home-page summary, and its regressions."""
     started_at = timezone.now()
@@ -32,6 +31,9 @@ def refresh_series_task(server_id: int, workload_id: int, bundle_id: int | None 
         log.info("series %s/%s not refreshed: %s", server_id, workload_id, exc)
         # Nothing to compare is the refresh's answer: whoever waits for the series' stories need wait no more.
         mark_derived(server_id, workload_id, started_at)
+
+
+refresh_series_task = shared_task(_refresh_series, name="reports.tasks.refresh_series_task")
 
 
 def refresh_after_import(bundle_id: int) -> None:
@@ -57,8 +59,7 @@ REFRESH_GRACE = timedelta(minutes=2)
 REFRESH_LOOKBACK = timedelta(days=1)
 
 
-@shared_task(name="runs.tasks.refresh_lost_series")
-def refresh_lost_series() -> int:
+def _refresh_lost_series() -> int:
     """Queue the refresh of series whose newest import is newer than their home-page summary.
 
     The refresh is sent after an import commits; if the broker is down at that moment the message is lost
@@ -90,3 +91,14 @@ def refresh_lost_series() -> int:
     for server_id, workload_id in lost:
         refresh_series_task.delay(server_id, workload_id)
     return len(lost)
+
+
+refresh_lost_series = shared_task(_refresh_lost_series, name="reports.tasks.refresh_lost_series")
+
+# The names these tasks were registered under before they were named after their app: a message queued under one
+# (by a web process or beat of the previous release) still finds its task. The same functions, only two more
+# names; they can go once no queue or beat entry of a deployment holds the old names.
+LEGACY_NAMES = {
+    "runs.tasks.refresh_series_task": shared_task(_refresh_series, name="runs.tasks.refresh_series_task"),
+    "runs.tasks.refresh_lost_series": shared_task(_refresh_lost_series, name="runs.tasks.refresh_lost_series"),
+}

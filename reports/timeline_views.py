@@ -11,14 +11,13 @@ from django.template.loader import render_to_string
 
 from benchdash.http import row_id
 from reports import charts, timeline
-from reports.compare import ComparisonError
-from reports.views import _comparison_based_page, _with_default_base, requested_comparison
+from reports.views import ComparisonPage, _shared_page, _with_default_base, comparison_page
 from runs.models import Microbenchmark, Run
 
 
 def microbenchmark_timeline(request: HttpRequest, microbenchmark_id: int) -> HttpResponse:
     """Nightly runs of one version over time: one point per run at its date, one line per version."""
-    return _comparison_based_page(request, lambda shared: _timeline_page(request, microbenchmark_id, shared))
+    return _shared_page(request, lambda shared, _series: _timeline_page(request, microbenchmark_id, shared))
 
 
 def _timeline_page(request: HttpRequest, microbenchmark_id: int, shared: dict[str, Any]) -> str:
@@ -59,16 +58,13 @@ def _timeline_page(request: HttpRequest, microbenchmark_id: int, shared: dict[st
 
 def group_timeline(request: HttpRequest) -> HttpResponse:
     """A group's timeline: per run of the series, the median relative QPS of the group's microbenchmarks."""
-    return _comparison_based_page(request, lambda shared: _group_timeline_page(request, shared), also=("group",))
+    return comparison_page(
+        request, lambda page: _group_timeline_page(request, page), also=("group",), not_comparable=404
+    )
 
 
-def _group_timeline_page(request: HttpRequest, shared: dict[str, Any]) -> str:
-    asked = requested_comparison(request)
-    data, defaulted, base = asked.data, asked.defaulted, asked.base
-    try:
-        comparison = asked.comparison()
-    except ComparisonError as exc:
-        raise Http404(str(exc)) from exc
+def _group_timeline_page(request: HttpRequest, page: ComparisonPage) -> str:
+    comparison, data, defaulted, base, shared = page.comparison, page.data, page.defaulted, page.base, page.shared
     groups = [g for g in comparison.groups if any(comparison.group_of.get(label) == g for label in comparison.labels)]
     group = data.get("group", "")
     if group not in groups:

@@ -6,9 +6,8 @@ import functools
 import hashlib
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
-from html import escape
 from typing import Any, NamedTuple, cast
 
 from django import forms
@@ -20,7 +19,6 @@ from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import slugify
 from django.views.decorators.http import require_POST
 
@@ -28,7 +26,7 @@ import suites
 from accounts.permissions import SAVE_REPORT, permission_required
 from benchdash import disposition, pagecache
 from benchdash.http import ROW_ID_LIMIT, HtmxHttpRequest, row_id
-from reports import charts, releaseview
+from reports import charts, releaseview, rendering
 from reports import markers as record_markers
 from reports.compare import (
     BASE_RELATED,
@@ -49,9 +47,7 @@ from reports.forms import CompareForm, ExportForm, SaveReportForm
 from reports.models import SCAN_FORMULAS, GroupSetDefinition, Report, SeriesSummary
 from reports.palette import LEGEND as HEATMAP_LEGEND
 from reports.palette import colour_blind_heatmap
-from reports.stats import GroupSummary, metric_ratio
-from reports.stats import flag as stats_flag
-from reports.templatetags.benchdash import fixed, number_cell, rel
+from reports.stats import metric_ratio
 from runs.models import Result, Run
 from runs.signals import runs_stamp
 
@@ -203,28 +199,6 @@ def run_label(run: Run, *, server: bool = False, workload: bool = False) -> str:
     return " · ".join(parts)
 
 
-def _base_options(series: list[SeriesChoice], base: Run) -> SafeString:
-    """The base selector's options, grouped by DBMS.
-
-    Built here: a series can hold hundreds of runs, and a Select widget renders
-    each option through a template (~0.2 ms apiece).
-    """
-    parts: list[str] = []
-    dbms = None
-    for run in series:
-        name = run.dbms
-        if name != dbms:
-            if dbms is not None:
-                parts.append("</optgroup>")
-            parts.append(f'<optgroup label="{escape(name)}">')
-            dbms = name
-        selected = " selected" if run.pk == base.pk else ""
-        parts.append(f'<option value="{run.pk}"{selected}>{escape(run.label)}</option>')
-    if dbms is not None:
-        parts.append("</optgroup>")
-    return mark_safe("".join(parts))  # every text part escaped above
-
-
 def _spec(form: CompareForm, base: Run) -> ComparisonSpec:
     data = form.cleaned_data
     return ComparisonSpec(
@@ -262,29 +236,107 @@ class RequestedComparison:
 
 
 def requested_comparison(
-    request: HttpRequest, *, suite: str | None = None, microbenchmark_id: int | None = None
+    request: HttpRequest,
+    *,
+    suite: str | None = None,
+    microbenchmark_id: int | None = None,
+    series: SeriesStamp | None = None,
 ) -> RequestedComparison:
     """The comparison a page's query names (the series' default base when it names none, of ``suite`` or holding
-    ``microbenchmark_id`` when given); 404 when it names none that can be compared."""
+    ``microbenchmark_id`` when given); 404 when it names none that can be compared. ``series``: what the page's
+    cache key read of the base's series already."""
     data, defaulted = _with_default_base(request, suite=suite, microbenchmark_id=microbenchmark_id)
     form, base, _series = _form(data, known=defaulted)
     if base is None or not form.is_valid():
         raise Http404("no such comparison")
-    return RequestedComparison(data, defaulted, base, _spec(form, base), known_series_stamp(request, base))
+    return RequestedComparison(data, defaulted, base, _spec(form, base), series.of(base) if series else None)
 
 
-def known_series_stamp(request: HttpRequest, base: Run) -> str | None:
-    """The series stamp (``reports.compare.series_stamp``) of ``base``'s series when this request's page cache
-    key read it already (``_shared_key``), else None."""
-    found = getattr(request, _SERIES_STAMP, None)
-    return found[1] if found is not None and found[0] == base.pk else None
+@dataclass(frozen=True)
+class SeriesStamp:
+    """The series stamp (``reports.compare.series_stamp``) of a base run's series, as a page's cache key read it
+    in its one query: the comparison need not read it again."""
+
+    base_id: int
+    stamp: str
+
+    def of(self, base: Run) -> str | None:
+        return self.stamp if base.pk == self.base_id else None
 
 
-# Where _shared_key leaves (base run id, series stamp) for the page it keys: it read them in its one query.
-_SERIES_STAMP = "_benchdash_series_stamp"
+@dataclass(frozen=True)
+class SharedKey:
+    """A comparison-based page's cache key, and the base's series stamp read with it."""
+
+    text: str
+    series: SeriesStamp
 
 
-def _shared_key(request: HttpRequest) -> str | None:
+@dataclass(frozen=True)
+class ComparisonPage:
+    """What a comparison-based page draws from: the comparison its query asks for, that comparison as its charts
+    and as its tables show it (``release_views``) with what the page says about that, and the page cache's
+    shared context."""
+
+    asked: RequestedComparison
+    comparison: Comparison
+    charted: Comparison
+    tabled: Comparison
+    release_note: dict[str, Any]
+    shared: dict[str, Any]
+
+    @property
+    def data(self) -> QueryDict:
+        return self.asked.data
+
+    @property
+    def base(self) -> Run:
+        return self.asked.base
+
+    @property
+    def defaulted(self) -> Run | None:
+        return self.asked.defaulted
+
+
+def comparison_page(
+    request: HttpRequest,
+    render: Callable[[ComparisonPage], str | HttpResponse],
+    *,
+    also: tuple[str, ...] = (),
+    suite: str | None = None,
+    microbenchmark_id: int | None = None,
+    not_comparable: int = 400,
+) -> HttpResponse:
+    """The one preamble of the pages drawn from a comparison: the requested comparison (404 when the query names
+    none), the comparison (``microbenchmark_id``: of that microbenchmark only), its release views, each failure
+    a 400 saying why in plain text (``not_comparable=404``: a comparison that cannot be made is no page); then
+    ``render``, shared through the page cache under the comparison's series."""
+
+    def produce(shared: dict[str, Any], series: SeriesStamp | None) -> str | HttpResponse:
+        asked = requested_comparison(request, suite=suite, microbenchmark_id=microbenchmark_id, series=series)
+        try:
+            if microbenchmark_id is None:
+                comparison = asked.comparison()
+            else:
+                comparison = asked.microbenchmark_comparison(microbenchmark_id)
+        except ComparisonError as exc:
+            if not_comparable == 404:
+                raise Http404(str(exc)) from exc
+            return _bad_request(exc)
+        try:
+            charted, tabled, note = release_views(comparison, asked.data)
+        except ValueError as exc:  # a malformed BENCHDASH_RELEASE_LINES: say so rather than guess
+            return _bad_request(exc)
+        return render(ComparisonPage(asked, comparison, charted, tabled, note, shared))
+
+    return _shared_page(request, produce, also=also)
+
+
+def _bad_request(exc: Exception) -> HttpResponse:
+    return HttpResponse(f"{exc}\n", status=400, content_type="text/plain")
+
+
+def _shared_key(request: HttpRequest) -> SharedKey | None:
     """Cache key of a comparison-based page (comparison, heatmap, drill-down) as every visitor sees it.
 
     It changes when a run of the base's series arrives or goes, when the
@@ -303,10 +355,10 @@ def _shared_key(request: HttpRequest) -> str | None:
     # The comparison's cache key reads the same stamp: the page need not read it again.
     server_id, workload_id, runs = row[:3]
     count, _, last = runs.partition(":")
-    setattr(request, _SERIES_STAMP, (base_id, series_stamp_of(server_id, workload_id, int(count), int(last))))
+    series = SeriesStamp(base_id, series_stamp_of(server_id, workload_id, int(count), int(last)))
     # The release-line overrides decide what the charts show: a changed setting must not serve an old page.
     lines = hashlib.sha256(json.dumps(settings.BENCHDASH_RELEASE_LINES, sort_keys=True).encode()).hexdigest()[:12]
-    return f"{request.path}|{'|'.join(str(value) for value in row)}|rl{lines}"
+    return SharedKey(f"{request.path}|{'|'.join(str(value) for value in row)}|rl{lines}", series)
 
 
 @functools.cache
@@ -365,18 +417,23 @@ COMPARE_BLANK = ("base",)
 
 
 def compare(request: HtmxHttpRequest) -> HttpResponse:
-    return _comparison_based_page(request, lambda shared: _compare_page(request, shared))
+    return _shared_page(request, lambda shared, known: _compare_page(request, shared, known))
 
 
-def _comparison_based_page(
-    request: HttpRequest, render: Callable[[dict[str, Any]], str | HttpResponse], *, also: tuple[str, ...] = ()
+def _shared_page(
+    request: HttpRequest,
+    render: Callable[[dict[str, Any], SeriesStamp | None], str | HttpResponse],
+    *,
+    also: tuple[str, ...] = (),
 ) -> HttpResponse:
     """A page drawn from a comparison's query (``also``: parameters of its own), shared through the page cache
-    under the comparison's series."""
+    under the comparison's series; ``render`` gets the cache's shared context and what its key read of the
+    series."""
+    key = _shared_key(request)
     return pagecache.page(
         request,
-        _shared_key(request),
-        render,
+        key.text if key else None,
+        lambda shared: render(shared, key.series if key else None),
         params=(*COMPARE_PARAMS, *also),
         multi=COMPARE_MULTI,
         blank=COMPARE_BLANK,
@@ -384,7 +441,7 @@ def _comparison_based_page(
     )
 
 
-def _compare_page(request: HtmxHttpRequest, shared: dict[str, Any]) -> str:
+def _compare_page(request: HtmxHttpRequest, shared: dict[str, Any], known: SeriesStamp | None) -> str:
     # "?base=" with nothing chosen asks for the picker of every run; no base parameter at all gets the default.
     if "base" in request.GET and not request.GET["base"]:
         data, defaulted = request.GET.copy(), None
@@ -397,8 +454,8 @@ def _compare_page(request: HtmxHttpRequest, shared: dict[str, Any]) -> str:
         "base": base,
         "series": series,
         # Built in Python: rendering 60 checkbox widgets through the form machinery costs ~50 ms.
-        "run_picker": _run_picker(series, chosen),
-        "base_options": _base_options(series, base) if base else "",
+        "run_picker": rendering.run_picker(series, chosen),
+        "base_options": rendering.base_options(series, base) if base else "",
         "defaulted": defaulted,
         "scan_choice": base is not None and _reads_scan_eras(base),
         **shared,
@@ -411,7 +468,7 @@ def _compare_page(request: HtmxHttpRequest, shared: dict[str, Any]) -> str:
         return render_to_string("reports/compare_pick.html", context, request)
     if form.is_valid():
         try:
-            comparison = get_comparison(_spec(form, base), base=base, stamp=known_series_stamp(request, base))
+            comparison = get_comparison(_spec(form, base), base=base, stamp=known.of(base) if known else None)
         except ComparisonError as exc:
             context["error"] = str(exc)
         else:
@@ -530,42 +587,6 @@ def _markers_within(markers: list[Any], keys: set[str]) -> list[Any]:
     return found
 
 
-def _cell(value: float | None, flag: str = "", noisy: bool = False, qps: float | None = None) -> str:
-    """One relative-QPS table cell as HTML.
-
-    Built in Python: a 60-run × 42-test table is 2,500 cells, and the template
-    engine spends ~0.2 ms on each, which alone would break the page's budget.
-    """
-    if value is None:
-        if qps is not None:
-            # The version has a result, the base has none: nothing to divide by, but nothing missing here.
-            return f'<td class="num no-base" title="QPS {qps:.0f}; the base has no result">no base</td>'
-        return '<td class="num missing">missing</td>'
-    css = _CELL_CLASSES.get((flag, noisy))
-    if css is None:
-        css = _CELL_CLASSES[(flag, noisy)] = escape(f"num {flag}" + (" noisy" if noisy else ""))
-    # rel's text is digits, a sign and a point, or ∞: nothing to escape.
-    text = rel(value) + (" ≈" if noisy else "")
-    title = f' title="QPS {qps:.0f}"' if qps is not None and math.isfinite(qps) else ""
-    return f'<td class="{css}"{title}>{text}</td>'
-
-
-# The class attribute of each (flag, noisy) a cell can have, escaped once.
-_CELL_CLASSES: dict[tuple[str, bool], str] = {}
-
-
-def _label_cells(comparison: Comparison, others: Sequence[Any], label: str) -> SafeString:
-    """One microbenchmark's relative-QPS cells, one per compared column."""
-    relative, flags, noisy, qps = comparison.relative, comparison.flags, comparison.noisy, comparison.qps
-    return _cells(
-        [_cell(relative[c.key][label], flags[c.key][label], noisy[c.key][label], qps[c.key].get(label)) for c in others]
-    )
-
-
-def _cells(cells: list[str]) -> SafeString:
-    return mark_safe("".join(cells))  # every piece is built and escaped by _cell
-
-
 def _group_markers(comparison: Comparison, group: str, markers: dict[str, Any]) -> list[Any]:
     """Markers of a group's chart: the group's own records and those of its microbenchmarks, with bugs."""
     items = list(markers["by_group"].get(group, []))
@@ -592,11 +613,13 @@ def comparison_context(
         if len(members) == 1:
             # Min, max, avg and median of one value are that value: one plain row says it once.
             label = members[0]
-            single = _label_cells(comparison, others, label)
+            single = rendering.label_cells(comparison, others, label)
         else:
             summaries = comparison.summaries[group]
             rows = [
-                _summary_row(column.key, comparison.version_label(column.key), summaries[column.key], red, green)
+                rendering.summary_row(
+                    column.key, comparison.version_label(column.key), summaries[column.key], red, green
+                )
                 for column in others
             ]
         group_tables.append(
@@ -611,7 +634,7 @@ def comparison_context(
         )
     rows_of_labels = []
     for label in comparison.labels if label_rows else ():
-        cells = _label_cells(comparison, others, label)
+        cells = rendering.label_cells(comparison, others, label)
         rows_of_labels.append(
             {
                 "label": label,
@@ -627,7 +650,7 @@ def comparison_context(
     return {
         "comparison": comparison,
         "others": [{"column": c, "label": comparison.version_label(c.key)} for c in others],
-        **_column_heads(comparison, others),
+        **rendering.column_heads(comparison, others),
         "base_label": comparison.version_label(comparison.base),
         "group_tables": group_tables,
         "label_rows": rows_of_labels,
@@ -640,44 +663,6 @@ def comparison_context(
         "has_repeats": any(c.repeats > 1 for c in comparison.columns),
         "scan_query": _scan_formula_query(query, "spec" if comparison.spec.scan_formula == "era" else "era"),
     }
-
-
-def _summary_row(key: str, label: str, s: GroupSummary, red: float, green: float) -> dict[str, SafeString]:
-    """One version's row of a group's summary table, as HTML (built here for the reason _cell says)."""
-    key = escape(key)
-    cells = "".join(_cell(v, stats_flag(v, red, green)) for v in (s.min, s.max, s.avg, s.median))
-    count = f'<td class="num{"" if s.complete else " red"}">{s.count_text}</td>'
-    at = f"<td>{escape(s.min_label or '–')}</td><td>{escape(s.max_label or '–')}</td>"
-    # One line, no title repeating data-column's run key: a 200-version series has 1,000 of these rows.
-    html = f'<tr data-column="{key}"><td>{escape(label)}</td>{cells}{count}{at}</tr>'
-
-    return {"html": mark_safe(html)}  # every text escaped above; the cells by _cell
-
-
-def _column_heads(comparison: Comparison, others: Sequence[Column]) -> dict[str, SafeString]:
-    """The compared columns' header cells: plain (a one-microbenchmark group's table) and with a link to the diff
-    of the column's run with the base (the table of every microbenchmark)."""
-    plain = []
-    linked = []
-    diff = reverse("reports:run_diff")
-    base_id = comparison.spec.base_run_id
-    for column in others:
-        head = f'<th class="num" title="{escape(column.key)}">{escape(comparison.version_label(column.key))}'
-        plain.append(f"{head}</th>")
-        link = f"{diff}?a={base_id}&amp;b={column.run_ids[0]}"
-        linked.append(f'{head}<br><a class="muted no-export" href="{link}">diff with base</a></th>')
-    return {"column_heads": mark_safe("".join(plain)), "relative_heads": mark_safe("".join(linked))}
-
-
-def _run_picker(series: Sequence[SeriesChoice], chosen: set[str]) -> SafeString:
-    """The run checkboxes of the comparison's form (built here: a series can hold hundreds of runs)."""
-    return mark_safe(
-        "".join(
-            f'<div><input type="checkbox" name="runs" value="{run.pk}" id="id_runs_{i}"'
-            f'{" checked" if str(run.pk) in chosen else ""}> <label for="id_runs_{i}">{escape(run.label)}</label></div>'
-            for i, run in enumerate(series)
-        )
-    )
 
 
 def _scan_formula_query(query: QueryDict, formula: str) -> str:
@@ -801,22 +786,16 @@ RELATIVE_TABLE_INLINE_CELLS = 5_000
 def compare_relative_table(request: HtmxHttpRequest) -> HttpResponse:
     """The relative QPS of every microbenchmark for every version: loaded into a long comparison's page when
     scrolled to, or opened alone."""
-    return _comparison_based_page(request, lambda shared: _relative_table_page(request, shared))
+    return comparison_page(request, lambda page: _relative_table_page(request, page))
 
 
-def _relative_table_page(request: HtmxHttpRequest, shared: dict[str, Any]) -> str | HttpResponse:
-    asked = requested_comparison(request)
-    try:
-        comparison = asked.comparison()
-        _charted, tabled, note = release_views(comparison, asked.data)
-    except (ComparisonError, ValueError) as exc:
-        return HttpResponse(f"{exc}\n", status=400, content_type="text/plain")
+def _relative_table_page(request: HtmxHttpRequest, page: ComparisonPage) -> str:
     context = {
-        **comparison_context(tabled, asked.data, record_markers.comparison_markers(comparison)),
-        "base": asked.base,
-        "defaulted": asked.defaulted,
-        "release_note": note,
-        **shared,
+        **comparison_context(page.tabled, page.data, record_markers.comparison_markers(page.comparison)),
+        "base": page.base,
+        "defaulted": page.defaulted,
+        "release_note": page.release_note,
+        **page.shared,
     }
     template = "reports/relative_table.html#table" if request.htmx else "reports/relative_table.html"
     return render_to_string(template, context, request)
@@ -824,20 +803,18 @@ def _relative_table_page(request: HtmxHttpRequest, shared: dict[str, Any]) -> st
 
 def compare_heatmap(request: HtmxHttpRequest) -> HttpResponse:
     """The heatmap of a comparison: loaded into the comparison page when scrolled to, or opened alone."""
-    return _comparison_based_page(request, lambda shared: _heatmap_page(request, shared))
+    return comparison_page(request, lambda page: _heatmap_page(request, page))
 
 
-def _heatmap_page(request: HtmxHttpRequest, shared: dict[str, Any]) -> str | HttpResponse:
-    asked = requested_comparison(request)
-    data, defaulted, base = asked.data, asked.defaulted, asked.base
-    try:
-        comparison = asked.comparison()
-    except ComparisonError as exc:
-        return HttpResponse(f"{exc}\n", status=400, content_type="text/plain")
-    try:
-        charted, tabled, note = release_views(comparison, data)
-    except ValueError as exc:
-        return HttpResponse(f"{exc}\n", status=400, content_type="text/plain")
+def _heatmap_page(request: HtmxHttpRequest, page: ComparisonPage) -> str:
+    comparison, charted, tabled, note, shared = (
+        page.comparison,
+        page.charted,
+        page.tabled,
+        page.release_note,
+        page.shared,
+    )
+    data, defaulted, base = page.data, page.defaulted, page.base
     figure = _cached(f"{charted.cache_key}:heatmap" if charted.cache_key else "", lambda: charts.heatmap(charted))
     markers = record_markers.comparison_markers(comparison)
     shown = {c.key for c in charted.columns}
@@ -870,64 +847,40 @@ def _heatmap_page(request: HtmxHttpRequest, shared: dict[str, Any]) -> str | Htt
 
 def drilldown(request: HttpRequest, microbenchmark_id: int) -> HttpResponse:
     """One microbenchmark across the versions of a comparison: QPS, latency and HW efficiency."""
-    return _comparison_based_page(
-        request, lambda shared: _drilldown_page(request, microbenchmark_id, shared), also=("column",)
+    return comparison_page(
+        request,
+        lambda page: _drilldown_page(request, microbenchmark_id, page),
+        also=("column",),
+        microbenchmark_id=microbenchmark_id,
     )
 
 
-def _drilldown_page(request: HttpRequest, microbenchmark_id: int, shared: dict[str, Any]) -> str | HttpResponse:
-    asked = requested_comparison(request, microbenchmark_id=microbenchmark_id)
-    data, defaulted, base = asked.data, asked.defaulted, asked.base
-    try:
-        comparison = asked.microbenchmark_comparison(microbenchmark_id)
-    except ComparisonError as exc:
-        return HttpResponse(f"{exc}\n", status=400, content_type="text/plain")
+def _drilldown_page(request: HttpRequest, microbenchmark_id: int, page: ComparisonPage) -> str:
+    comparison, charted, tabled, note, shared = (
+        page.comparison,
+        page.charted,
+        page.tabled,
+        page.release_note,
+        page.shared,
+    )
+    data, defaulted, base = page.data, page.defaulted, page.base
     # The comparison names its microbenchmarks: the page reads no row of its own for the label.
     label = next((name for name, pk in comparison.microbenchmark_ids.items() if pk == microbenchmark_id), None)
     if label is None or label not in comparison.labels:
         raise Http404(f"microbenchmark {microbenchmark_id} is not in this comparison")
     column_of_run = {rid: c.key for c in comparison.columns for rid in c.run_ids}
-    latency: dict[str, list[tuple[float | None, float | None]]] = {}
-    percentile_of_run = {}
-    for run_id, avg, pct_ms, pct in _latencies(comparison, microbenchmark_id, column_of_run):
-        latency.setdefault(column_of_run[run_id], []).append((avg, pct_ms))
-        percentile_of_run[run_id] = pct
-    # The percentile the runs measured (p95, p99): the first the columns give, in their order.
-    percentile = next((p for rid in column_of_run if (p := percentile_of_run.get(rid))), None)
+    latency, percentile = _drilldown_latency(comparison, microbenchmark_id, column_of_run)
     points = []
     rows = []
     highlight = request.GET.get("column", "")
     for column in comparison.columns:
-        metrics = comparison.metrics[column.key].get(label, {})
-        ratios = comparison.metric_ratios.get(column.key, {}).get(label, {}) if column.key != comparison.base else {}
-        lat = latency.get(column.key, [])
-        avg = _mean_of([a for a, _ in lat])
-        pct_ms = _mean_of([p for _, p in lat])
-        relative = 1.0 if column.key == comparison.base else comparison.relative[column.key][label]
-        point = charts.DrilldownPoint(
-            key=column.key,
-            version_label=comparison.version_label(column.key),
-            qps=comparison.qps[column.key].get(label),
-            relative=relative if comparison.qps[column.key].get(label) is not None else None,
-            lat_avg_ms=avg,
-            lat_pct_ms=pct_ms,
-            cpu_o=metrics.get("cpu_o"),
-            cs_o=metrics.get("cs_o"),
-            rkb_o=metrics.get("rkb_o"),
-            wkb_o=metrics.get("wkb_o"),
-            cpu_o_ratio=1.0 if column.key == comparison.base else ratios.get("cpu_o"),
-            cs_o_ratio=1.0 if column.key == comparison.base else ratios.get("cs_o"),
-            rkb_o_ratio=1.0 if column.key == comparison.base else ratios.get("rkb_o"),
-            wkb_o_ratio=1.0 if column.key == comparison.base else ratios.get("wkb_o"),
-        )
+        point = _drilldown_point(comparison, column.key, label, latency.get(column.key, []))
         points.append(point)
         flag = comparison.flags.get(column.key, {}).get(label, "")
-        html = _drilldown_row(point, flag, base=column.key == comparison.base, highlighted=column.key == highlight)
+        html = rendering.drilldown_row(
+            point, flag, base=column.key == comparison.base, highlighted=column.key == highlight
+        )
         rows.append({"point": point, "column": column, "flag": flag, "html": html})
-    try:
-        charted, tabled, note = release_views(comparison, data)
-    except ValueError as exc:
-        return HttpResponse(f"{exc}\n", status=400, content_type="text/plain")
     shown = {c.key for c in charted.columns}
     listed = {c.key for c in tabled.columns}
     rows = [row for row in rows if cast(Column, row["column"]).key in listed]
@@ -937,9 +890,7 @@ def _drilldown_page(request: HttpRequest, microbenchmark_id: int, shared: dict[s
     cvs = [comparison.cv.get(column.key, {}).get(label) for column in charted.columns]
     figures["qps"] = with_error_bars(figures["qps"], [p["qps"] for p in charted_points], cvs)
     # "Why did it change?": the HW metrics and config differences of one build, the clicked one or the newest.
-    explained = data.get("column", "")
-    if explained not in {c.key for c in comparison.others}:
-        explained = comparison.others[-1].key if comparison.others else ""
+    explained = _explained_column(comparison, data.get("column", ""))
     explanation = explain(comparison, explained, label) if explained else None
     extra_rows = _extra_metric_rows(comparison, microbenchmark_id, column_of_run)
     context = {
@@ -970,6 +921,55 @@ def _drilldown_page(request: HttpRequest, microbenchmark_id: int, shared: dict[s
     return render_to_string("reports/drilldown.html", context, request)
 
 
+def _drilldown_latency(
+    comparison: Comparison, microbenchmark_id: int, column_of_run: dict[int, str]
+) -> tuple[dict[str, list[tuple[float | None, float | None]]], float | None]:
+    """Per column, the (average, percentile) latencies of its runs; and the percentile the runs measured (p95,
+    p99): the first the columns give, in their order."""
+    latency: dict[str, list[tuple[float | None, float | None]]] = {}
+    percentile_of_run = {}
+    for run_id, avg, pct_ms, pct in _latencies(comparison, microbenchmark_id, column_of_run):
+        latency.setdefault(column_of_run[run_id], []).append((avg, pct_ms))
+        percentile_of_run[run_id] = pct
+    return latency, next((p for rid in column_of_run if (p := percentile_of_run.get(rid))), None)
+
+
+def _drilldown_point(
+    comparison: Comparison, key: str, label: str, latency: list[tuple[float | None, float | None]]
+) -> charts.DrilldownPoint:
+    """One column of the drill-down: its cell's QPS, relative QPS (1 for the base) and HW metrics with their ratio
+    to the base's, and its runs' mean latencies."""
+    is_base = key == comparison.base
+    cell = comparison.cells.get((key, label))
+    qps = cell.qps if cell is not None else None
+    metrics = (cell.metrics if cell is not None and cell.qps is not None else None) or {}
+    ratios = comparison.metric_ratios.get(key, {}).get(label, {}) if not is_base else {}
+    relative = 1.0 if is_base else (cell.relative if cell is not None else None)
+    return charts.DrilldownPoint(
+        key=key,
+        version_label=comparison.version_label(key),
+        qps=qps,
+        relative=relative if qps is not None else None,
+        lat_avg_ms=_mean_of([a for a, _ in latency]),
+        lat_pct_ms=_mean_of([p for _, p in latency]),
+        cpu_o=metrics.get("cpu_o"),
+        cs_o=metrics.get("cs_o"),
+        rkb_o=metrics.get("rkb_o"),
+        wkb_o=metrics.get("wkb_o"),
+        cpu_o_ratio=1.0 if is_base else ratios.get("cpu_o"),
+        cs_o_ratio=1.0 if is_base else ratios.get("cs_o"),
+        rkb_o_ratio=1.0 if is_base else ratios.get("rkb_o"),
+        wkb_o_ratio=1.0 if is_base else ratios.get("wkb_o"),
+    )
+
+
+def _explained_column(comparison: Comparison, asked: str) -> str:
+    """The column "Why did it change?" explains: the one asked for, else the newest ("" when there is none)."""
+    if asked in {c.key for c in comparison.others}:
+        return asked
+    return comparison.others[-1].key if comparison.others else ""
+
+
 def _latencies(
     comparison: Comparison, microbenchmark_id: int, column_of_run: dict[int, str]
 ) -> list[tuple[int, float | None, float | None, float | None]]:
@@ -988,29 +988,6 @@ def _latencies(
         .order_by("run_id")
         .values_list("run_id", "lat_avg_ms", "lat_pct_ms", "lat_pct")
     )
-
-
-def _drilldown_row(point: charts.DrilldownPoint, flag: str, *, base: bool, highlighted: bool) -> SafeString:
-    """One version's row of the drill-down's table, as HTML.
-
-    Built in Python, like the comparison's cells: a row is thirteen formatted numbers, and the template engine
-    took ~0.15 ms per row (floatformat alone ~12 µs per number), a third of the page at 200 versions.
-    """
-    key = escape(point["key"])
-    cells = [
-        f'\n    <tr class="{"highlight" if highlighted else ""}" data-column="{key}">',
-        f'\n      <td title="{key}">{escape(point["version_label"])}',
-        ' <span class="muted">(base)</span></td>' if base else "</td>",
-        f"\n      {number_cell(point['qps'])}",
-        f'\n      <td class="num {escape(flag)}">{rel(point["relative"])}</td>',
-        f'\n      <td class="num">{fixed(point["lat_avg_ms"], 3) or "–"}</td>',
-        f'<td class="num">{fixed(point["lat_pct_ms"], 3) or "–"}</td>',
-    ]
-    for name, places in (("cpu_o", 6), ("cs_o", 3), ("rkb_o", 3), ("wkb_o", 3)):
-        value = fixed(point[name], places) or "–"  # type: ignore[literal-required]
-        cells.append(f'\n      <td class="num">{value}</td><td class="num">{rel(point[f"{name}_ratio"])}</td>')  # type: ignore[literal-required]
-    cells.append("\n    </tr>")
-    return mark_safe("".join(cells))  # the texts escaped above; the numbers are digits, "–", "∞" or "missing"
 
 
 def _extra_metric_rows(

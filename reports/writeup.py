@@ -138,9 +138,24 @@ def _relative_cell(c: Comparison, key: str, label: str) -> str:
 
 
 def markdown(w: Writeup) -> str:
+    """The write-up as Markdown: the introduction, the builds, the results per group and per microbenchmark, HW
+    efficiency, the open regression stories."""
+    c = w.comparison
+    names = {column.key: c.version_label(column.key) for column in c.columns}
+    out = [
+        *_introduction(w, names),
+        *_builds(w),
+        *_results(w, names),
+        *_hw_efficiency(w, names),
+        *_open_stories(w),
+    ]
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _introduction(w: Writeup, names: dict[str, str]) -> list[str]:
+    """What is compared with what, how to read the numbers, links, and the comparison's warnings."""
     c = w.comparison
     others = c.others
-    names = {column.key: c.version_label(column.key) for column in c.columns}
     base_label = names[c.base]
     out: list[str] = [f"# {md_text(title(c))}", ""]
     out += [
@@ -160,7 +175,13 @@ def markdown(w: Writeup) -> str:
     for warning in c.warnings:
         out += [f"> ⚠ {md_text(warning)}", ""]
 
-    out += ["## Builds, configuration, hardware", ""]
+    return out
+
+
+def _builds(w: Writeup) -> list[str]:
+    """The server, the workload and every run compared."""
+    c = w.comparison
+    out: list[str] = ["## Builds, configuration, hardware", ""]
     s = w.server
     facts = [f"{s.cpus} CPUs" if s.cpus else "", f"{s.ram_gb}G RAM" if s.ram_gb else "", s.storage, s.os]
     described = ", ".join(md_text(f) for f in facts if f)
@@ -186,7 +207,14 @@ def markdown(w: Writeup) -> str:
         )
     out.append("")
 
-    out += ["## Results per group", ""]
+    return out
+
+
+def _results(w: Writeup, names: dict[str, str]) -> list[str]:
+    """Per group the summaries of relative QPS, then every microbenchmark's."""
+    c = w.comparison
+    others = c.others
+    out: list[str] = ["## Results per group", ""]
     out.append(
         "Per group the min, max, average and median of its microbenchmarks' relative QPS, one row per version; "
         "n says how many of the group's microbenchmarks had a result."
@@ -209,7 +237,15 @@ def markdown(w: Writeup) -> str:
         )
     out.append("")
 
+    return out
+
+
+def _hw_efficiency(w: Writeup, names: dict[str, str]) -> list[str]:
+    """Each HW metric relative to the base: per group, then per microbenchmark."""
+    c = w.comparison
+    others = c.others
     values = hw.hw_values(c)
+    out: list[str] = []
     out += ["## HW efficiency", ""]
     if not values["metrics"]:
         out += ["No HW metrics were measured for these runs.", ""]
@@ -233,7 +269,12 @@ def markdown(w: Writeup) -> str:
             ]
             out.append("")
 
-    out += ["## Open regression stories", ""]
+    return out
+
+
+def _open_stories(w: Writeup) -> list[str]:
+    """The series' open regression stories, with their bugs."""
+    out: list[str] = ["## Open regression stories", ""]
     if not w.stories:
         out += ["No regression story of this series is open.", ""]
     else:
@@ -256,7 +297,7 @@ def markdown(w: Writeup) -> str:
                 )
             )
         out.append("")
-    return "\n".join(out).rstrip("\n") + "\n"
+    return out
 
 
 def on_white(svg: str) -> str:

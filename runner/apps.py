@@ -10,7 +10,11 @@ class RunnerConfig(AppConfig):
     def ready(self) -> None:
         from celery.signals import worker_ready, worker_shutdown
 
-        from runner import receivers
+        from runner import confirm, receivers
+        from runs import confirmations
+
+        # Stories a benchmark host's run opened are measured again there before anyone is told.
+        confirmations.register(confirm.hold, confirm.notes)
 
         # weak=False: the functions live as long as the module; a worker's heartbeats start when it is ready.
         worker_ready.connect(receivers.worker_ready, weak=False, dispatch_uid="runner.worker_ready")

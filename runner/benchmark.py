@@ -24,7 +24,7 @@ from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from reports.compare import ComparisonError, ComparisonSpec, get_comparison
-from runner import hosts, sysbench_runner
+from runner import confirm, hosts, sysbench_runner
 from runner.models import BenchmarkHost, BenchmarkOutput, BenchmarkRun, Schedule
 from runs.importer import BundleBusy, ImportFailed, archive_directory, import_bundle, store_bundle
 from runs.models import Bundle, Run
@@ -295,6 +295,7 @@ def bundle_imported(bundle_id: int) -> None:
             except Exception as exc:
                 log.exception("comparing benchmark run %s with its base failed", run_id)
                 BenchmarkRun.objects.filter(pk=run_id).update(comparison_note=f"comparison failed: {exc}")
+            confirm.settle(run_id)
 
 
 # --------------------------------------------------------------------------- comparing

@@ -221,6 +221,10 @@ class BenchmarkRun(RunParameters):
         help_text="The benchmark host whose worker runs it; none: any general worker",
     )
     worker = models.CharField(max_length=255, blank=True, help_text="The worker that ran it")
+    # One of the repeats a benchmark host runs to confirm a story before anyone is told (runner.confirm).
+    confirmation = models.ForeignKey(
+        "Confirmation", null=True, blank=True, on_delete=models.SET_NULL, related_name="repeats"
+    )
     # A run whose host went silent is failed and queued again once, as this run.
     requeued_as = models.OneToOneField(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="requeued_from"
@@ -275,6 +279,42 @@ class BenchmarkRun(RunParameters):
     def lost_after(self) -> timedelta:
         """A run still 'running' this long after it started has no live worker any more."""
         return timedelta(seconds=self.time_limits()[1] + 600)
+
+
+class Confirmation(models.Model):
+    """A story opened by a host's run, measured again there before anyone is told (runner.confirm): its
+    microbenchmarks run ``repeats`` times; each repeat is judged against the previous version's stored QPS
+    with the story's own gate. The repeats are imported as ordinary runs, so they feed the noise model."""
+
+    class State(models.TextChoices):
+        PENDING = "pending"
+        CONFIRMED = "confirmed"
+        DISMISSED = "dismissed", "dismissed as noise"
+
+    story_id = models.PositiveIntegerField(unique=True, help_text="The regression story it confirms")
+    host = models.ForeignKey(BenchmarkHost, on_delete=models.PROTECT, related_name="confirmations")
+    target = models.ForeignKey(Target, on_delete=models.PROTECT, related_name="+")
+    # The previous version's target on the same host, when it has one: its repeats alternate with the new
+    # version's, and each new repeat is judged against the one run just before it.
+    previous_target = models.ForeignKey(Target, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    kind = models.CharField(max_length=16, default="regression")
+    labels = models.JSONField(default=list)
+    server_id = models.PositiveIntegerField()
+    workload_id = models.PositiveIntegerField()
+    previous_version_id = models.PositiveIntegerField(null=True, blank=True)
+    threshold = models.FloatField()
+    noise = models.FloatField(null=True, blank=True)
+    state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
+    below = models.PositiveIntegerField(default=0, help_text="Repeats beyond the gate in the story's direction")
+    text = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"confirmation of story {self.story_id}: {self.state}"
 
 
 class BenchmarkOutput(models.Model):

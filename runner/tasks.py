@@ -12,7 +12,7 @@ from celery import Task, shared_task
 from django.db import transaction
 from django.utils import timezone
 
-from runner import benchmark, hosts
+from runner import benchmark, confirm, hosts
 from runner.models import HOST_QUEUE_PREFIX, BenchmarkHost, BenchmarkRun
 
 log = logging.getLogger(__name__)
@@ -30,6 +30,8 @@ def run_benchmark(self: Task, benchmark_run_id: int) -> str | None:
     except hosts.HostBusy:
         # One benchmark at a time per host: this one waits its turn on the host's queue.
         raise self.retry(countdown=2 * hosts.heartbeat_seconds()) from None
+    if state is not None:
+        confirm.settle(benchmark_run_id)  # the last repeat of a story's confirmation judges them all
     log.info("benchmark run %s: %s", benchmark_run_id, state or "not queued, nothing done")
     return state
 

@@ -618,62 +618,9 @@ def _create_runs(bundle: Bundle, parsed: Sequence[ParsedRun], info: Mapping[str,
     details (like ``get_or_create``'s defaults); a build already recorded as
     another version is refused.
     """
-    dbms = find_or_create(
-        Dbms,
-        {p.dbms: functools.partial(Dbms, name=p.dbms) for p in reversed(parsed)},
-        fetch=lambda names: ((d.name, d) for d in Dbms.objects.filter(name__in=names)),
-    )
-    version_keys = {(dbms[p.dbms].pk, p.version) for p in parsed}
-    versions = find_or_create(
-        Version,
-        {
-            key: functools.partial(Version, dbms_id=key[0], text=key[1], sort_key=sort_key(key[1]))
-            for key in version_keys
-        },
-        fetch=lambda keys: (
-            ((v.dbms_id, v.text), v)
-            for v in Version.objects.filter(
-                dbms_id__in={k[0] for k in keys}, text__in={k[1] for k in keys}
-            ).select_related("dbms")
-        ),
-    )
-    builds = find_or_create(
-        Build,
-        {
-            p.build: functools.partial(
-                Build,
-                name=p.build,
-                version=versions[(dbms[p.dbms].pk, p.version)],
-                flavour=p.flavour,
-                notes=p.meta.notes or "",
-            )
-            for p in reversed(parsed)  # reversed: the first run's details win
-        },
-        fetch=lambda names: ((b.name, b) for b in Build.objects.filter(name__in=names).select_related("version__dbms")),
-    )
-    for p in parsed:
-        build = builds[p.build]
-        version = versions[(dbms[p.dbms].pk, p.version)]
-        if build.version_id != version.pk:
-            raise ImportFailed(
-                f"{p.name}: build {p.build!r} is already recorded as {build.version}, not "
-                f"{p.dbms} {p.version}; fix the manifest or the build name"
-            )
+    builds = _builds(parsed)
     config_keys = [(p.config, hashlib.sha256(_config_str(p).encode()).hexdigest()) for p in parsed]
-    config_of = dict(zip(config_keys, parsed, strict=True))
-    configs: dict[tuple[str, str], Config] = {}
-    # Created in batches of bounded text: a bundle's config files can add up to gigabytes.
-    for batch in _batches(list(config_of), lambda key: _config_size(config_of[key]), CONFIG_BATCH_BYTES):
-        configs |= find_or_create(
-            Config,
-            {key: functools.partial(_new_config, key, config_of[key]) for key in batch},
-            fetch=lambda keys: (
-                ((c.name, c.text_sha256), c)
-                for c in Config.objects.filter(
-                    name__in={k[0] for k in keys}, text_sha256__in={k[1] for k in keys}
-                ).defer("text")
-            ),
-        )
+    configs = _configs(dict(zip(config_keys, parsed, strict=True)))
 
     servers = find_or_create(
         Server,
@@ -719,6 +666,71 @@ def _create_runs(bundle: Bundle, parsed: Sequence[ParsedRun], info: Mapping[str,
             for p, key in zip(parsed, config_keys, strict=True)
         ],
     )
+
+
+def _builds(parsed: Sequence[ParsedRun]) -> dict[str, Build]:
+    """The runs' DBMSs, versions and builds, found or created; a build already recorded as another version is
+    refused."""
+    dbms = find_or_create(
+        Dbms,
+        {p.dbms: functools.partial(Dbms, name=p.dbms) for p in reversed(parsed)},
+        fetch=lambda names: ((d.name, d) for d in Dbms.objects.filter(name__in=names)),
+    )
+    version_keys = {(dbms[p.dbms].pk, p.version) for p in parsed}
+    versions = find_or_create(
+        Version,
+        {
+            key: functools.partial(Version, dbms_id=key[0], text=key[1], sort_key=sort_key(key[1]))
+            for key in version_keys
+        },
+        fetch=lambda keys: (
+            ((v.dbms_id, v.text), v)
+            for v in Version.objects.filter(
+                dbms_id__in={k[0] for k in keys}, text__in={k[1] for k in keys}
+            ).select_related("dbms")
+        ),
+    )
+    builds = find_or_create(
+        Build,
+        {
+            p.build: functools.partial(
+                Build,
+                name=p.build,
+                version=versions[(dbms[p.dbms].pk, p.version)],
+                flavour=p.flavour,
+                notes=p.meta.notes or "",
+            )
+            for p in reversed(parsed)  # reversed: the first run's details win
+        },
+        fetch=lambda names: ((b.name, b) for b in Build.objects.filter(name__in=names).select_related("version__dbms")),
+    )
+    for p in parsed:
+        build = builds[p.build]
+        version = versions[(dbms[p.dbms].pk, p.version)]
+        if build.version_id != version.pk:
+            raise ImportFailed(
+                f"{p.name}: build {p.build!r} is already recorded as {build.version}, not "
+                f"{p.dbms} {p.version}; fix the manifest or the build name"
+            )
+    return builds
+
+
+def _configs(config_of: dict[tuple[str, str], ParsedRun]) -> dict[tuple[str, str], Config]:
+    """The runs' configs by (name, text hash), found or created."""
+    configs: dict[tuple[str, str], Config] = {}
+    # Created in batches of bounded text: a bundle's config files can add up to gigabytes.
+    for batch in _batches(list(config_of), lambda key: _config_size(config_of[key]), CONFIG_BATCH_BYTES):
+        configs |= find_or_create(
+            Config,
+            {key: functools.partial(_new_config, key, config_of[key]) for key in batch},
+            fetch=lambda keys: (
+                ((c.name, c.text_sha256), c)
+                for c in Config.objects.filter(
+                    name__in={k[0] for k in keys}, text_sha256__in={k[1] for k in keys}
+                ).defer("text")
+            ),
+        )
+    return configs
 
 
 def commit_fields(meta: RunMeta) -> dict[str, Any]:

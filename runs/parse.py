@@ -280,8 +280,8 @@ def parse_bundle(
         # Listed like the files of run directories that were not read: each with its path (in the nested archive
         # it came from, if any) and why.
         ignored += len(found.not_read)
-        read.extend((f"{origins[path]}/{path}" if origins.get(path) else path, what) for path, what in found.read)
-        listed.extend((f"{origins[path]}/{path}" if origins.get(path) else path, why) for path, why in found.not_read)
+        read.extend((_in_origin(origins, path), what) for path, what in found.read)
+        listed.extend((_in_origin(origins, path), why) for path, why in found.not_read)
         for run in found.runs:
             folder = manifest_path(run.source, origins.get(run.source, "")).rpartition("/")[0]
             parsed = _suite_parsed_run(suite, run, run_meta(manifests, folder, run.name, given), bundle_name=name)
@@ -291,18 +291,27 @@ def parse_bundle(
     runs, duplicates, stale = summaries.keep_raw_over_summary(runs)
     # Once each: the runs of one summary table share what it does not say.
     warnings = list(dict.fromkeys([w for w in warnings if w not in stale] + duplicates))
-    root = manifests.get("")
-    info = root.server_info.model_dump(exclude_none=True) if root is not None and root.server_info else {}
     return ParsedBundle(
         format=contents.format,
         runs=runs,
         members=contents.members,
         ignored_files=ignored,
         warnings=warnings,
-        server_info=info,
+        server_info=_server_info(manifests),
         ignored=sorted(listed, key=lambda item: item[1] not in _NEEDS_A_LOOK)[:IGNORED_SHOWN],
         read=read[:IGNORED_SHOWN],
     )
+
+
+def _in_origin(origins: Mapping[str, str], path: str) -> str:
+    """A suite file's path in the bundle: inside the nested archive it came from, if any."""
+    return f"{origins[path]}/{path}" if origins.get(path) else path
+
+
+def _server_info(manifests: Mapping[str, Manifest]) -> dict[str, Any]:
+    """The server details the bundle's root manifest gives."""
+    root = manifests.get("")
+    return root.server_info.model_dump(exclude_none=True) if root is not None and root.server_info else {}
 
 
 def run_meta(manifests: Mapping[str, Manifest], folder: str, run_name: str, given: RunMeta) -> RunMeta:
@@ -336,20 +345,7 @@ def _suite_parsed_run(suite: Suite, run: SuiteRun, meta: RunMeta, *, bundle_name
         warnings.extend(run.name_warnings)
     if not meta.workload:
         warnings.extend(run.workload_warnings)
-    results, content_sha256, sources = run.results, run.content_sha256, dict(run.sources)
-    if run.dop_warnings and meta.concurrency:
-        # The files did not say the concurrency; the manifest does: the results are stored at it, and are not
-        # the same results as the tables imported at another concurrency.
-        results = [{**row, "dop": meta.concurrency} for row in run.results]
-        content_sha256 = hashlib.sha256(f"{run.content_sha256} dop{meta.concurrency}".encode()).hexdigest()
-        sources["concurrency"] = MANIFEST_SAYS
-    elif run.dop_warnings:
-        warnings.extend(run.dop_warnings)
-    elif meta.concurrency and sources.get("concurrency"):
-        warnings.append(
-            f"{bundle_name}:{run.source}: concurrency {meta.concurrency} of the manifest or upload not used for "
-            f"{run.name}, whose concurrency comes {sources['concurrency']}"
-        )
+    results, content_sha256, sources = _concurrency(run, meta, warnings, bundle_name)
     summary_table, summary_layout = "", {}
     if suite.summary_of is not None:
         summary_table = table_identity(run.table, results)
@@ -388,6 +384,28 @@ def _suite_parsed_run(suite: Suite, run: SuiteRun, meta: RunMeta, *, bundle_name
         suite_server=run.server_details,
         notes=run.notes,
     )
+
+
+def _concurrency(
+    run: SuiteRun, meta: RunMeta, warnings: list[str], bundle_name: str
+) -> tuple[list[dict[str, Any]], str, dict[str, str]]:
+    """A suite run's results, content hash and sources with the manifest's concurrency applied where the files
+    did not say theirs; said when they did not and nothing does, or when the manifest's is not used."""
+    results, content_sha256, sources = run.results, run.content_sha256, dict(run.sources)
+    if run.dop_warnings and meta.concurrency:
+        # The files did not say the concurrency; the manifest does: the results are stored at it, and are not
+        # the same results as the tables imported at another concurrency.
+        results = [{**row, "dop": meta.concurrency} for row in run.results]
+        content_sha256 = hashlib.sha256(f"{run.content_sha256} dop{meta.concurrency}".encode()).hexdigest()
+        sources["concurrency"] = MANIFEST_SAYS
+    elif run.dop_warnings:
+        warnings.extend(run.dop_warnings)
+    elif meta.concurrency and sources.get("concurrency"):
+        warnings.append(
+            f"{bundle_name}:{run.source}: concurrency {meta.concurrency} of the manifest or upload not used for "
+            f"{run.name}, whose concurrency comes {sources['concurrency']}"
+        )
+    return results, content_sha256, sources
 
 
 # Characters no imported name may hold: a terminal or a spreadsheet showing the name would run or hide them.

@@ -40,29 +40,8 @@ def plan(parsed: Sequence[ParsedRun]) -> Plan:
     a copy and nothing else). Read by name alone, every run of that name on every server came back with the
     concurrencies of all their results: at 25,000 runs, hundreds of thousands of rows per bundle."""
     result = Plan()
-    sysbench_runs = [p for p in parsed if p.suite == suites.SYSBENCH.name]
-    names = {p.name for p in sysbench_runs}
-    stored: dict[str, list[Run]] = {}
-    if names:
-        rows = (
-            Run.objects.filter(
-                name__in=names,
-                server__name__in={p.server for p in sysbench_runs},
-                workload__suite=suites.SYSBENCH.name,
-            )
-            .select_related("server", "workload")
-            .order_by("pk")
-        )
-        if not any(p.from_summary for p in sysbench_runs):
-            rows = rows.filter(from_summary=True)
-        for run in rows:
-            stored.setdefault(run.name, []).append(run)
-    # The concurrencies each of them was measured at: a run at another is not the same run.
-    dops: dict[int, set[int]] = {}
-    candidates = [run.pk for runs in stored.values() for run in runs]
-    if candidates:
-        for run_id, dop in Result.objects.filter(run_id__in=candidates).values_list("run_id", "dop").distinct():
-            dops.setdefault(run_id, set()).add(dop)
+    stored = _stored_candidates([p for p in parsed if p.suite == suites.SYSBENCH.name])
+    dops = _dops_of([run.pk for runs in stored.values() for run in runs])
     taken: set[int] = set()
     for p in parsed:
         matches = [
@@ -84,6 +63,38 @@ def plan(parsed: Sequence[ParsedRun]) -> Plan:
             result.replaces[id(p)] = copy
         result.remaining.append(p)
     return result
+
+
+def _stored_candidates(sysbench_runs: Sequence[ParsedRun]) -> dict[str, list[Run]]:
+    """The stored sysbench runs of the parsed runs' names on their servers (only summary copies when the bundle
+    holds no summary), by name, oldest first."""
+    names = {p.name for p in sysbench_runs}
+    stored: dict[str, list[Run]] = {}
+    if not names:
+        return stored
+    rows = (
+        Run.objects.filter(
+            name__in=names,
+            server__name__in={p.server for p in sysbench_runs},
+            workload__suite=suites.SYSBENCH.name,
+        )
+        .select_related("server", "workload")
+        .order_by("pk")
+    )
+    if not any(p.from_summary for p in sysbench_runs):
+        rows = rows.filter(from_summary=True)
+    for run in rows:
+        stored.setdefault(run.name, []).append(run)
+    return stored
+
+
+def _dops_of(candidates: list[int]) -> dict[int, set[int]]:
+    """The concurrencies each stored run was measured at: a run at another is not the same run."""
+    dops: dict[int, set[int]] = {}
+    if candidates:
+        for run_id, dop in Result.objects.filter(run_id__in=candidates).values_list("run_id", "dop").distinct():
+            dops.setdefault(run_id, set()).add(dop)
+    return dops
 
 
 def skipped_warning(p: ParsedRun, holder: Run) -> str:

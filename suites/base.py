@@ -10,7 +10,7 @@ naming suites, so adding one is adding a package and registering it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
@@ -122,6 +122,11 @@ class Suite:
     # Its measured steps ran against a target rate (the Insert Benchmark's background inserts): a step that missed
     # it is no regression signal.
     checks_sla: bool = False
+    # The cells of a comparison that are no regression signal by the suite's own rule: (its samples, the column
+    # of each run, the concurrency) → {(column, label)}; they are never flagged red or green. None: every cell is
+    # a signal. The Insert Benchmark's: the query steps whose background inserts missed their target rate (its
+    # samples are read when ``checks_sla``).
+    no_signal: Callable[[Sequence[Any], Mapping[int, str], int], set[tuple[str, str]]] | None = None
     # Its own per-result metrics (kept in Result.extra) worth a ratio to the base on the drill-down, in order.
     extra_metrics: tuple[str, ...] = ()
     # (metric, what it is called) where a name means something else in another suite; pairs keep a Suite hashable.

@@ -54,7 +54,7 @@ def test_the_demo_check_fails_when_the_printed_login_is_buried(demo_check: Modul
         "migrating the database",
         "no corpus beside the project: generating a realistic demo archive",
         "demo login (created): user 'demo', password 'x' (admin role)",
-        "Task runs.tasks.refresh_series_task[1] succeeded in 0.1s: None",
+        "Task reports.tasks.refresh_series_task[1] succeeded in 0.1s: None",
         "benchdash is serving on http://127.0.0.1:8000/ (Ctrl-C stops it)",
     ]
     with pytest.raises(demo_check.DemoFailed, match="is not the demo login"):

@@ -1,39 +1,45 @@
-"""The apps import downwards only: benchdash ← accounts, runs, suites ← reports ← regressions, runner.
-
-A lower layer never imports a higher one (not even inside a function), the apps' import graph has no
-cycle, suites imports no app at all, and every module imports. The graph is read from the source with
-``ast``; a layer's package that does not exist (yet) is skipped.
+"""The apps' import graph, read the way pyproject's import-linter contracts state it: no app imports a higher
+layer and a self-contained package imports no app (as lint-imports checks), and beyond the contracts no cycle
+between apps or between modules, and every module imports. The layers, the self-contained packages and the
+wiring that may import any app are read from those contracts (one source for the layer order); the graph is
+read from the source with ``ast``, imports inside functions included. A layer's package that does not exist
+(yet) is skipped.
 """
 
 from __future__ import annotations
 
 import ast
 import importlib
+import re
+import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# Lowest first; an app may import its own layer's neighbours (without a cycle) and any layer below.
-LAYERS: tuple[tuple[str, ...], ...] = (
-    ("benchdash",),
-    ("accounts", "runs", "suites"),
-    ("reports",),
-    ("regressions", "runner"),
-)
-# Packages that import no app whatever their layer.
-SELF_CONTAINED = ("suites",)
-# The project's wiring sits on top of everything: the root URL configuration mounts every app's URLs,
-# the middleware list applies the login wall.
+
+def _contracts() -> list[dict[str, Any]]:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+
+
+def _layers() -> tuple[tuple[str, ...], ...]:
+    """The layers contract's layers, lowest first (its own list is highest first; ``|`` and ``:`` join siblings)."""
+    contract = next(c for c in _contracts() if c["type"] == "layers")
+    return tuple(tuple(part.strip() for part in re.split(r"[|:]", layer)) for layer in reversed(contract["layers"]))
+
+
+LAYERS = _layers()
+# Packages that import no app whatever their layer: the forbidden contract's sources.
+SELF_CONTAINED = tuple(module for c in _contracts() if c["type"] == "forbidden" for module in c["source_modules"])
+# The project's wiring sits on top of everything: the modules the layers contract lets import any app.
 WIRING = {
-    "benchdash.urls",
-    "benchdash.wsgi",
-    "benchdash.asgi",
-    "benchdash.settings",
-    "benchdash.celery",
-    "benchdash.middleware",  # the site-wide login wall applies the accounts app's rule
-    "benchdash.metrics",  # /metrics is read like the API: the accounts app's read rule and tokens
+    rule.split("->")[0].strip()
+    for c in _contracts()
+    if c["type"] == "layers"
+    for rule in c.get("ignore_imports", ())
+    if "*" not in rule.split("->")[0]
 }
 
 

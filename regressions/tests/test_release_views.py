@@ -43,6 +43,8 @@ MYSQL_8_0 = ("8.0.26", "8.0.28", "8.0.30", "8.0.32", "8.0.34", "8.0.36")
 @pytest.fixture(autouse=True)
 def _alert_settings(settings: Any) -> None:
     settings.BENCHDASH_BASE_URL = "https://bench.example.com"
+    # The receiver listens on loopback, which outbound requests may reach only when an administrator says so.
+    settings.BENCHDASH_ALERT_NETWORKS = ["127.0.0.1/32"]
     settings.BENCHDASH_ALERT_RETRY_DELAY = 0
 
 

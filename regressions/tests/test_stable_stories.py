@@ -175,11 +175,14 @@ def test_the_drilldown_lists_its_stories_and_bugs_and_the_story_page_charts_the_
     mb = Microbenchmark.objects.get(test="hot-points", range_size=100)
     page = client.get(f"/microbenchmarks/{mb.pk}/", {"base": run.pk}).content.decode()
     section = page.split('id="stories"')[1]
-    assert f'href="{story.get_absolute_url()}"' in section and "arrived in 8.0.43" in section
+    assert f'href="{story.get_absolute_url()}"' in section and f"arrived in {story.arrived_in.text}" in section
     assert 'href="https://bugs.mysql.com/bug.php?id=102037"' in section
     # The story page: the series with the arrival marked, the outliers of a story that has some set apart.
     figure = _figure(client.get(story.get_absolute_url()).content.decode())
-    assert [a["text"] for a in figure["layout"]["annotations"]] == ["arrived"]
+    # One labelled line per event, at its version: the arrival first, then each later step.
+    events = [e["version"] for e in story.story_events]
+    marks = [(a["x"], a["text"]) for a in figure["layout"]["annotations"]]
+    assert marks[0] == (story.arrived_in.text, "arrived") and [x for x, _ in marks] == events
     assert figure["data"][0]["x"][-1] == "9.5.0" and "9.4.0" not in figure["data"][0]["x"]
     outlier = Regression.objects.filter(releases="long-term", outlier=True, metric="qps").first()
     assert outlier is not None

@@ -40,7 +40,8 @@ def test_story_opened_fires_once_with_the_new_open_stories_and_not_on_redetectio
     # A metric's own story is listed on its tab but announced to nobody: alerts tell QPS stories.
     expected = {r.pk for r in Regression.objects.all() if r.is_open_story}
     assert Regression.objects.exclude(metric="qps").exists()
-    assert opened == expected and len(opened) == 6  # point, range with and without aggregation, writes, …
+    # The four groups and scan.warm (a measured scan, ungrouped); the 2025 tables' .pre tests tell none.
+    assert opened == expected and len(opened) == 5
     # The same data again: the same stories, nothing new to tell.
     detect_regressions(small_base.server_id, small_base.workload_id)
     assert len(announced) == 1

@@ -290,7 +290,7 @@ def test_a_run_name_on_two_servers_needs_a_server(small: Path, corpus: Path, tmp
 
 
 def test_a_cell_with_a_result_where_the_base_has_none_says_no_base_not_missing() -> None:
-    from reports.views import _cell
+    from reports.rendering import cell
 
-    assert ">no base</td>" in _cell(None, qps=1234.0) and "missing" not in _cell(None, qps=1234.0)
-    assert _cell(None) == '<td class="num missing">missing</td>'
+    assert ">no base</td>" in cell(None, qps=1234.0) and "missing" not in cell(None, qps=1234.0)
+    assert cell(None) == '<td class="num missing">missing</td>'

@@ -550,29 +550,8 @@ def runs_from_file(file: ResultFile, *, path: str) -> list[DbBenchRun]:
         raise ParseError(f"{file.name}: a db_bench header but no rows")
     parts = _parts(path)
     is_report = bool(parts) and parts[-1] == REPORT_NAME
-    repeats = False
-    if is_report:
-        slots = [_slot_from_path(path)]
-    elif file.paths:
-        slots = [_slot_from_path(p) for p in file.paths]
-    else:
-        widest = max(blocks, key=lambda block: len(block.rows))
-        slots = [_Slot(version=row.version) for row in widest.rows]
-        versions = {row.version for row in file.rows}
-        # mean/stddev after every block: the author measured the spread of repeated runs of one build.
-        repeats = len(slots) > 1 and len(versions) == 1 and all(block.stats for block in blocks)
-    if is_report:
-        for row in file.rows:
-            slots[0].add(row, file.warnings, file.name)
-    else:
-        # Complete blocks first: they set each run's start time, which places the rows of incomplete blocks.
-        for block in sorted(blocks, key=lambda block: len(block.rows) != len(slots)):
-            if len(block.rows) > len(slots):
-                raise ParseError(
-                    f"{file.name}: {len(block.rows)} rows of {block.rows[0].test} but {len(slots)} builds listed"
-                )
-            _assign(slots, block, file)
-
+    slots, repeats = _slots(file, blocks, path, is_report)
+    _fill(slots, file, blocks, is_report)
     workload = workload_from_path(path)
     file_flavour = flavour_of_file_name(path)
     runs: list[DbBenchRun] = []
@@ -580,35 +559,7 @@ def runs_from_file(file: ResultFile, *, path: str) -> list[DbBenchRun]:
         if not slot.rows:
             file.warnings.append(f"{file.name}: no rows for {slot.path or slot.version}; skipped")
             continue
-        version = slot.version
-        if version is None and slot.build_dir:
-            version = flavour_of_build_dir(slot.build_dir)[0] or None
-        if version is None:
-            raise ParseError(f"{file.name}: no version column and no build directory to tell the version")
-        flavour = flavour_of_build_dir(slot.build_dir)[1] if slot.build_dir else file_flavour
-        if slot.build_dir and not _Slot(build_dir=slot.build_dir).accepts(slot.rows[0]):
-            file.warnings.append(f"{file.name}: build directory {slot.build_dir} holds version {version}")
-        threads = slot.bench.threads if slot.bench and slot.bench.threads else _run_threads(slot.rows)
-        o_direct = slot.bench.o_direct if slot.bench and slot.bench.o_direct is not None else None
-        if o_direct is None and workload is not None:
-            o_direct = workload == "iodir"
-        build = f"{version}.{flavour}" if flavour else version
-        runs.append(
-            DbBenchRun(
-                name=slot.build_dir or build,
-                build=build,
-                version=version,
-                flavour=flavour,
-                build_dir=slot.build_dir,
-                source=path,
-                workload=workload,
-                threads=threads,
-                o_direct=o_direct,
-                config=slot.bench.config if slot.bench else DEFAULT_CONFIG,
-                bench_dir=slot.bench.name if slot.bench else None,
-                rows=slot.rows,
-            )
-        )
+        runs.append(_run_of_slot(slot, file, path, workload, file_flavour))
     _tell_apart(runs, repeats, file)
     if repeats:
         stats = {block.rows[0].test: block.stats for block in blocks}
@@ -619,6 +570,67 @@ def runs_from_file(file: ResultFile, *, path: str) -> list[DbBenchRun]:
             if row.ops_sec is None:
                 run.warnings.append(f"{file.name}: {run.name} {row.test} has no ops_sec; shown as missing")
     return runs
+
+
+def _slots(file: ResultFile, blocks: Sequence[Block], path: str, is_report: bool) -> tuple[list[_Slot], bool]:
+    """A slot per run of the file (its own folder's, the listed paths', or one per row of the widest block),
+    and whether its runs are repeats of one build (mean/stddev after every block)."""
+    if is_report:
+        return [_slot_from_path(path)], False
+    if file.paths:
+        return [_slot_from_path(p) for p in file.paths], False
+    widest = max(blocks, key=lambda block: len(block.rows))
+    slots = [_Slot(version=row.version) for row in widest.rows]
+    versions = {row.version for row in file.rows}
+    # mean/stddev after every block: the author measured the spread of repeated runs of one build.
+    return slots, len(slots) > 1 and len(versions) == 1 and all(block.stats for block in blocks)
+
+
+def _fill(slots: list[_Slot], file: ResultFile, blocks: Sequence[Block], is_report: bool) -> None:
+    """Every row into its run's slot."""
+    if is_report:
+        for row in file.rows:
+            slots[0].add(row, file.warnings, file.name)
+        return
+    # Complete blocks first: they set each run's start time, which places the rows of incomplete blocks.
+    for block in sorted(blocks, key=lambda block: len(block.rows) != len(slots)):
+        if len(block.rows) > len(slots):
+            raise ParseError(
+                f"{file.name}: {len(block.rows)} rows of {block.rows[0].test} but {len(slots)} builds listed"
+            )
+        _assign(slots, block, file)
+
+
+def _run_of_slot(slot: _Slot, file: ResultFile, path: str, workload: str | None, file_flavour: str) -> DbBenchRun:
+    """One filled slot as a run: its version and flavour (from the rows, else the build directory or the file's
+    name), threads, O_DIRECT and config (from its bm.* folder, else the rows and the workload)."""
+    version = slot.version
+    if version is None and slot.build_dir:
+        version = flavour_of_build_dir(slot.build_dir)[0] or None
+    if version is None:
+        raise ParseError(f"{file.name}: no version column and no build directory to tell the version")
+    flavour = flavour_of_build_dir(slot.build_dir)[1] if slot.build_dir else file_flavour
+    if slot.build_dir and not _Slot(build_dir=slot.build_dir).accepts(slot.rows[0]):
+        file.warnings.append(f"{file.name}: build directory {slot.build_dir} holds version {version}")
+    threads = slot.bench.threads if slot.bench and slot.bench.threads else _run_threads(slot.rows)
+    o_direct = slot.bench.o_direct if slot.bench and slot.bench.o_direct is not None else None
+    if o_direct is None and workload is not None:
+        o_direct = workload == "iodir"
+    build = f"{version}.{flavour}" if flavour else version
+    return DbBenchRun(
+        name=slot.build_dir or build,
+        build=build,
+        version=version,
+        flavour=flavour,
+        build_dir=slot.build_dir,
+        source=path,
+        workload=workload,
+        threads=threads,
+        o_direct=o_direct,
+        config=slot.bench.config if slot.bench else DEFAULT_CONFIG,
+        bench_dir=slot.bench.name if slot.bench else None,
+        rows=slot.rows,
+    )
 
 
 def _run_threads(rows: Sequence[Row]) -> int | None:

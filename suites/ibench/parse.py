@@ -449,29 +449,35 @@ def parse_res(text: str, *, name: str) -> ResFile:
                 res.tables.setdefault(norm, {}).update(values)
             columns = None
             continue
-        if fields[0] == "dbGB" and len(fields) >= 2 and _NUMBER_RE.match(fields[1]):
-            res.db_gb = float(fields[1])
-        elif fields[0] == "dbdirGB" and len(fields) >= 2 and _NUMBER_RE.match(fields[1]):
-            res.db_dir_gb = float(fields[1])
-        elif (ps := _PS_LINE_RE.match(stripped)) and res.rss_gb is None:
-            res.rss_gb = int(ps["rss"]) / (1024 * 1024)  # ps reports KB
-        elif stripped in ("Max insert", "Max query"):
-            following = lines[number] if number < len(lines) else ""
-            value = float(following) if _NUMBER_RE.match(following.strip()) else None
-            if stripped == "Max insert":
-                res.max_insert_s = value
-            else:
-                res.max_query_s = value
-        elif (pct := _PERCENTILE_RE.match(stripped)) and pct["pct"] not in res.percentiles:
-            # One line per client and percentile: the author's summaries use the first client's, so do we.
-            res.percentiles[pct["pct"]] = {
-                "insert": _number(_value("", pct["insert"])),
-                "query": _number(_value("", pct["query"] or "")),
-            }
-        elif (found := parse_histogram_line(stripped)) is not None:
-            histograms.append(found)
+        _read_res_line(res, stripped, lines[number] if number < len(lines) else "", histograms)
     res.histograms = _merge_histograms(histograms)
     return res
+
+
+def _read_res_line(res: ResFile, stripped: str, following: str, histograms: list[tuple[str, Histogram]]) -> None:
+    """One line of an o.res outside its tables: the database size, the server process, a max response time (its
+    value on the ``following`` line), a rate percentile or a histogram line."""
+    fields = stripped.split()
+    if fields[0] == "dbGB" and len(fields) >= 2 and _NUMBER_RE.match(fields[1]):
+        res.db_gb = float(fields[1])
+    elif fields[0] == "dbdirGB" and len(fields) >= 2 and _NUMBER_RE.match(fields[1]):
+        res.db_dir_gb = float(fields[1])
+    elif (ps := _PS_LINE_RE.match(stripped)) and res.rss_gb is None:
+        res.rss_gb = int(ps["rss"]) / (1024 * 1024)  # ps reports KB
+    elif stripped in ("Max insert", "Max query"):
+        value = float(following) if _NUMBER_RE.match(following.strip()) else None
+        if stripped == "Max insert":
+            res.max_insert_s = value
+        else:
+            res.max_query_s = value
+    elif (pct := _PERCENTILE_RE.match(stripped)) and pct["pct"] not in res.percentiles:
+        # One line per client and percentile: the author's summaries use the first client's, so do we.
+        res.percentiles[pct["pct"]] = {
+            "insert": _number(_value("", pct["insert"])),
+            "query": _number(_value("", pct["query"] or "")),
+        }
+    elif (found := parse_histogram_line(stripped)) is not None:
+        histograms.append(found)
 
 
 @dataclass
@@ -580,50 +586,11 @@ def _fmt1(value: float | None) -> float | None:
 def step_from_res(step: str, res: ResFile | None, clients_output: Sequence[ClientOutput], *, source: str) -> StepResult:
     """A step's summary columns from o.res (as etl.sh derives them), falling back on the clients' own output."""
     query = is_query_step(step)
-    values: dict[str, Any] = {}
-    histograms: dict[str, Histogram] = {}
-    if res is not None:
-        ips = res.header.get("rows-per-second")
-        qps = res.header.get("queries-per-second", 0.0 if not query else None)
-        values["ips"] = round(ips) if ips is not None else None
-        values["qps"] = round(qps) if qps is not None else None
-        op = res.tables.get("query" if query else "insert", {})
-        by_insert = res.tables.get("insert", {})
-        suffix = "q" if query else "i"
-        values.update(
-            {
-                "rps": op.get("r/s", by_insert.get("r/s")),
-                "rmbps": op.get("rMB/s", by_insert.get("rMB/s")),
-                "wps": op.get("w/s", by_insert.get("w/s")),
-                "wmbps": op.get("wMB/s", by_insert.get("wMB/s")),
-                "rpq": op.get(f"r/{suffix}", op.get("r/o")),
-                "rkbpq": op.get(f"rKB/{suffix}", op.get("rKB/o")),
-                "wpi": by_insert.get("w/i"),
-                "wkbpi": by_insert.get("wKB/i", by_insert.get("wKB/o")),
-                "csps": op.get("cs/s", by_insert.get("cs/s")),
-                "cpups": op.get("cpu/s", by_insert.get("cpu/s")),
-                "cspq": op.get("cs/q", op.get("cs/o")),
-                # CPU µs per operation needs the server's CPU count, which o.res does not record.
-                "cpupq": None,
-                "dbgb1": _fmt1(res.db_gb),
-                "dbgb2": _fmt1(res.db_dir_gb),
-                "rss": _fmt1(res.rss_gb),
-                "maxop": res.max_query_s if query else res.max_insert_s,
-            }
-        )
-        for pct, column in (("50", "p50"), ("99", "p99")):
-            rates = res.percentiles.get(pct, {})
-            values[column] = rates.get("query" if query else "insert")
-        values["seconds"] = res.header.get("seconds")
-        histograms = res.histograms
+    values: dict[str, Any] = _res_values(res, query) if res is not None else {}
+    histograms: dict[str, Histogram] = res.histograms if res is not None else {}
     if clients_output:
         if res is None:
-            totals_i = [c.total_ips for c in clients_output if c.total_ips is not None]
-            totals_q = [c.total_qps for c in clients_output if c.total_qps is not None]
-            values["ips"] = round(sum(totals_i)) if totals_i else None
-            values["qps"] = round(sum(totals_q)) if totals_q else (0 if not query else None)
-            ends = [c.seconds[-1] for c in clients_output if c.seconds]
-            values["seconds"] = max(ends) if ends else None
+            values.update(_client_totals(clients_output, query))
         # The clients' own histograms are the source; o.res only copies the insert and query lines.
         histograms = _merge_histograms((k, h) for c in clients_output for k, h in c.histograms.items()) or histograms
     targets = {int(c.options["inserts_per_second"]) for c in clients_output if c.options.get("inserts_per_second")}
@@ -635,6 +602,53 @@ def step_from_res(step: str, res: ResFile | None, clients_output: Sequence[Clien
         histograms=histograms,
         target_rate=targets.pop() if len(targets) == 1 else None,
     )
+
+
+def _res_values(res: ResFile, query: bool) -> dict[str, Any]:
+    """A step's summary columns as etl.sh derives them from its o.res."""
+    ips = res.header.get("rows-per-second")
+    qps = res.header.get("queries-per-second", 0.0 if not query else None)
+    op = res.tables.get("query" if query else "insert", {})
+    by_insert = res.tables.get("insert", {})
+    suffix = "q" if query else "i"
+    values: dict[str, Any] = {
+        "ips": round(ips) if ips is not None else None,
+        "qps": round(qps) if qps is not None else None,
+        "rps": op.get("r/s", by_insert.get("r/s")),
+        "rmbps": op.get("rMB/s", by_insert.get("rMB/s")),
+        "wps": op.get("w/s", by_insert.get("w/s")),
+        "wmbps": op.get("wMB/s", by_insert.get("wMB/s")),
+        "rpq": op.get(f"r/{suffix}", op.get("r/o")),
+        "rkbpq": op.get(f"rKB/{suffix}", op.get("rKB/o")),
+        "wpi": by_insert.get("w/i"),
+        "wkbpi": by_insert.get("wKB/i", by_insert.get("wKB/o")),
+        "csps": op.get("cs/s", by_insert.get("cs/s")),
+        "cpups": op.get("cpu/s", by_insert.get("cpu/s")),
+        "cspq": op.get("cs/q", op.get("cs/o")),
+        # CPU µs per operation needs the server's CPU count, which o.res does not record.
+        "cpupq": None,
+        "dbgb1": _fmt1(res.db_gb),
+        "dbgb2": _fmt1(res.db_dir_gb),
+        "rss": _fmt1(res.rss_gb),
+        "maxop": res.max_query_s if query else res.max_insert_s,
+    }
+    for pct, column in (("50", "p50"), ("99", "p99")):
+        rates = res.percentiles.get(pct, {})
+        values[column] = rates.get("query" if query else "insert")
+    values["seconds"] = res.header.get("seconds")
+    return values
+
+
+def _client_totals(clients_output: Sequence[ClientOutput], query: bool) -> dict[str, Any]:
+    """Without an o.res: the step's rates and length from its clients' own output."""
+    totals_i = [c.total_ips for c in clients_output if c.total_ips is not None]
+    totals_q = [c.total_qps for c in clients_output if c.total_qps is not None]
+    ends = [c.seconds[-1] for c in clients_output if c.seconds]
+    return {
+        "ips": round(sum(totals_i)) if totals_i else None,
+        "qps": round(sum(totals_q)) if totals_q else (0 if not query else None),
+        "seconds": max(ends) if ends else None,
+    }
 
 
 # --------------------------------------------------------------------------- runs
@@ -825,58 +839,86 @@ def parse_bundle_files(
     Raises ParseError naming the file when one cannot be read.
     """
     files = list(files)
-    warnings: list[str] = []
-    not_read: list[tuple[str, str]] = []
-    runs: dict[tuple[str | None, str, str], IbenchRun] = {}
-    # (run directory path, step) → o.res and the clients' outputs
-    raw: dict[tuple[str, str], dict[str, Any]] = defaultdict(lambda: {"res": None, "clients": [], "mtime": []})
-    old_query_dirs: dict[str, set[tuple[int, int]]] = defaultdict(set)
-    merged: list[tuple[str, bytes, float]] = []
-
-    def run_for(tag: Tag) -> IbenchRun:
-        key = (tag.rows, tag.build, tag.config)
-        if key not in runs:
-            runs[key] = IbenchRun(tag=tag)
-        return runs[key]
-
+    found = _Assembly()
     for path, data, mtime in files:
         parts = _parts(path)
         kind = file_kind(parts)
-        text = data.decode("utf-8", errors="replace")
         if kind == "summary":
-            match = _SUMMARY_NAME_RE.match(parts[-1])
-            assert match is not None
-            if match["sep"] == "c" and _has_sibling(files, path, "o.sum.t."):
-                not_read.append((path, COMMA_TWIN))
-                continue
-            table = parse_table(text, name=path)
-            warnings.extend(table.warnings)
-            tag = parse_tag(next((r.tag for r in table.rows if r is not None and r.tag), None) or match["tag"])
-            run = run_for(tag)
-            run.sources.append(path)
-            run.mtimes.append(mtime)
-            for step, row in zip(summary_steps(table), (r for r in table.rows if r is not None), strict=True):
-                run.add_step(step, StepResult(values=dict(row.values), source=path, precision=1, printed=row.cells))
+            found.read_summary(path, parts, data.decode("utf-8", errors="replace"), mtime, files)
         elif kind == "merged":
-            merged.append((path, data, mtime))
+            found.merged.append((path, data, mtime))
         elif kind in ("res", "client"):
-            step_dir = parts[-2]
-            run_dir = "/".join(parts[:-2])
-            slot = raw[(run_dir, step_dir)]
-            slot["mtime"].append(mtime)
-            if (old := _OLD_QUERY_DIR_RE.match(step_dir)) is not None:
-                old_query_dirs[run_dir].add((int(old["loop"]), int(old["rate"])))
-            if kind == "res":
-                slot["res"] = parse_res(text, name=path)
-                slot["res_path"] = path
-            else:
-                slot["clients"].append(parse_client_output(text, name=path))
-                slot.setdefault("client_paths", []).append(path)
+            found.read_step_file(kind, path, parts, data.decode("utf-8", errors="replace"), mtime)
         else:
-            not_read.append((path, NOT_A_STEP_RESULT))
+            found.not_read.append((path, NOT_A_STEP_RESULT))
+    for (run_dir, step_dir), slot in sorted(found.raw.items()):
+        found.add_raw_step(run_dir, step_dir, slot)
+    for path, data, mtime in found.merged:
+        _read_merged(path, data, mtime, found.runs, found.run_for, found.warnings)
+    runs = list(found.runs.values())
+    for run in runs:
+        _estimate_clients(run)
+    runs.sort(key=lambda r: (r.tag.rows or "", r.tag.build, r.tag.config))
+    return runs, found.warnings, found.not_read
 
-    for (run_dir, step_dir), slot in sorted(raw.items()):
-        step = _raw_step_name(step_dir, old_query_dirs.get(run_dir, set()))
+
+@dataclass
+class _Assembly:
+    """The runs of a bundle's Insert Benchmark files as they are read: a run's files may be spread over the
+    bundle (summaries, merged tables, step directories), so each run is assembled once, from all of them."""
+
+    warnings: list[str] = field(default_factory=list)
+    not_read: list[tuple[str, str]] = field(default_factory=list)
+    runs: dict[tuple[str | None, str, str], IbenchRun] = field(default_factory=dict)
+    # (run directory path, step) → o.res and the clients' outputs
+    raw: dict[tuple[str, str], dict[str, Any]] = field(
+        default_factory=lambda: defaultdict(lambda: {"res": None, "clients": [], "mtime": []})
+    )
+    old_query_dirs: dict[str, set[tuple[int, int]]] = field(default_factory=lambda: defaultdict(set))
+    merged: list[tuple[str, bytes, float]] = field(default_factory=list)
+
+    def run_for(self, tag: Tag) -> IbenchRun:
+        key = (tag.rows, tag.build, tag.config)
+        if key not in self.runs:
+            self.runs[key] = IbenchRun(tag=tag)
+        return self.runs[key]
+
+    def read_summary(
+        self, path: str, parts: Sequence[str], text: str, mtime: float, files: Iterable[tuple[str, bytes, float]]
+    ) -> None:
+        """An o.sum.[tc].* summary: one step per row, of the run its tag names (its comma twin is not read)."""
+        match = _SUMMARY_NAME_RE.match(parts[-1])
+        assert match is not None
+        if match["sep"] == "c" and _has_sibling(files, path, "o.sum.t."):
+            self.not_read.append((path, COMMA_TWIN))
+            return
+        table = parse_table(text, name=path)
+        self.warnings.extend(table.warnings)
+        tag = parse_tag(next((r.tag for r in table.rows if r is not None and r.tag), None) or match["tag"])
+        run = self.run_for(tag)
+        run.sources.append(path)
+        run.mtimes.append(mtime)
+        for step, row in zip(summary_steps(table), (r for r in table.rows if r is not None), strict=True):
+            run.add_step(step, StepResult(values=dict(row.values), source=path, precision=1, printed=row.cells))
+
+    def read_step_file(self, kind: str, path: str, parts: Sequence[str], text: str, mtime: float) -> None:
+        """An o.res or a client's o.ib of a step directory, kept with the step's other files."""
+        step_dir = parts[-2]
+        run_dir = "/".join(parts[:-2])
+        slot = self.raw[(run_dir, step_dir)]
+        slot["mtime"].append(mtime)
+        if (old := _OLD_QUERY_DIR_RE.match(step_dir)) is not None:
+            self.old_query_dirs[run_dir].add((int(old["loop"]), int(old["rate"])))
+        if kind == "res":
+            slot["res"] = parse_res(text, name=path)
+            slot["res_path"] = path
+        else:
+            slot["clients"].append(parse_client_output(text, name=path))
+            slot.setdefault("client_paths", []).append(path)
+
+    def add_raw_step(self, run_dir: str, step_dir: str, slot: dict[str, Any]) -> None:
+        """A step directory's files as one step of the run its result directory names, with the run's clients."""
+        step = _raw_step_name(step_dir, self.old_query_dirs.get(run_dir, set()))
         run_parts = _parts(run_dir)
         run_tag = _run_dir_tag(run_parts[-1]) if run_parts else None
         if run_tag is None:
@@ -884,37 +926,40 @@ def parse_bundle_files(
                 f"{run_dir or '(bundle root)'}/{step_dir}: step results must sit in a result directory named "
                 "<rows>.<build>.<config> (100m.my8022.cx6d)"
             )
-        run = run_for(run_tag)
+        run = self.run_for(run_tag)
         source = slot.get("res_path") or slot["client_paths"][0]
         run.sources.append(source)
         run.mtimes.extend(slot["mtime"])
         run.add_step(step, step_from_res(step, slot["res"], slot["clients"], source=source))
-        clients, per_client = clients_from_path(run_dir)
-        if clients is not None:
-            run.clients, run.clients_source, run.table_per_client = clients, "directory", per_client
-        elif run.clients is None and slot["res"] is not None and slot["res"].clients is not None:
-            run.clients, run.clients_source = slot["res"].clients, "o.res"
-        elif run.clients is None and slot["clients"]:
-            run.clients, run.clients_source = len(slot["clients"]), "client output"
-        if run.table_per_client is None and len(slot["clients"]) > 1:
-            tables = {c.options.get("table_name") for c in slot["clients"]}
-            run.table_per_client = len(tables) > 1
+        _step_clients(run, run_dir, slot)
 
-    for path, data, mtime in merged:
-        _read_merged(path, data, mtime, runs, run_for, warnings)
 
-    found = list(runs.values())
-    for run in found:
-        if run.clients is None:
-            estimate = estimate_clients(run.steps)
-            if estimate is not None:
-                run.clients, run.clients_source = estimate, "estimated"
-                run.warnings.append(
-                    f"{run.name}: the files do not record the number of clients; {estimate} estimated from the "
-                    "lowest-rate query step's insert rate (put the results under a <clients>u.1t<yes|no> folder)"
-                )
-    found.sort(key=lambda r: (r.tag.rows or "", r.tag.build, r.tag.config))
-    return found, warnings, not_read
+def _step_clients(run: IbenchRun, run_dir: str, slot: dict[str, Any]) -> None:
+    """How many clients the run had (its folder's name, else o.res, else the client outputs), and whether each had
+    a table of its own."""
+    clients, per_client = clients_from_path(run_dir)
+    if clients is not None:
+        run.clients, run.clients_source, run.table_per_client = clients, "directory", per_client
+    elif run.clients is None and slot["res"] is not None and slot["res"].clients is not None:
+        run.clients, run.clients_source = slot["res"].clients, "o.res"
+    elif run.clients is None and slot["clients"]:
+        run.clients, run.clients_source = len(slot["clients"]), "client output"
+    if run.table_per_client is None and len(slot["clients"]) > 1:
+        tables = {c.options.get("table_name") for c in slot["clients"]}
+        run.table_per_client = len(tables) > 1
+
+
+def _estimate_clients(run: IbenchRun) -> None:
+    """A run whose files do not say its clients: estimated from its steps, and said."""
+    if run.clients is not None:
+        return
+    estimate = estimate_clients(run.steps)
+    if estimate is not None:
+        run.clients, run.clients_source = estimate, "estimated"
+        run.warnings.append(
+            f"{run.name}: the files do not record the number of clients; {estimate} estimated from the "
+            "lowest-rate query step's insert rate (put the results under a <clients>u.1t<yes|no> folder)"
+        )
 
 
 def _has_sibling(files: Iterable[tuple[str, bytes, float]], path: str, prefix: str) -> bool:

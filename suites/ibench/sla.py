@@ -73,6 +73,11 @@ def checks_of(samples: Iterable[SlaSample], column_of_run: Mapping[int, str], do
     return checks
 
 
+def no_signal(samples: Iterable[SlaSample], column_of_run: Mapping[int, str], dop: int) -> set[tuple[str, str]]:
+    """The suite's marking of a comparison (``Suite.no_signal``): the cells whose inserts missed the SLA."""
+    return missed_cells(checks_of(samples, column_of_run, dop))
+
+
 def missed_cells(checks: Iterable[SlaCheck]) -> set[tuple[str, str]]:
     """(column, step) of every query step whose inserts missed the SLA; a column of repeats misses if one does."""
     return {(check.column, check.step) for check in checks if check.met is False}

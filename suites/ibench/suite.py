@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from suites.base import ResultFile, Suite, SuiteParse, SuiteRun
-from suites.ibench import parse
+from suites.ibench import parse, sla
 from suites.ibench.groups import IBENCH
 from suites.naming import parse_build
 
@@ -78,6 +78,7 @@ SUITE = Suite(
     label_order=label_order,
     reference_layout="steps",
     checks_sla=True,
+    no_signal=sla.no_signal,
     # The summary columns shown beside the throughput on the drill-down.
     extra_metrics=("p99", "rss"),
     # Its p99 is a rate (higher is better), where db_bench's is a latency.

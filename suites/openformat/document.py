@@ -215,29 +215,8 @@ def parse_csv_document(data: bytes | str, *, where: str = "document") -> Documen
 
     Raises OpenFormatError naming rows and columns (the header is row 1).
     """
-    if len(data) > MAX_BYTES:
-        raise OpenFormatError(f"{where}: {len(data):,} bytes, over the {MAX_BYTES:,}-byte limit")
-    try:
-        text = data.decode("utf-8-sig") if isinstance(data, bytes) else data
-    except UnicodeDecodeError as exc:
-        raise OpenFormatError(f"{where}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
-    try:
-        rows = list(csv.reader(io.StringIO(text, newline="")))
-    except csv.Error as exc:
-        raise OpenFormatError(f"{where}: not valid CSV ({exc})") from exc
-    rows = [row for row in rows if any(cell.strip() for cell in row)]
-    if not rows:
-        raise OpenFormatError(f"{where}: empty; a CSV document needs a header row and one row per result")
-    header = [name.strip() for name in rows[0]]
-    missing = [name for name in CSV_REQUIRED if name not in header]
-    if missing:
-        raise OpenFormatError(f"{where}: the header lacks {', '.join(missing)} (required: {', '.join(CSV_REQUIRED)})")
-    twice = sorted({name for name in header if header.count(name) > 1})
-    if twice:
-        raise OpenFormatError(f"{where}: the header names {', '.join(twice)} more than once")
-    if len(rows) - 1 > MAX_RESULTS:
-        raise OpenFormatError(f"{where}: {len(rows) - 1:,} rows, over the {MAX_RESULTS:,}-result limit")
-    known = set(CSV_RUN_COLUMNS) | set(CSV_SERVER_COLUMNS) | set(CSV_RESULT_COLUMNS)
+    rows = _csv_rows(data, where)
+    header = _csv_header(rows, where)
     run: dict[str, str] = {}
     results: list[dict[str, Any]] = []
     groups: dict[str, list[str]] = {}
@@ -247,33 +226,12 @@ def parse_csv_document(data: bytes | str, *, where: str = "document") -> Documen
             problems.append(f"row {number}: {len(row)} cells, but the header has {len(header)}")
             continue
         cells = {name: cell.strip() for name, cell in zip(header, row, strict=True)}
-        for name in (*CSV_RUN_COLUMNS, *CSV_SERVER_COLUMNS):
-            if name in cells:
-                first = run.setdefault(name, cells[name])
-                if cells[name] != first:
-                    problems.append(
-                        f"row {number}: {name} is {cells[name]!r} but row 2 says {first!r} (one CSV document is one "
-                        "run: its run columns repeat unchanged)"
-                    )
-        result: dict[str, Any] = {"microbenchmark": cells["microbenchmark"], "metrics": {}}
-        for name in ("range", "concurrency", "throughput"):
-            if cells.get(name, "") != "":
-                result[name] = _csv_number(cells[name], number, name, problems, integer=name != "throughput")
-        if cells.get("unit"):
-            result["unit"] = cells["unit"]
-        warmup = cells.get("warmup", "").lower()
-        if warmup in _TRUE:
-            result["warmup"] = True
-        elif warmup not in _FALSE:
-            problems.append(f"row {number}, column warmup: {cells['warmup']!r} is not true or false")
-        for name, cell in cells.items():
-            if name not in known and cell != "":
-                result["metrics"][name] = _csv_number(cell, number, name, problems)
+        _same_run(run, cells, number, problems)
+        results.append(_csv_result(cells, number, problems))
         if cells.get("group"):
             members = groups.setdefault(cells["group"], [])
             if cells["microbenchmark"] not in members:
                 members.append(cells["microbenchmark"])
-        results.append(result)
     if problems:
         raise OpenFormatError(f"{where}: " + "; ".join(problems[:20]) + (" …" if len(problems) > 20 else ""))
     document: dict[str, Any] = {
@@ -296,6 +254,72 @@ def parse_csv_document(data: bytes | str, *, where: str = "document") -> Documen
         raise OpenFormatError(
             f"{where}: " + "; ".join(_problem(err, csv_rows=True) for err in exc.errors(include_url=False))
         ) from exc
+
+
+def _csv_rows(data: bytes | str, where: str) -> list[list[str]]:
+    """The document's non-blank rows, the header first; refused when too big, not UTF-8, not CSV or empty."""
+    if len(data) > MAX_BYTES:
+        raise OpenFormatError(f"{where}: {len(data):,} bytes, over the {MAX_BYTES:,}-byte limit")
+    try:
+        text = data.decode("utf-8-sig") if isinstance(data, bytes) else data
+    except UnicodeDecodeError as exc:
+        raise OpenFormatError(f"{where}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    try:
+        rows = list(csv.reader(io.StringIO(text, newline="")))
+    except csv.Error as exc:
+        raise OpenFormatError(f"{where}: not valid CSV ({exc})") from exc
+    rows = [row for row in rows if any(cell.strip() for cell in row)]
+    if not rows:
+        raise OpenFormatError(f"{where}: empty; a CSV document needs a header row and one row per result")
+    return rows
+
+
+def _csv_header(rows: list[list[str]], where: str) -> list[str]:
+    """The header's column names: every required one, none twice, and not more rows than results allowed."""
+    header = [name.strip() for name in rows[0]]
+    missing = [name for name in CSV_REQUIRED if name not in header]
+    if missing:
+        raise OpenFormatError(f"{where}: the header lacks {', '.join(missing)} (required: {', '.join(CSV_REQUIRED)})")
+    twice = sorted({name for name in header if header.count(name) > 1})
+    if twice:
+        raise OpenFormatError(f"{where}: the header names {', '.join(twice)} more than once")
+    if len(rows) - 1 > MAX_RESULTS:
+        raise OpenFormatError(f"{where}: {len(rows) - 1:,} rows, over the {MAX_RESULTS:,}-result limit")
+    return header
+
+
+def _same_run(run: dict[str, str], cells: dict[str, str], number: int, problems: list[str]) -> None:
+    """The run's columns of a row: the first row's values, which every later row must repeat."""
+    for name in (*CSV_RUN_COLUMNS, *CSV_SERVER_COLUMNS):
+        if name in cells:
+            first = run.setdefault(name, cells[name])
+            if cells[name] != first:
+                problems.append(
+                    f"row {number}: {name} is {cells[name]!r} but row 2 says {first!r} (one CSV document is one "
+                    "run: its run columns repeat unchanged)"
+                )
+
+
+_CSV_KNOWN = frozenset((*CSV_RUN_COLUMNS, *CSV_SERVER_COLUMNS, *CSV_RESULT_COLUMNS))
+
+
+def _csv_result(cells: dict[str, str], number: int, problems: list[str]) -> dict[str, Any]:
+    """One row's result: its microbenchmark, numbers, unit, warm-up mark, and every other column as a metric."""
+    result: dict[str, Any] = {"microbenchmark": cells["microbenchmark"], "metrics": {}}
+    for name in ("range", "concurrency", "throughput"):
+        if cells.get(name, "") != "":
+            result[name] = _csv_number(cells[name], number, name, problems, integer=name != "throughput")
+    if cells.get("unit"):
+        result["unit"] = cells["unit"]
+    warmup = cells.get("warmup", "").lower()
+    if warmup in _TRUE:
+        result["warmup"] = True
+    elif warmup not in _FALSE:
+        problems.append(f"row {number}, column warmup: {cells['warmup']!r} is not true or false")
+    for name, cell in cells.items():
+        if name not in _CSV_KNOWN and cell != "":
+            result["metrics"][name] = _csv_number(cell, number, name, problems)
+    return result
 
 
 def _csv_number(cell: str, row: int, column: str, problems: list[str], *, integer: bool = False) -> float | int:

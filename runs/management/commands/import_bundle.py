@@ -23,7 +23,7 @@ from runs.signals import announce_import
 # The importer (with the archive readers, the parsers and psycopg) is imported when a bundle is read, not
 # when the command starts: ``--help`` and a mistyped option answer without it.
 if TYPE_CHECKING:
-    from runs.importer import ImportFailed, PreParsed
+    from runs.importer import ImportFailed, ImportReport, PreParsed
 
     _Read = tuple[bytes | IO[bytes], str, PreParsed | None] | ImportFailed
     # What a worker sends back: the bytes of an archived directory (None for a file, which this process reads
@@ -102,30 +102,15 @@ class Command(BaseCommand):
                     f"{name}: bundle {report.bundle_id}: all {len(report.runs)} runs were imported before, "
                     "from other bundles; nothing new"
                 )
-                for run in report.runs:
-                    self.stdout.write(f"  {run.line()}")
-                for warning in report.warnings:
-                    self.stdout.write(f"  warning: {warning}")
+                self._write_runs(report)
                 continue
             # Comparisons, home-page summaries and regressions of the touched series: a worker's job.
             announce_import(report.bundle_id)
             added_runs += sum(1 for run in report.runs if not run.skipped)
             added_results += sum(run.results for run in report.runs)
             self.stdout.write(f"{name}: bundle {report.bundle_id}, {len(report.runs)} runs")
-            for run in report.runs:
-                self.stdout.write(f"  {run.line()}")
-            for warning in report.warnings:
-                self.stdout.write(f"  warning: {warning}")
-            if report.read:
-                self.stdout.write(f"  {len(report.read)} files read:")
-                for item in report.read:
-                    self.stdout.write(f"    {item['path']}: {item['what']}")
-            if report.ignored_files:
-                self.stdout.write(f"  {report.ignored_files} files not read:")
-                for item in report.ignored:
-                    self.stdout.write(f"    {item['path']}: {item['reason']}")
-                if report.ignored_files > len(report.ignored):
-                    self.stdout.write(f"    … and {report.ignored_files - len(report.ignored)} more")
+            self._write_runs(report)
+            self._write_files(report)
         # Planner statistics of the tables a big import grew, so pages plan their queries for the new size. A run
         # adds at most one build, version and config, and a series' pages join them to its runs: without their
         # statistics the planner takes each for one row and picks a nested loop per version.
@@ -133,6 +118,26 @@ class Command(BaseCommand):
         analyze_if_grown({Run: added_runs, Result: added_results, **grown})
         if failures:
             raise CommandError(f"{failures} of {len(options['paths'])} bundles failed; nothing was written for them")
+
+    def _write_runs(self, report: ImportReport) -> None:
+        """Each run of an imported bundle on a line, then the import's warnings."""
+        for run in report.runs:
+            self.stdout.write(f"  {run.line()}")
+        for warning in report.warnings:
+            self.stdout.write(f"  warning: {warning}")
+
+    def _write_files(self, report: ImportReport) -> None:
+        """What the import read of each file, and the files it did not read and why."""
+        if report.read:
+            self.stdout.write(f"  {len(report.read)} files read:")
+            for item in report.read:
+                self.stdout.write(f"    {item['path']}: {item['what']}")
+        if report.ignored_files:
+            self.stdout.write(f"  {report.ignored_files} files not read:")
+            for item in report.ignored:
+                self.stdout.write(f"    {item['path']}: {item['reason']}")
+            if report.ignored_files > len(report.ignored):
+                self.stdout.write(f"    … and {report.ignored_files - len(report.ignored)} more")
 
     def _attach_skipped(self, bundle_id: int) -> None:
         """These bytes were imported before without attaching: their runs held under another series are

@@ -1,0 +1,165 @@
+"""Confirmation runs against the real MariaDB: a story a benchmark host's run opened is measured again there three
+times before anyone is told. An injected noisy result is dismissed as noise (the repeats kept as runs); a real
+step (MariaDB slowed by a concurrent load while the new version runs) is confirmed, and only then told."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from celery.signals import task_postrun, task_prerun
+from django.db.models import F
+
+from regressions.models import Delivery, Regression, Subscription
+from reports.signals import refresh_imported_series
+from reports.tasks import refresh_series_task
+from runner import benchmark
+from runner.models import BenchmarkHost, BenchmarkRun, Confirmation, Target
+from runner.tasks import enqueue
+from runner.tests.conftest import MARIADB_ADMIN, MARIADB_HOST, MARIADB_PORT
+from runner.tests.services import Server
+from runs.models import Result, Run
+from runs.signals import bundle_imported
+
+pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
+
+TINY: dict[str, Any] = {
+    "microbenchmarks": ["point-query_range=100"],
+    "tables": 1,
+    "table_size": 10_000,
+    "threads": [1],
+    "seconds": 3,
+    "warmup_seconds": 0,
+}
+State = BenchmarkRun.State
+
+
+@pytest.fixture
+def lab(mariadb: Server, settings: Any) -> tuple[Target, Target]:
+    """Two versions' targets (the same MariaDB under two build names) on one benchmark host, and a subscriber."""
+    settings.BENCHDASH_CONFIRMATION_REPEATS = 3
+    old = mariadb.target(name="old", build_label="ma101119_rel")
+    new = mariadb.target(name="new", build_label="ma110402_rel")
+    host = BenchmarkHost.objects.create(name="lab-1", cpus=2)
+    host.targets.add(old, new)
+    Subscription.objects.create(name="perf", emails="perf@example.com")
+    return old, new
+
+
+def start(target: Target) -> BenchmarkRun:
+    run = benchmark.create_run(target, **TINY)
+    enqueue(run)  # eager: it runs, is imported and its series refreshed now (autocommit here)
+    run.refresh_from_db()
+    assert run.state == State.IMPORTED, run.error
+    return run
+
+
+@contextmanager
+def detection_paused() -> Iterator[None]:
+    """Imports do not refresh their series meanwhile (the test refreshes it itself)."""
+    bundle_imported.disconnect(refresh_imported_series)
+    try:
+        yield
+    finally:
+        bundle_imported.connect(refresh_imported_series)
+
+
+@contextmanager
+def mariadb_slowed_for(target: Target, connections: int = 8) -> Iterator[None]:
+    """While a run of ``target`` is running (and only then), other clients keep MariaDB's CPU busy with
+    BENCHMARK() loops: that version is slower for real, the other one is not."""
+    import pymysql
+
+    stop, busy = threading.Event(), threading.Event()
+    running: list[int] = []  # the targets of the runs in progress, innermost last (eager tasks nest)
+
+    def burn() -> None:
+        conn = pymysql.connect(host=MARIADB_HOST, port=MARIADB_PORT, user=MARIADB_ADMIN, autocommit=True)
+        try:
+            with conn.cursor() as cursor:
+                while not stop.is_set():
+                    if busy.wait(0.2):
+                        cursor.execute("SELECT BENCHMARK(1000000, MD5('benchdash'))")
+        finally:
+            conn.close()
+
+    def switch() -> None:
+        if running and running[-1] == target.pk:
+            busy.set()
+        else:
+            busy.clear()
+
+    def started(sender: Any = None, args: Any = None, **_: Any) -> None:
+        if getattr(sender, "name", "") == "runner.tasks.run_benchmark":
+            running.append(BenchmarkRun.objects.values_list("target_id", flat=True).get(pk=args[0]))
+            switch()
+
+    def ended(sender: Any = None, **_: Any) -> None:
+        if getattr(sender, "name", "") == "runner.tasks.run_benchmark" and running:
+            running.pop()
+            switch()
+
+    task_prerun.connect(started, weak=False)
+    task_postrun.connect(ended, weak=False)
+    threads = [threading.Thread(target=burn, daemon=True) for _ in range(connections)]
+    for thread in threads:
+        thread.start()
+    try:
+        yield
+    finally:
+        task_prerun.disconnect(started)
+        task_postrun.disconnect(ended)
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=60)
+
+
+def test_an_injected_noisy_result_is_dismissed_as_noise_and_its_repeats_are_kept(lab: tuple[Target, Target]) -> None:
+    old, new = lab
+    start(old)
+    with detection_paused():
+        suspect = start(new)
+    run = Run.objects.get(bundle_id=suspect.bundle_id)
+    # One bad measurement: the new version's point-query result as if the machine had hiccuped.
+    Result.objects.filter(run=run, microbenchmark__test="point-query").update(qps=F("qps") * 0.5)
+    refresh_series_task(run.server_id, run.workload_id)
+
+    # The story of point-query (its group's, when the group stepped with it), opened by the host's run.
+    confirmation = Confirmation.objects.get()
+    story = Regression.objects.get(pk=confirmation.story_id)
+    assert (story.metric, story.kind, story.arrived_in_build) == ("qps", "regression", run.build)
+    repeats = list(BenchmarkRun.objects.filter(confirmation=confirmation).order_by("pk"))
+    # Three of each version, alternating, on the host that ran the suspect result.
+    assert [r.target for r in repeats] == [old, new] * 3
+    assert all(r.state == State.IMPORTED and r.host == suspect.host for r in repeats)
+    assert confirmation.state == Confirmation.State.DISMISSED
+    assert confirmation.text.startswith("dismissed as noise: 0 of 3 repeats below the gate (σ ")
+    story.refresh_from_db()
+    assert story.state == Regression.State.NOISE
+    assert story.events.last().note == confirmation.text
+    # Nobody was told, and the repeats are runs of the series: three more measurements of each build.
+    assert not Delivery.objects.filter(story=story).exists()
+    assert Run.objects.filter(build=run.build, server=run.server, workload=run.workload).count() == 4
+    assert Run.objects.filter(server=run.server, workload=run.workload).count() == 8
+
+
+def test_a_real_step_is_confirmed_by_three_repeats_before_it_is_told(lab: tuple[Target, Target]) -> None:
+    old, new = lab
+    start(old)
+    with mariadb_slowed_for(new):
+        # The new version slower for real: its run, then its three repeats (run as the story opens), each after a
+        # repeat of the old version, which is not.
+        slow = start(new)
+    run = Run.objects.get(bundle_id=slow.bundle_id)
+    confirmation = Confirmation.objects.get()
+    story = Regression.objects.get(pk=confirmation.story_id)
+    assert (story.metric, story.kind, story.arrived_in_build) == ("qps", "regression", run.build)
+    assert confirmation.state == Confirmation.State.CONFIRMED, confirmation.text
+    assert confirmation.text.startswith("confirmed: 3 of 3 repeats below the gate (σ ")
+    story.refresh_from_db()
+    assert story.state == Regression.State.NEW
+    # Told once confirmed.
+    assert Delivery.objects.filter(story=story).count() == 1
