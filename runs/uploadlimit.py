@@ -174,7 +174,10 @@ _TITLES = {401: "Login needed", 403: "Not allowed", 411: "Length required", 413:
 
 def _refuse(request: HttpRequest, message: str, status: int) -> HttpResponse:
     if request.path.startswith("/api/"):
-        response: HttpResponse = JsonResponse({"detail": message}, status=status)
+        # A 401 reads as the API's own does, so a client sees one body for a missing or wrong token wherever it
+        # was refused; the other refusals say what to change.
+        detail = "Unauthorized" if status == 401 else message
+        response: HttpResponse = JsonResponse({"detail": detail}, status=status)
         if status == 401:
             response["WWW-Authenticate"] = 'Bearer realm="benchdash API"'
     else:
