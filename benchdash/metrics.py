@@ -4,7 +4,7 @@ Two kinds of figure:
 
 - counted where they happen, per process: HTTP requests (count and duration per view and status) and Celery
   tasks (count per outcome and duration per task: imports ``runs.tasks.import_bundle``, refreshes
-  ``runs.tasks.refresh_series_task``, detection ``regressions.tasks.detect_regressions_task``, alert deliveries
+  ``reports.tasks.refresh_series_task``, detection ``regressions.tasks.detect_regressions_task``, alert deliveries
   ``regressions.tasks.deliver_alert_task``). With ``PROMETHEUS_MULTIPROC_DIR`` set (one directory shared by
   the gunicorn workers and the Celery workers of one machine), ``/metrics`` adds up every process's;
 - read when scraped, so they are right whichever process did the work: the length of each Celery queue in

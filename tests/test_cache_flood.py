@@ -5,6 +5,7 @@ without a kept copy; anonymous renders are budgeted per address. On the real Red
 from __future__ import annotations
 
 import random
+import time
 from typing import Any
 
 import pytest
@@ -101,6 +102,7 @@ def test_a_thousand_distinct_anonymous_urls_grow_the_cache_by_a_bounded_amount(s
     rng = random.Random(30)
     statuses: dict[int, int] = {}
     client = Client()
+    first_minute = int(time.time() // 60)
     for i in range(1000):
         # What the red team sent: new numbers, new made-up names, new junk parameters, each URL different.
         query = rng.choice(
@@ -115,9 +117,12 @@ def test_a_thousand_distinct_anonymous_urls_grow_the_cache_by_a_bounded_amount(s
         status = client.get(f"{url}&{query}&n={i}").status_code
         statuses[status] = statuses.get(status, 0) + 1
     keys_after, bytes_after = _kept_bytes()
+    # The budget is per minute: on a slow machine the 1,000 requests may span more than one.
+    minutes = int(time.time() // 60) - first_minute + 1
     # At most the budget's renders were kept (two encodings each).
-    assert keys_after - keys_before <= 2 * BUDGET, (keys_after - keys_before, statuses)
-    assert statuses.get(429, 0) >= 1000 - BUDGET - 5 and set(statuses) <= {200, 400, 404, 429}, statuses
+    assert keys_after - keys_before <= 2 * BUDGET * minutes, (keys_after - keys_before, statuses, minutes)
+    assert statuses.get(429, 0) >= 1000 - BUDGET * minutes - 5, (statuses, minutes)
+    assert set(statuses) <= {200, 429}, statuses
     print(
         f"1,000 URLs: {statuses}; cache +{keys_after - keys_before} keys, +{(bytes_after - bytes_before) / 1e6:.1f} MB"
     )

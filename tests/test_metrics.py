@@ -57,7 +57,7 @@ def test_an_upload_shows_in_the_request_task_and_bundle_figures(
         _value(after, "benchdash_http_requests_total", **upload)
         == _value(before, "benchdash_http_requests_total", **upload) + 1
     )
-    for task in ("runs.tasks.import_bundle_task", "runs.tasks.refresh_series_task"):
+    for task in ("runs.tasks.import_bundle_task", "reports.tasks.refresh_series_task"):
         grew = _value(after, "benchdash_tasks_total", task=task, outcome="success") - _value(
             before, "benchdash_tasks_total", task=task, outcome="success"
         )

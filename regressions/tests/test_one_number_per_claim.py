@@ -82,7 +82,7 @@ def test_every_step_of_every_demo_story_is_the_ratio_the_comparison_shows_for_it
 
 
 def test_the_page_the_json_and_the_alert_state_the_same_labelled_figures(demo: list[Regression]) -> None:
-    # MySQL's hot-points_range=100 (the issue's example): arrived in 8.0.43 against 5.7.44.
+    # MySQL's hot-points_range=100 (the issue's example): −13 % in 5.7.44, worse in 8.0.43, to 9.5.0 (the newest).
     record = next(
         r
         for r in demo
@@ -91,21 +91,27 @@ def test_the_page_the_json_and_the_alert_state_the_same_labelled_figures(demo: l
         and r.arrived_in.dbms.name == "MySQL"
         and r.releases == "long-term"
     )
-    assert (record.arrived_in.text, record.previous_version.text) == ("8.0.43", "5.7.44")  # type: ignore[union-attr]
+    assert (record.arrived_in.text, record.previous_version.text) == ("5.7.44", "5.6.51")  # type: ignore[union-attr]
     figures = record.figures
-    # 0.633 / 0.866 at the two versions, not the blend of 5.6.51 and 5.7.44 (0.93) before.
-    assert figures.level_before == pytest.approx(0.866, abs=0.001) and figures.step == pytest.approx(-0.269, abs=0.001)
+    # 8.0.43's step is 0.633 / 0.866, read at the two versions: the story once said −30.2 % from a 0.93 blend of
+    # 5.6.51 and 5.7.44, and "why it changed" −27 %.
+    worse = record.story_events[1]
+    assert (worse["kind"], worse["version"], worse["previous_version"]) == ("further", "8.0.43", "5.7.44")
+    assert worse["previous_level"] == pytest.approx(0.866, abs=0.001) and worse["change"] == pytest.approx(
+        -0.269, abs=0.001
+    )
+    assert figures.level_before == 1.0 and figures.step == pytest.approx(-0.134, abs=0.001)
     step, now = figures.step_text, figures.now_text
-    assert step.startswith("−26.9% at 8.0.43 against 5.7.44 (relative QPS 0.87 → 0.63)")
-    assert now.startswith("−24.6% at 8.4.7 against 5.7.44 (relative QPS 0.65)")
+    assert step == "−13.4% at 5.7.44 against 5.6.51 (relative QPS 1.00 → 0.87)"
+    assert now == "−33.8% at 9.5.0 against 5.6.51 (relative QPS 0.66)"
 
     body = Client().get(record.get_absolute_url()).content.decode()
     assert step in body and now in body
-    # "Why it changed" reads the comparison against 5.7.44: the same step.
+    # "Why it changed" reads the comparison against the version before the arrival: the same step.
     explanation = _explanation(record)
-    assert explanation is not None and explanation["base_version"] == "MySQL 5.7.44"
+    assert explanation is not None and explanation["base_version"] == "MySQL 5.6.51"
     assert math.isclose(explanation["relative"], 1 + figures.step, rel_tol=1e-9)  # type: ignore[operator]
-    assert "(-27%)" in body.split("Why it changed", 1)[1]
+    assert "(-13%)" in body.split("Why it changed", 1)[1]
 
     out = io.StringIO()
     call_command("detect_regressions", format="json", stdout=out)
