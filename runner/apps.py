@@ -8,13 +8,15 @@ class RunnerConfig(AppConfig):
     verbose_name = "Triggered benchmark runs"
 
     def ready(self) -> None:
+        import functools
+
         from celery.signals import worker_ready, worker_shutdown
 
-        from runner import confirm, receivers
+        from runner import confirm, receivers, tasks
         from runs import confirmations
 
         # Stories a benchmark host's run opened are measured again there before anyone is told.
-        confirmations.register(confirm.hold, confirm.notes)
+        confirmations.register(functools.partial(confirm.hold, enqueue=tasks.enqueue), confirm.notes)
 
         # weak=False: the functions live as long as the module; a worker's heartbeats start when it is ready.
         worker_ready.connect(receivers.worker_ready, weak=False, dispatch_uid="runner.worker_ready")

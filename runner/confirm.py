@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import statistics
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from django.conf import settings
 from django.db import transaction
@@ -55,10 +55,9 @@ def _opened_by(facts: StoryFacts) -> BenchmarkRun | None:
     )
 
 
-def hold(stories: Sequence[StoryFacts]) -> dict[int, str]:
-    """Start the confirmation of each story a host's run opened; story id → why its announcement waits."""
-    from runner.tasks import enqueue  # the tasks module imports this one
-
+def hold(stories: Sequence[StoryFacts], *, enqueue: Callable[[BenchmarkRun], None]) -> dict[int, str]:
+    """Start the confirmation of each story a host's run opened (each repeat sent by ``enqueue``); story id →
+    why its announcement waits."""
     held: dict[int, str] = {}
     n = repeats()
     batch = [facts.story_id for facts in stories]

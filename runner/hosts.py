@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -128,7 +128,7 @@ def claim(run_id: int, *, task_id: str, worker: str) -> bool:
         )
 
 
-def requeue_silent_hosts() -> list[int]:
+def requeue_silent_hosts(enqueue: Callable[[BenchmarkRun], None]) -> list[int]:
     """Fail the running run of each host silent for longer than ``silent_after`` and queue it again as a new
     run, once: a run that was itself queued again is failed and left so. Returns the new runs' ids."""
     cutoff = timezone.now() - silent_after()
@@ -142,15 +142,13 @@ def requeue_silent_hosts() -> list[int]:
     )
     requeued = []
     for run_id in silent.values_list("pk", flat=True):
-        new_id = _fail_and_requeue(run_id)
+        new_id = _fail_and_requeue(run_id, enqueue)
         if new_id is not None:
             requeued.append(new_id)
     return requeued
 
 
-def _fail_and_requeue(run_id: int) -> int | None:
-    from runner.tasks import enqueue  # tasks import this module's claim
-
+def _fail_and_requeue(run_id: int, enqueue: Callable[[BenchmarkRun], None]) -> int | None:
     with transaction.atomic():
         run = (
             BenchmarkRun.objects.select_for_update(of=("self",))

@@ -51,7 +51,7 @@ def run_schedule(schedule_id: int) -> int | None:
 @shared_task
 def check_hosts() -> list[int]:
     """Beat (every minute): the running run of a host gone silent is failed and queued again, once."""
-    return hosts.requeue_silent_hosts()
+    return hosts.requeue_silent_hosts(enqueue)
 
 
 def enqueue(run: BenchmarkRun, *, queue: str | None = None) -> None:

@@ -151,17 +151,17 @@ def test_a_silent_hosts_running_run_is_failed_and_queued_again_once(mariadb_targ
     running = benchmark.create_run(mariadb_target, **TINY)
     BenchmarkRun.objects.filter(pk=running.pk).update(state=State.RUNNING, started_at=timezone.now())
 
-    (again_id,) = hosts.requeue_silent_hosts()
+    (again_id,) = hosts.requeue_silent_hosts(enqueue)
     running.refresh_from_db()
     assert running.state == State.FAILED and running.requeued_as_id == again_id
     assert f"host {host.name} went silent" in running.error and f"queued again as run #{again_id}" in running.error
     again = BenchmarkRun.objects.get(pk=again_id)
     assert (again.state, again.host_id, again.microbenchmarks) == (State.QUEUED, host.pk, TINY["microbenchmarks"])
-    assert hosts.requeue_silent_hosts() == []  # once
+    assert hosts.requeue_silent_hosts(enqueue) == []  # once
 
     # The queued-again run, lost the same way, is failed and left so.
     BenchmarkRun.objects.filter(pk=again_id).update(state=State.RUNNING, started_at=timezone.now())
-    assert hosts.requeue_silent_hosts() == []
+    assert hosts.requeue_silent_hosts(enqueue) == []
     again.refresh_from_db()
     assert again.state == State.FAILED and again.requeued_as_id is None and "went silent" in again.error
 
@@ -169,7 +169,7 @@ def test_a_silent_hosts_running_run_is_failed_and_queued_again_once(mariadb_targ
     BenchmarkHost.objects.filter(pk=host.pk).update(last_heartbeat_at=timezone.now())
     fresh = benchmark.create_run(mariadb_target, **TINY)
     BenchmarkRun.objects.filter(pk=fresh.pk).update(state=State.RUNNING, started_at=timezone.now())
-    assert hosts.requeue_silent_hosts() == []
+    assert hosts.requeue_silent_hosts(enqueue) == []
     host.refresh_from_db()
     assert hosts.status(host, fresh) == "running"
     assert hosts.status(host, None, now=timezone.now() + timedelta(minutes=5)) == "silent"
