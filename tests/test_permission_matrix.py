@@ -65,6 +65,7 @@ RULES: dict[str, dict[str, str]] = {
     "regressions:alert_list": {"GET": "triage", "POST": "triage"},
     "regressions:alert_edit": {"GET": "triage", "POST": "triage"},
     "regressions:alert_retry": {"POST": "triage"},
+    "regressions:run_verdict": {"GET": READ},
     "reports:run_diff": {"GET": READ},
     "reports:server": {"GET": READ, "POST": "edit_server"},
     "reports:ibench": {"GET": READ},
@@ -86,6 +87,8 @@ RULES: dict[str, dict[str, str]] = {
     "runner:schedule_list": {"GET": READ},
     "runner:schedule_create": {"GET": "manage_schedules", "POST": "manage_schedules"},
     "runner:schedule_toggle": {"POST": "manage_schedules"},
+    "runner:host_list": {"GET": READ},
+    "runner:host": {"GET": READ},
     "account:login": {"GET": OPEN, "POST": OPEN},
     "account:logout": {"POST": READ},  # changes nothing for an anonymous visitor: like reading
     "account:tokens": {"GET": LOGIN, "POST": LOGIN},
@@ -106,6 +109,7 @@ RULES: dict[str, dict[str, str]] = {
     "api:unlink_regression_bug": {"DELETE": "triage"},
     "api:list_bugs": {"GET": READ},
     "api:detect": {"POST": "triage"},
+    "api:get_verdict": {"GET": READ},
 }
 # Pages that answer JSON and say 401 instead of sending a person to the login page.
 JSON_API = {name for name in RULES if name.startswith("api:")} - {"api:openapi-view", "api:api-root", "api:not_found"}
@@ -165,7 +169,7 @@ def rows(user_with_role: Callable[..., Any], corpus: Path) -> dict[str, Any]:
     from regressions.models import Regression, Subscription
     from regressions.triage import link_bug
     from reports.models import Report
-    from runner.models import BenchmarkOutput, BenchmarkRun, Schedule, Target
+    from runner.models import BenchmarkHost, BenchmarkOutput, BenchmarkRun, Schedule, Target
     from runs import synthetic
     from runs.importer import archive_directory, submit_and_import
     from runs.models import Bundle, Result, Run
@@ -197,6 +201,7 @@ def rows(user_with_role: Callable[..., Any], corpus: Path) -> dict[str, Any]:
     run = BenchmarkRun.objects.create(target=target, microbenchmarks=["scan_range=100"], threads=[1])
     BenchmarkOutput.objects.create(benchmark_run=run, name="partial.tar.gz", content=b"\x1f\x8b")
     schedule = Schedule.objects.create(name="n", target=target, microbenchmarks=["scan_range=100"], threads=[1])
+    host = BenchmarkHost.objects.create(name="lab-host", cpus=8)
     report = Report.objects.create(name="saved", slug="saved", base_run=base)
     subscription = Subscription.objects.create(name="perf team", emails="perf@example.com")
     users = {role: user_with_role(role) for role in ROLES[1:]}
@@ -219,6 +224,8 @@ def rows(user_with_role: Callable[..., Any], corpus: Path) -> dict[str, Any]:
         "runner:benchmark_cancel": run.pk,
         "runner:benchmark_output": run.pk,
         "runner:schedule_toggle": schedule.pk,
+        "runner:host": host.pk,
+        "regressions:run_verdict": base.pk,
         "account:token_revoke": owner_token.pk,
         "bundle_id": base.bundle_id,
         "regression_id": regression.pk,

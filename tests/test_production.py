@@ -33,7 +33,7 @@ from accounts.permissions import create_token
 from regressions.detection import detect_regressions
 from regressions.models import Regression, Subscription
 from reports.models import Report
-from runner.models import BenchmarkRun, Schedule, Target
+from runner.models import BenchmarkHost, BenchmarkRun, Schedule, Target
 from runs.importer import archive_directory, submit_and_import
 from runs.models import Bundle, Result, Run
 from tests import live
@@ -169,6 +169,7 @@ def site(small_base: Run, corpus: Path, django_user_model: Any) -> dict[str, Any
     )
     benchmark = BenchmarkRun.objects.create(target=target, microbenchmarks=["scan_range=100"], threads=[1])
     schedule = Schedule.objects.create(name="nightly", target=target, microbenchmarks=["scan_range=100"], threads=[1])
+    host = BenchmarkHost.objects.create(name="lab-host", cpus=8)
     other = Run.objects.filter(server=small_base.server).exclude(pk=small_base.pk).order_by("pk").first()
     ibench = Run.objects.filter(workload__suite="ibench").order_by("pk").first()
     microbenchmark = Result.objects.filter(run=small_base).order_by("pk").values_list("microbenchmark_id", flat=True)[0]
@@ -240,6 +241,10 @@ def site(small_base: Run, corpus: Path, django_user_model: Any) -> dict[str, Any
         "runner:schedule_list": "/benchmarks/schedules/",
         "runner:schedule_create": "/benchmarks/schedules/new/",
         "runner:schedule_toggle": f"/benchmarks/schedules/{schedule.pk}/toggle/",
+        "runner:host_list": "/benchmarks/hosts/",
+        "runner:host": f"/benchmarks/hosts/{host.pk}/",
+        "regressions:run_verdict": f"/runs/{base}/verdict/",
+        "api:get_verdict": f"/api/verdict/{small_base.bundle_id}",
     }
 
 
