@@ -122,7 +122,7 @@ def test_the_run_page_shows_the_load_and_links_its_drill_down(pg_series):
     text = drill.content.decode()
     assert "load_range=100" in text
     # The chart of the load's inserts/s across versions.
-    assert '"y": [109589, 122699, 134228]' in text
+    assert '"y":[109589,122699,134228]' in text
 
 
 def test_the_import_counts_the_load_as_a_result_but_not_as_a_test(corpus: Path, capsys) -> None:
