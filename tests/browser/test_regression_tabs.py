@@ -65,7 +65,7 @@ def test_the_tabs_switch_between_open_stories_improvements_outliers_and_all(
     page.wait_for_url("**tab=all**")
     assert len(_rows(page)) == len(stories)
     # The release-view switch keeps the tab.
-    page.get_by_role("link", name="every release").click()
+    page.get_by_role("link", name="every release", exact=True).click()
     page.wait_for_url("**releases=all**")
     assert "tab=all" in page.url and page.locator("nav.tabs a.current").inner_text() == "All"
 
