@@ -42,7 +42,11 @@ def test_the_json_answer_has_a_strong_etag_and_is_the_comparisons_json_form(base
     assert response.status_code == 200 and response["Content-Type"].startswith("application/json")
     etag = _etag(response)
     assert etag.startswith('"') and etag.endswith('"') and not etag.startswith("W/")
-    assert response.json() == json.loads(json.dumps(compute_comparison(ComparisonSpec(base_run_id=base.pk)).as_json()))
+    body = response.json()
+    # The comparison's JSON form, and beside it the line on which releases the view read (every release here).
+    release_view = body.pop("release_view")
+    assert body == json.loads(json.dumps(compute_comparison(ComparisonSpec(base_run_id=base.pk)).as_json()))
+    assert release_view["releases"] == "all" and release_view["left_out"] == []
 
 
 def test_the_same_etag_in_if_none_match_gets_a_304_without_a_body(base: Run, client: Client) -> None:
