@@ -57,9 +57,9 @@ def test_the_filters_narrow_the_records_to_the_ones_they_name(detected: Run) -> 
     workload = detected.workload.name
     assert listed(tab="all", workload=workload) == everything
     assert listed(tab="all", workload="no such workload") == set()
-    point_pre = listed(tab="all", microbenchmark="point-query.pre")
+    point_pre = listed(tab="all", microbenchmark="point-query")
     assert point_pre and point_pre == set(
-        Regression.objects.filter(microbenchmark__test="point-query.pre").values_list("pk", flat=True)
+        Regression.objects.filter(microbenchmark__test="point-query").values_list("pk", flat=True)
     )
     by_text = listed(tab="all", q="point")
     assert point_pre <= by_text < everything

@@ -57,8 +57,10 @@ def test_a_refresh_takes_no_more_queries_for_a_long_series_than_for_a_short_one(
 def test_a_refresh_of_a_long_series_stays_under_a_fixed_query_budget() -> None:
     series = _import_series("long", 40)
     first, new = _refresh_queries(series)
-    # Beyond the second refresh's: the new stories' insert in its savepoint, and the members' links to new
-    # group stories.
-    assert new > 0 and first <= 34, (first, new)
+    # Beyond the second refresh's: the new stories' insert in its savepoint, the members' links to new group
+    # stories, and what a story's identity carries since stories keep it (the stored stories read to update in
+    # place, the news mark of the import's versions, the release views' shared triage). The same at any length
+    # (the test above); 46 when this budget was last set.
+    assert new > 0 and first <= 46, (first, new)
     again, none = _refresh_queries(series)
     assert none == 0 and again <= 30, again
