@@ -327,20 +327,10 @@ def main() -> int:
         for figure, (peer_urls, ours) in pages.items():
             measure_page(args, table, figure, codespeed, peer_urls, cached, computing, ours)
         measure_ingest(args, table, codespeed, cached, token, bd.ingest_queue)
-        table.add(
-            "server process-tree RSS after the pages (MB)",
-            f"{codespeed.rss() / 1e6:.0f}",
-            f"{computing.rss() / 1e6:.0f} computing, {cached.rss() / 1e6:.0f} as deployed",
-            computing.rss() / codespeed.rss(),
-            "gunicorn master + 2 workers",
-        )
+        table.rss(codespeed, cached, computing)
         measure_first_charts(args, table, pages, codespeed, computing)
     finally:
-        for server in (codespeed, cached, computing):
-            server.stop()
-        worker.terminate()
-        worker.wait(timeout=30)
-        bd.purge_queues()
+        peers.finish((codespeed, cached, computing), worker, bd)
     print(f"\nCodespeed 0.13 against benchdash, both on PostgreSQL, gunicorn 2 sync workers each; {load()}")
     print(table.markdown())
     args.markdown.write_text(table.markdown() + "\n")

@@ -246,21 +246,11 @@ def main() -> int:
         for figure, (lnt_page, ours) in pages.items():
             measure_page(args, table, figure, lnt, lnt_page, cached, computing, ours)
         measure_ingest(args, table, lnt, cached, token, bd.ingest_queue)
-        table.add(
-            "server process-tree RSS after the pages (MB)",
-            f"{lnt.rss() / 1e6:.0f}",
-            f"{computing.rss() / 1e6:.0f} computing, {cached.rss() / 1e6:.0f} as deployed",
-            computing.rss() / lnt.rss(),
-            "gunicorn master + 2 workers",
-        )
+        table.rss(lnt, cached, computing)
         drill_url = f"{computing.url}/microbenchmarks/{mb}/?base={s200.pk}"
         measure_first_chart(args, table, pages["one microbenchmark over 200 versions"][0], drill_url)
     finally:
-        for server in (lnt, cached, computing):
-            server.stop()
-        worker.terminate()
-        worker.wait(timeout=30)
-        bd.purge_queues()
+        peers.finish((lnt, cached, computing), worker, bd)
     print(f"\nLNT 0.4.20 against benchdash, both on PostgreSQL, gunicorn 2 sync workers each; {load()}")
     print(table.markdown())
     args.markdown.write_text(table.markdown() + "\n")

@@ -296,6 +296,16 @@ class Table:
         cpu = ours.cpu50() / peer.cpu50() if peer.cpu50() > 0 else float("nan")
         self.add(figure, peer.text(), ours.text(), ours.p50() / peer.p50(), f"CPU ratio {cpu:.2f}; {note}".rstrip("; "))
 
+    def rss(self, peer: Server, cached: Server, computing: Server) -> None:
+        """Each server's process tree (gunicorn master + 2 workers) after the pages, benchdash's two ways."""
+        self.add(
+            "server process-tree RSS after the pages (MB)",
+            f"{peer.rss() / 1e6:.0f}",
+            f"{computing.rss() / 1e6:.0f} computing, {cached.rss() / 1e6:.0f} as deployed",
+            computing.rss() / peer.rss(),
+            "gunicorn master + 2 workers",
+        )
+
     def markdown(self) -> str:
         head = f"| figure | {self.peer} | benchdash | ratio (benchdash / {self.peer}) | note, load average |\n"
         head += "|---|---|---|---|---|\n"
@@ -606,3 +616,12 @@ def upload_until_refreshed(url: str, token: str, bundle: bytes, server: str, que
 def dump(path: Path, value: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(value))
+
+
+def finish(servers: Sequence[Server], worker: subprocess.Popen[bytes], bd: Benchdash) -> None:
+    """Stop the servers and the bench's worker, and empty the bench's own queues."""
+    for server in servers:
+        server.stop()
+    worker.terminate()
+    worker.wait(timeout=30)
+    bd.purge_queues()
