@@ -26,16 +26,18 @@ VERSIONS = ["MariaDB 10.11.19 rel", "MariaDB 10.11.19 rel2", "Postgres 15.20"]
 CHARTS = """() => Array.from(document.querySelectorAll('.chart')).map((chart) => {
   const box = chart.getBoundingClientRect();
   const figure = JSON.parse(document.getElementById(chart.dataset.figure).textContent);
-  const svg = chart.querySelector('svg');
+  const svg = chart.querySelector('svg.main-svg');
   const drawn = svg ? svg.getBoundingClientRect() : {width: 0, height: 0};
   const lines = chart.querySelectorAll('.main-svg .scatterlayer .trace').length;
   return {id: chart.dataset.figure, left: box.left, right: box.right, width: drawn.width, height: drawn.height,
           lines: lines, names: figure.data.map((trace) => trace.name),
           axis: figure.layout.yaxis.title.text, title: figure.layout.title.text};
 })"""
+# Drawn by plotly.js, not only the server-drawn first paint it takes over.
 DRAWN = """() => Array.from(document.querySelectorAll('.chart')).every((chart) => {
-  const svg = chart.querySelector('svg');
-  return svg !== null && svg.getBoundingClientRect().height > 0;
+  const svg = chart.querySelector('svg.main-svg');
+  return svg !== null && svg.getBoundingClientRect().height > 0
+    && chart.querySelectorAll('.main-svg .scatterlayer .trace').length > 0;
 })"""
 FITS = "() => [document.documentElement.scrollWidth, document.body.scrollWidth, window.innerWidth]"
 
