@@ -296,14 +296,7 @@ def main() -> int:
     )
     codespeed = Server("Codespeed", cs_python(), "cs_site.wsgi:application", SITE, cs_env, "/comparison/")
     cached = bd.server()
-    computing = Server(
-        "benchdash (computing)",
-        Path(sys.executable),
-        "benchdash.wsgi:application",
-        REPO,
-        {**bd.env, "DJANGO_SETTINGS_MODULE": "bench.computing_settings"},
-        "/runs/",  # not /healthz: that one reports a cache that keeps nothing as down
-    )
+    computing = bd.computing_server()
     worker = bd.worker()
     table = Table("Codespeed")
     single = f"ben={urllib.parse.quote(peers.benchmark_name(mb[1], mb[2]))}&env={ids['env']}&revs=200"
@@ -331,9 +324,7 @@ def main() -> int:
         measure_first_charts(args, table, pages, codespeed, computing)
     finally:
         peers.finish((codespeed, cached, computing), worker, bd)
-    print(f"\nCodespeed 0.13 against benchdash, both on PostgreSQL, gunicorn 2 sync workers each; {load()}")
-    print(table.markdown())
-    args.markdown.write_text(table.markdown() + "\n")
+    table.report("Codespeed 0.13 against benchdash, both on PostgreSQL, gunicorn 2 sync workers each", args.markdown)
     return 0
 
 

@@ -220,14 +220,7 @@ def main() -> int:
     lnt = Server("LNT", python, "lnt_app:application", instance, {**os.environ}, f"/db_default/v4/{SUITE}/")
     lnt.env.pop("DATABASE_URL", None)
     cached = bd.server()
-    computing = Server(
-        "benchdash (computing)",
-        Path(sys.executable),
-        "benchdash.wsgi:application",
-        REPO,
-        {**bd.env, "DJANGO_SETTINGS_MODULE": "bench.computing_settings"},
-        "/runs/",  # not /healthz: that one reports a cache that keeps nothing as down
-    )
+    computing = bd.computing_server()
     worker = bd.worker()
     table = Table("LNT")
     try:
@@ -251,9 +244,7 @@ def main() -> int:
         measure_first_chart(args, table, pages["one microbenchmark over 200 versions"][0], drill_url)
     finally:
         peers.finish((lnt, cached, computing), worker, bd)
-    print(f"\nLNT 0.4.20 against benchdash, both on PostgreSQL, gunicorn 2 sync workers each; {load()}")
-    print(table.markdown())
-    args.markdown.write_text(table.markdown() + "\n")
+    table.report("LNT 0.4.20 against benchdash, both on PostgreSQL, gunicorn 2 sync workers each", args.markdown)
     return 0
 
 

@@ -306,6 +306,12 @@ class Table:
             "gunicorn master + 2 workers",
         )
 
+    def report(self, title: str, path: Path) -> None:
+        """Print the table under its title, with the load now, and write it to ``path``."""
+        print(f"\n{title}; {load()}")
+        print(self.markdown())
+        path.write_text(self.markdown() + "\n")
+
     def markdown(self) -> str:
         head = f"| figure | {self.peer} | benchdash | ratio (benchdash / {self.peer}) | note, load average |\n"
         head += "|---|---|---|---|---|\n"
@@ -465,6 +471,17 @@ class Benchdash:
 
     def server(self) -> Server:
         return Server("benchdash", Path(sys.executable), "benchdash.wsgi:application", REPO, self.env, "/healthz")
+
+    def computing_server(self) -> Server:
+        """benchdash with a cache that keeps nothing: every page is computed, as the peers compute theirs."""
+        return Server(
+            "benchdash (computing)",
+            Path(sys.executable),
+            "benchdash.wsgi:application",
+            REPO,
+            {**self.env, "DJANGO_SETTINGS_MODULE": "bench.computing_settings"},
+            "/runs/",  # not /healthz: that one reports a cache that keeps nothing as down
+        )
 
     def worker(self) -> subprocess.Popen[bytes]:
         return subprocess.Popen(
