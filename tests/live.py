@@ -484,3 +484,24 @@ def tcp_proxy(target_port: int, target_host: str = "127.0.0.1") -> Iterator[TcpP
 
 def redis_port(url: str) -> int:
     return urlsplit(url).port or 6379
+
+
+@contextlib.contextmanager
+def services_behind_proxies() -> Iterator[tuple[dict[str, TcpProxy], dict[str, str]]]:
+    """PostgreSQL, the broker's Redis and the cache's Redis each behind a loopback proxy a test can cut or hang:
+    the proxies by the name /healthz gives each service, and the environment that points a server at them."""
+    require_postgresql(redis=True)
+    from django.conf import settings
+
+    db = settings.DATABASES["default"]
+    with (
+        tcp_proxy(int(db["PORT"] or 5432), db["HOST"] or "127.0.0.1") as pg,
+        tcp_proxy(redis_port(settings.REDIS_URL)) as broker,
+        tcp_proxy(redis_port(settings.REDIS_CACHE_URL)) as cache_redis,
+    ):
+        env = {
+            "DATABASE_URL": database_url().replace(f":{db['PORT'] or 5432}/", f":{pg.port}/"),
+            "REDIS_URL": broker.redis_url(settings.REDIS_URL),
+            "REDIS_CACHE_URL": cache_redis.redis_url(settings.REDIS_CACHE_URL),
+        }
+        yield {"database": pg, "broker": broker, "cache": cache_redis}, env

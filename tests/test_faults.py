@@ -245,21 +245,9 @@ def _health(server: live.Gunicorn) -> tuple[int, dict[str, Any], float]:
 def test_healthz_names_the_database_broker_or_cache_that_is_down_quickly_and_without_a_login(
     tmp_path: Path,
 ) -> None:
-    live.require_postgresql(redis=True)
-    from django.conf import settings
-
-    db = settings.DATABASES["default"]
-    with (
-        live.tcp_proxy(int(db["PORT"] or 5432), db["HOST"] or "127.0.0.1") as pg,
-        live.tcp_proxy(live.redis_port(settings.REDIS_URL)) as broker,
-        live.tcp_proxy(live.redis_port(settings.REDIS_CACHE_URL)) as cache_redis,
-    ):
-        env = {
-            "DATABASE_URL": live.database_url().replace(f":{db['PORT'] or 5432}/", f":{pg.port}/"),
-            "REDIS_URL": broker.redis_url(settings.REDIS_URL),
-            "REDIS_CACHE_URL": cache_redis.redis_url(settings.REDIS_CACHE_URL),
-            "BENCHDASH_PUBLIC_BROWSING": "0",  # private: healthz must still answer without a login
-        }
+    with live.services_behind_proxies() as (proxies, env):
+        pg, broker, cache_redis = proxies["database"], proxies["broker"], proxies["cache"]
+        env["BENCHDASH_PUBLIC_BROWSING"] = "0"  # private: healthz must still answer without a login
         with live.gunicorn(tmp_path, workers=1, threads=2, env=env) as server:
             status, body, _took = _health(server)
             assert (status, body) == (

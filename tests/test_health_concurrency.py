@@ -43,22 +43,11 @@ def _until_up(server: live.Gunicorn, seconds: float = 30) -> None:
 
 @pytest.fixture
 def proxied(tmp_path: Path) -> Iterator[tuple[live.Gunicorn, dict[str, live.TcpProxy]]]:
-    live.require_postgresql(redis=True)
-    from django.conf import settings
-
-    db = settings.DATABASES["default"]
     with (
-        live.tcp_proxy(int(db["PORT"] or 5432), db["HOST"] or "127.0.0.1") as pg,
-        live.tcp_proxy(live.redis_port(settings.REDIS_URL)) as broker,
-        live.tcp_proxy(live.redis_port(settings.REDIS_CACHE_URL)) as cache_redis,
+        live.services_behind_proxies() as (proxies, env),
+        live.gunicorn(tmp_path, workers=2, threads=8, env=env) as server,
     ):
-        env = {
-            "DATABASE_URL": live.database_url().replace(f":{db['PORT'] or 5432}/", f":{pg.port}/"),
-            "REDIS_URL": broker.redis_url(settings.REDIS_URL),
-            "REDIS_CACHE_URL": cache_redis.redis_url(settings.REDIS_CACHE_URL),
-        }
-        with live.gunicorn(tmp_path, workers=2, threads=8, env=env) as server:
-            yield server, {"database": pg, "broker": broker, "cache": cache_redis}
+        yield server, proxies
 
 
 def test_fifty_concurrent_probes_all_say_ok_when_everything_is_up_and_all_name_what_is_down(
