@@ -450,6 +450,9 @@ def _label_series(
     points = series.points
     # Points by column rather than one keyword call each: a series of 300 runs makes 50,000 of them.
     versions = [points[i].version for i in chosen]
+    # The every-release view judges each point within its release line (stories rule 9); the long-term view
+    # reads version order.
+    lines = tuple(releases.release_line(points[i].dbms, points[i].version) for i in chosen) if view == "all" else ()
     builds = [points[i].build for i in chosen]
     repeats = [points[i].repeats for i in chosen]
     nothing, once = [None] * len(chosen), [1] * len(chosen)
@@ -473,6 +476,7 @@ def _label_series(
                 ),
                 group=series.group_of.get(label),
                 releases=view,
+                lines=lines,
             )
         )
         metrics[label] = [
@@ -481,6 +485,7 @@ def _label_series(
                 tuple(map(stories.Point, versions, [values[i] for i in chosen], nothing, once, builds)),
                 metric=name,
                 releases=view,
+                lines=lines,
             )
             for name, values in (series.metrics.get(label) or {}).items()
         ]
@@ -533,11 +538,17 @@ def find_stories(
     def line_of(version: str) -> str:
         return releases.release_line(built.dbms, version)
 
+    # The maintained lines (rule 9): the long-term ones and the newest release's.
+    maintained = {line_of(v) for i, v in zip(built.chosen, built.versions, strict=True) if built.long_term[i]}
+    maintained |= {line_of(v) for v in built.versions[-1:]}
+
     result = [
         replace(
             story,
             metric_steps=stories.coinciding_steps(story, steps((story.is_group, story.subject)), built.versions),
-            lines=stories.line_states(story, qps_of_subject[(story.is_group, story.subject)], line_of, min_change),
+            lines=stories.line_states(
+                story, qps_of_subject[(story.is_group, story.subject)], line_of, min_change, maintained
+            ),
         )
         for story in told
     ]

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from regressions.stories import backport_gap_text
+
 # A value as JSON stores it: a float, None, or "inf"/"-inf" for a zero base's ratio (``reports.stats.json_safe``).
 JsonValue = float | str | None
 
@@ -142,10 +144,8 @@ class Evidence:
 
     @property
     def backport_gap(self) -> str:
-        """ "fixed in 11.4.8, still open in 10.11.14", or "" (as ``stories.Story.backport_gap`` says it)."""
-        fixed = [x.version for x in self.lines if x.fixed]
-        still = [x.version for x in self.lines if not x.fixed]
-        return f"fixed in {', '.join(fixed)}, still open in {', '.join(still)}" if fixed and still else ""
+        """ "fixed in 11.4.8, still open in 10.11.14", or "" (``stories.backport_gap_text``, as the story says it)."""
+        return backport_gap_text(self.lines)
 
     @property
     def points(self) -> tuple[EvidencePoint, ...]:

@@ -59,7 +59,9 @@ The rule
    again. Read as levels they would make one held step into "given back",
    "better again", "given back" (db_bench's overwriteandwait with buffered IO,
    1.40 → 1.23 → 1.68 → 1.42); two versions on the same side of the level
-   before are a level of their own, a loss and its fix, and stay one.
+   before are a level of their own, a loss and its fix, and stay one. In the
+   every-release view a point's neighbours are those of its release line
+   (rule 9, ``lineage``), not of version order.
 4. **Levels.** ``changepoints.detect`` segments the remaining points with the
    σ of rule 2 (PELT proposes, the gate keeps a step only when it exceeds
    ``min_change`` (5 %) and k·σ·√(1/n_A + 1/n_B) (k = 3) and is a step, not a
@@ -149,9 +151,18 @@ The rule
    (10.11.x, 11.4.x, 8.0.x, 8.4.x), each line its own sequence for fixes
    (``line_states``): a line the loss hit that reaches the story is fixed when
    its newest version is back within ``min_change`` of ``level_before``. A
-   story fixed in one maintained line but still open in another has a
-   *backport gap*, said on the list, the story page and in JSON: "fixed in
-   11.4.8, still open in 10.11.14".
+   story fixed in one maintained line (a long-term line, or the newest
+   release's) but still open in another has a *backport gap*, said on the
+   list, the story page and in JSON: "fixed in 11.4.8, still open in
+   10.11.14". In the every-release view (``Series.lines``) rule 3 judges each
+   point within its line: against the point before it in its line (a line's
+   first point: the nearest earlier point that is not another line's newest
+   after its first, whose backports the new line never had) and every point
+   that continues it (the next in its line; a line's first point also the
+   next line's first). So a line's newest point after its first is never an
+   outlier, however version order places it: 10.11.14 with a backported fix
+   between 10.11.6 and 11.0.6, which lack it, is the 10.11 line's fix, and
+   8.0.44 beside 8.4.6 (the same release day) is read against 8.0.43.
 """
 
 from __future__ import annotations
@@ -160,9 +171,9 @@ import functools
 import itertools
 import math
 import statistics
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, Protocol
 
 from regressions import changepoints
 from reports.stats import ABOUT_ZERO_BY_NAME, json_safe
@@ -203,6 +214,9 @@ class Series:
     group: str | None = None  # the group of a microbenchmark; for a group's own series, the group itself
     is_group: bool = False
     releases: ReleaseView = "long-term"
+    # The release line of each point (rule 9), in the every-release view: each point is judged within its line;
+    # empty in the long-term view, which reads version order.
+    lines: tuple[str, ...] = ()
 
     # A detection reads a series' versions, usable values and noise many times (its stories, its metric steps
     # beside each story, a group's median): each is worked out once per series. A frozen dataclass keeps these
@@ -284,6 +298,25 @@ class LineState:
     fixed: bool
 
 
+class LineFix(Protocol):
+    """A release line's state as a story (``LineState``) or its stored evidence (``evidence.LineStatus``) has it."""
+
+    @property
+    def version(self) -> str: ...
+
+    @property
+    def fixed(self) -> bool: ...
+
+
+def backport_gap_text(lines: Iterable[LineFix]) -> str:
+    """Rule 9's backport gap in words, "fixed in 11.4.8, still open in 10.11.14", or "" when no line is fixed or
+    none is still open: the one text the list, the story page, the JSON and the API say."""
+    states = list(lines)
+    fixed = [x.version for x in states if x.fixed]
+    still = [x.version for x in states if not x.fixed]
+    return f"fixed in {', '.join(fixed)}, still open in {', '.join(still)}" if fixed and still else ""
+
+
 @dataclass(frozen=True)
 class Story:
     kind: StoryKind
@@ -316,11 +349,7 @@ class Story:
     @property
     def backport_gap(self) -> str:
         """ "fixed in 11.4.8, still open in 10.11.14" when some of its release lines are fixed and others not."""
-        fixed = [s.version for s in self.lines if s.fixed]
-        still = [s.version for s in self.lines if not s.fixed]
-        if not fixed or not still:
-            return ""
-        return f"fixed in {', '.join(fixed)}, still open in {', '.join(still)}"
+        return backport_gap_text(self.lines)
 
     @property
     def is_open(self) -> bool:
@@ -458,11 +487,13 @@ def _measured_noise(series: Series, default_noise: float) -> Noise:
     values = series.values
     n = sum(1 for v in values if v is not None)
     sigma, source = changepoints.series_noise(values, [p.cv for p in series.points], default_noise=default_noise)
+    if source == "series" and series.lines:
+        sigma = _lineage_noise(values, series.lines) or sigma
     if source == "repeats":
         repeated = sum(1 for p in series.points if p.cv is not None)
         return Noise(sigma, "repeats", f"σ {sigma:.1%}: median spread of the repeated runs of {repeated} versions")
     if source == "series":
-        refined = _residual_noise(values, series.versions, sigma)
+        refined = _residual_noise(values, series.versions, sigma, series.lines)
         if refined < sigma:
             return Noise(
                 refined,
@@ -484,11 +515,27 @@ def _measured_noise(series: Series, default_noise: float) -> Noise:
     )
 
 
+def _lineage_noise(values: Sequence[float | None], lines: Sequence[str]) -> float | None:
+    """Rule 2's neighbouring differences in the every-release view: each point against the point it is judged
+    against within its release line (``lineage``), so a backported fix read beside another line's points does not
+    count twice as noise."""
+    around = lineage(values, lines)
+    differences = [
+        abs(math.log(values[i] / values[b]))  # type: ignore[operator]
+        for i, b in around.before.items()
+    ]
+    if len(differences) < changepoints.MIN_DIFFERENCES_FOR_NOISE:
+        return None
+    return max(changepoints.NOISE_FLOOR, statistics.median(differences) / (changepoints.MAD_TO_SIGMA * math.sqrt(2)))
+
+
 # Rule 2's refinement: at most this many rounds of segmenting with σ and measuring σ again from the residuals.
 NOISE_ROUNDS = 3
 
 
-def _residual_noise(values: Sequence[float | None], versions: Sequence[str], sigma: float) -> float:
+def _residual_noise(
+    values: Sequence[float | None], versions: Sequence[str], sigma: float, lines: Sequence[str] = ()
+) -> float:
     """σ measured against the series' own real steps (rule 2): segment with σ (outliers set aside, the default
     gate), then σ again from the points' residuals within their levels, median |ln x − ln level| / 0.6745 with
     the levels' fitted means allowed for (× √(n / (n − levels))), floored; repeated while it falls, at most
@@ -496,7 +543,7 @@ def _residual_noise(values: Sequence[float | None], versions: Sequence[str], sig
     steps among eight versions read σ 7 %, its residuals 2 %. Never above the σ it starts from."""
     current = sigma
     for _ in range(NOISE_ROUNDS):
-        outliers, segments = levels(values, versions, current)
+        outliers, segments = levels(values, versions, current, lines=lines)
         residuals = [
             abs(math.log(values[i] / seg.level))  # type: ignore[operator]
             for seg in segments
@@ -519,39 +566,138 @@ def _one_point_gate(sigma: float, min_change: float, k: float) -> float:
     return max(min_change, k * sigma * math.sqrt(2))
 
 
+class Lineage(NamedTuple):
+    """Which point each present point of a series is judged against (rule 3): the one before it and the ones that
+    continue it, by index."""
+
+    before: Mapping[int, int]
+    after: Mapping[int, tuple[int, ...]]
+    # With release lines: each line's newest point after its first (10.11.14 after 10.11.6).
+    tips: frozenset[int] = frozenset()
+
+
+def lineage(values: Sequence[float | None], lines: Sequence[str] = ()) -> Lineage:
+    """The neighbours each present point is judged against (rule 3): in version order the points either side; with
+    ``lines`` (the every-release view, rule 9) its neighbours within its release line. There a point's next
+    is the next point of its line, and for a line's first point also the first point of the next line (the
+    line was branched there, so both continue it); a line's newest point after its first has none, so it is
+    never an outlier: it is the line's own state (a fix backported to 10.11.14, a loss of 8.0.44 alone), not a
+    one-version excursion of another line's sequence. The point before is the one before in its line, or for
+    a line's first point the nearest earlier point that is no such newest point of another line (11.4.2
+    branched before 10.11.14's backports)."""
+    present = [i for i, v in enumerate(values) if v is not None and math.isfinite(v) and v > 0]
+    if not lines:
+        pairs = list(itertools.pairwise(present))
+        return Lineage({b: a for a, b in pairs}, {a: (b,) for a, b in pairs})
+    by_line: dict[str, list[int]] = {}
+    for i in present:
+        by_line.setdefault(lines[i], []).append(i)
+    firsts = {found[0] for found in by_line.values()}
+    tips = {found[-1] for found in by_line.values() if len(found) > 1}
+    before: dict[int, int] = {}
+    after: dict[int, tuple[int, ...]] = {}
+    for found in by_line.values():
+        for a, b in itertools.pairwise(found):
+            before[b] = a
+            after[a] = (b,)
+    for n, i in enumerate(present):
+        if i not in firsts:
+            continue
+        earlier = next((j for j in reversed(present[:n]) if j not in tips), None)
+        if earlier is not None:
+            before[i] = earlier
+        later = next((j for j in present[n + 1 :] if lines[j] != lines[i]), None)
+        if later is not None:
+            after[i] = (*after.get(i, ()), later)
+    return Lineage(before, after, frozenset(tips))
+
+
+def line_points(
+    values: Sequence[float | None],
+    sigma: float,
+    *,
+    min_change: float = changepoints.DEFAULT_MIN_CHANGE,
+    k: float = changepoints.DEFAULT_K,
+    lines: Sequence[str] = (),
+) -> list[int]:
+    """Rule 9: the line tips (a line's newest point after its first) that version order reads as one-version
+    excursions: a fix backported to 10.11.14, between 10.11.6 and 11.0.6 that lack it. Each is its line's own
+    state, no outlier: set aside from the version-order segmentation (so 11.0.6 is not "back again" after it)
+    and told by ``line_states`` (the story's backport gap)."""
+    if not lines:
+        return []
+    gate = _one_point_gate(sigma, min_change, k)
+    present = [i for i, v in enumerate(values) if v is not None and math.isfinite(v) and v > 0]
+    tips = lineage(values, lines).tips
+    return [
+        here
+        for before, here, after in zip(present, present[1:], present[2:], strict=False)
+        if here in tips and _excursion(values, before, here, (after,), gate)
+    ]
+
+
 def outlier_indexes(
     values: Sequence[float | None],
     sigma: float,
     *,
     min_change: float = changepoints.DEFAULT_MIN_CHANGE,
     k: float = changepoints.DEFAULT_K,
+    lines: Sequence[str] = (),
 ) -> list[int]:
-    """Indexes of single-version excursions (rule 3) among the present values; the first and last never are."""
+    """Indexes of single-version excursions (rule 3) among the present values, each judged against its
+    neighbours (``lineage``: in version order, or with ``lines`` within its release line); a point without a
+    neighbour on either side never is one."""
     present = [i for i, v in enumerate(values) if v is not None and math.isfinite(v) and v > 0]
     gate = _one_point_gate(sigma, min_change, k)
     if present:
         least, greatest = min(values[i] for i in present), max(values[i] for i in present)  # type: ignore[type-var]
         if greatest / least - 1 <= gate and 1 - least / greatest <= gate:  # type: ignore[operator]
             return []  # no point is that far from any other, so none from its neighbours
+    around = lineage(values, lines)
     found: list[int] = []
-    for n, (before, here, after) in enumerate(zip(present, present[1:], present[2:], strict=False)):
-        a, x, b = values[before], values[here], values[after]
-        assert a is not None and x is not None and b is not None
-        if here in found:
+    for here in present:
+        before, after = around.before.get(here), around.after.get(here, ())
+        if here in found or before is None or not after:
             continue
-        if n + 3 < len(present) and _dip_and_spike(values, present[n : n + 4], gate):
-            found.extend(present[n + 1 : n + 3])
-            continue
-        up = x / a - 1 > gate and x / b - 1 > gate
-        down = 1 - x / a > gate and 1 - x / b > gate
-        # Back at the next version: within the gate of the version before, or past it the other way. An
-        # overshooting return is still a one-version excursion, plus a step from before to after that
-        # segmentation tells on its own; read as a story, the excursion would "arrive" and be "fixed" by that
-        # very step, beside a second story arriving with it.
-        back = b / a - 1 <= gate if up else 1 - b / a <= gate
-        if (up or down) and back and (not found or found[-1] != before):
+        pair = _paired_excursion(values, around, here, gate)
+        if pair is not None:
+            found.extend((here, pair))
+        elif before not in found and _excursion(values, before, here, after, gate):
             found.append(here)
     return found
+
+
+def _excursion(values: Sequence[float | None], before: int, here: int, after: Sequence[int], gate: float) -> bool:
+    """Whether ``here`` differs from the point before and from every point after it by more than ``gate`` the
+    same way, and each point after is back: within the gate of the point before, or past it the other way. An
+    overshooting return is still a one-version excursion, plus a step from before to after that segmentation
+    tells on its own; read as a story, the excursion would "arrive" and be "fixed" by that very step, beside a
+    second story arriving with it."""
+    a, x = values[before], values[here]
+    assert a is not None and x is not None
+    nexts = [values[i] for i in after]
+    up = x / a - 1 > gate and all(x / b - 1 > gate for b in nexts)  # type: ignore[operator]
+    down = 1 - x / a > gate and all(1 - x / b > gate for b in nexts)  # type: ignore[operator]
+    if up:
+        return all(b / a - 1 <= gate for b in nexts)  # type: ignore[operator]
+    return down and all(1 - b / a <= gate for b in nexts)  # type: ignore[operator]
+
+
+def _paired_excursion(values: Sequence[float | None], around: Lineage, here: int, gate: float) -> int | None:
+    """The second point of a dip and a spike (or a spike and a dip) starting at ``here`` (rule 3's second part,
+    read on the points themselves): two points in a row, the second the only one continuing the first, beyond
+    ``gate`` on opposite sides of the point before them, and every point after them back within ``gate``."""
+    follows = around.after.get(here, ())
+    if len(follows) != 1:
+        return None
+    second = follows[0]
+    after = around.after.get(second, ())
+    if around.before.get(second) != here or not after:
+        return None
+    before = around.before[here]
+    if all(_dip_and_spike(values, (before, here, second, b), gate) for b in after):
+        return second
+    return None
 
 
 def _dip_and_spike(values: Sequence[float | None], at: Sequence[int], gate: float) -> bool:
@@ -563,12 +709,20 @@ def _dip_and_spike(values: Sequence[float | None], at: Sequence[int], gate: floa
     return first * second < 0 and min(abs(first), abs(second)) > gate and abs(b / a - 1) <= gate
 
 
-def zigzag_excursions(segments: Sequence[changepoints.Segment], gate: float) -> list[int]:
+def zigzag_excursions(
+    segments: Sequence[changepoints.Segment], gate: float, around: Lineage | None = None
+) -> list[int]:
     """Indexes of two one-version levels in a row, one each side of the level before them, after which the
-    series is back within ``gate`` of that level (rule 3's second part): a dip and a spike around one level."""
+    series is back within ``gate`` of that level (rule 3's second part): a dip and a spike around one level.
+    With ``around`` (release lines, rule 9) the second must be the only point continuing the first, and be
+    continued itself: a line's newest point and the next line's first are no pair."""
     found: list[int] = []
     for before, first, second, after in zip(segments, segments[1:], segments[2:], segments[3:], strict=False):
         if first.n != 1 or second.n != 1 or before.level <= 0 or first.first in found:
+            continue
+        if around is not None and (
+            around.after.get(first.first) != (second.first,) or not around.after.get(second.first)
+        ):
             continue
         opposite = (first.level - before.level) * (second.level - before.level) < 0
         if opposite and abs(_change(before.level, after.level)) <= gate:
@@ -583,11 +737,13 @@ def levels(
     *,
     min_change: float = changepoints.DEFAULT_MIN_CHANGE,
     k: float = changepoints.DEFAULT_K,
+    lines: Sequence[str] = (),
 ) -> tuple[list[int], list[changepoints.Segment]]:
     """The outliers of a series (rule 3) and the levels of the rest (rule 4): one-version excursions are set
     aside before segmentation; a dip and a spike in a row that segmentation tells as two one-version levels
-    are set aside after it, and the rest segmented again."""
-    outliers, segments = _levels(tuple(values), tuple(versions), sigma, min_change, k)
+    are set aside after it, and the rest segmented again. With ``lines`` (the every-release view) each point
+    is judged within its release line (``lineage``)."""
+    outliers, segments = _levels(tuple(values), tuple(versions), sigma, min_change, k, tuple(lines))
     return list(outliers), list(segments)
 
 
@@ -596,12 +752,22 @@ def levels(
 # function of these arguments, so the answers are kept (by value: a changed series is another key).
 @functools.lru_cache(maxsize=4096)
 def _levels(
-    values: tuple[float | None, ...], versions: tuple[str, ...], sigma: float, min_change: float, k: float
+    values: tuple[float | None, ...],
+    versions: tuple[str, ...],
+    sigma: float,
+    min_change: float,
+    k: float,
+    lines: tuple[str, ...] = (),
 ) -> tuple[tuple[int, ...], tuple[changepoints.Segment, ...]]:
-    outliers = outlier_indexes(values, sigma, min_change=min_change, k=k)
+    # With release lines, the line tips version order would read as excursions are set aside too (rule 9).
+    outliers = sorted(
+        {*outlier_indexes(values, sigma, min_change=min_change, k=k, lines=lines)}
+        | {*line_points(values, sigma, min_change=min_change, k=k, lines=lines)}
+    )
     kept = [None if i in outliers else v for i, v in enumerate(values)]
     segments = changepoints.detect(kept, versions, noise=sigma, min_change=min_change, k=k).segments
-    paired = zigzag_excursions(segments, _one_point_gate(sigma, min_change, k))
+    around = lineage(values, lines) if lines else None
+    paired = zigzag_excursions(segments, _one_point_gate(sigma, min_change, k), around)
     if paired:
         outliers = sorted({*outliers, *paired})
         kept = [None if i in outliers else v for i, v in enumerate(values)]
@@ -656,27 +822,39 @@ def build_stories(
     versions = series.versions
     values = series.values
     measured = series_noise(series, noise=noise, default_noise=default_noise)
-    outliers, segments = levels(values, versions, measured.sigma, min_change=min_change, k=k)
+    outliers, segments = levels(values, versions, measured.sigma, min_change=min_change, k=k, lines=series.lines)
     if not segments:
         return []
     walk = _Walk(segments, versions, values, min_change, higher_is_better)
     told = walk.tell()
     _mark_provisional(told, walk, _one_point_gate(measured.sigma, min_change, k))
-    stories = [_story(s, series, walk, measured, outliers) for s in told]
-    stories.extend(_outlier_stories(series, stories, outliers, walk, measured))
+    # A line tip set aside (rule 9) inside a story's span is told by its line state; none is an outlier of it.
+    aside = set(line_points(values, measured.sigma, min_change=min_change, k=k, lines=series.lines))
+    spans = [(walk.segments[s.previous].first, walk.segments[s.last].last) for s in told]
+    told_by_line = {i for i in aside if any(first < i < last for first, last in spans)}
+    excursions = [i for i in outliers if i not in aside]
+    stories = [_story(s, series, walk, measured, excursions) for s in told]
+    # One no story spans says what it did as an outlier story: nothing is silently lost.
+    stories.extend(_outlier_stories(series, stories, [i for i in outliers if i not in told_by_line], walk, measured))
     if series.metric == QPS:
         stories.extend(given_back_stories(stories, min_change))
     return sorted(stories, key=lambda s: versions.index(s.arrived_in))
 
 
 def line_states(
-    story: Story, series: Series, line_of: Callable[[str], str], min_change: float = changepoints.DEFAULT_MIN_CHANGE
+    story: Story,
+    series: Series,
+    line_of: Callable[[str], str],
+    min_change: float = changepoints.DEFAULT_MIN_CHANGE,
+    maintained: Collection[str] | None = None,
 ) -> tuple[LineState, ...]:
     """Rule 9: a regression story read along each release line, each line its own sequence for fixes (a fix
     backported to 10.11.14 is a fix in the 10.11 line, though semantic order reads 10.11.13's loss as an outlier
     before 11.4.6's arrival). A line counts when it reaches the story (its newest point is at or after the
     story's ``previous_version``) and the loss hit it (a point beyond ``min_change`` from ``level_before``); it
-    is fixed when its newest point is back within ``min_change``. Only two lines or more say anything a single
+    is fixed when its newest point is back within ``min_change``. With ``maintained`` (the long-term lines and
+    the newest release's) only those lines count: a short-term line a newer release has replaced gets no fix,
+    and "still open in 11.0.6" would tell nobody anything. Only two lines or more say anything a single
     sequence does not."""
     if story.kind != "regression" or story.previous_version not in series.versions:
         return ()
@@ -694,7 +872,7 @@ def line_states(
     found = tuple(
         LineState(line, versions[i], not _beyond(values[i], story.level_before, "regression", min_change))  # type: ignore[arg-type]
         for line, i in newest.items()
-        if i >= reached and line in hit
+        if i >= reached and line in hit and (maintained is None or line in maintained)
     )
     return found if len(found) >= 2 else ()
 
@@ -869,11 +1047,19 @@ def _outlier_stories(
     versions, values = walk.versions, walk.values
     kept = [None if i in outliers else v for i, v in enumerate(values)]
     covered = {o for s in stories for o in s.outliers}
+    # Each outlier against the point it was judged against (rule 3: in its release line, in the every-release
+    # view), back at the first point that continues it.
+    around = lineage(values, series.lines)
     found = []
     for i in outliers:
         if versions[i] in covered:
             continue
-        neighbour = max(v for v in range(i) if kept[v] is not None)
+        neighbour = around.before.get(i, -1)
+        if neighbour < 0 or kept[neighbour] is None:
+            neighbour = max(v for v in range(i) if kept[v] is not None)
+        back = next((v for v in around.after.get(i, ()) if kept[v] is not None), None)
+        if back is None:
+            back = min(v for v in range(i + 1, len(kept)) if kept[v] is not None)
         reference = kept[neighbour]
         assert reference is not None and values[i] is not None
         found.append(
@@ -888,7 +1074,7 @@ def _outlier_stories(
                 current_change=0.0,
                 worst_change=_change(reference, values[i]),  # type: ignore[arg-type]
                 fixed_in=None,
-                ended_in=versions[min(v for v in range(i + 1, len(kept)) if kept[v] is not None)],
+                ended_in=versions[back],
                 events=(),
                 outliers=(versions[i],),
                 noise=measured,
@@ -994,6 +1180,7 @@ def group_series(group: str, members: Sequence[Series]) -> Series:
         group=group,
         is_group=True,
         releases=members[0].releases,
+        lines=members[0].lines,
     )
 
 
@@ -1102,7 +1289,7 @@ def metric_steps(
     spec = spec or metric_spec(series.metric)
     measured = series_noise(series)
     values = series.values
-    _, segments = levels(values, series.versions, measured.sigma, min_change=min_change, k=k)
+    _, segments = levels(values, series.versions, measured.sigma, min_change=min_change, k=k, lines=series.lines)
     found = []
     for before, after in itertools.pairwise(segments):
         # Read at the two versions the step names, as for QPS (rule 5): the ratio the comparison shows.
@@ -1232,7 +1419,7 @@ def with_qps_change(story: Story, qps: Series | None) -> Story:
     if story.previous_version not in versions or story.arrived_in not in versions:
         return story
     values = qps.values
-    _, segments = levels(values, versions, series_noise(qps).sigma)
+    _, segments = levels(values, versions, series_noise(qps).sigma, lines=qps.lines)
     previous, arrived = versions.index(story.previous_version), versions.index(story.arrived_in)
     holding = [seg for seg in segments if seg.first <= previous]
     before = [values[i] for i in holding[-1].indexes if i <= previous] if holding else []

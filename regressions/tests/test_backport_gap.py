@@ -3,10 +3,24 @@ another has a backport gap, said on the list, the story page and in JSON."""
 
 from __future__ import annotations
 
+import io
+import json
+import re
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django.test import Client
+
 from regressions import stories as st
-from regressions.detection import SeriesData, SeriesPoint, find_candidates
+from regressions.detection import SeriesData, SeriesPoint, detect_regressions, find_candidates
 from regressions.evidence import Evidence
+from regressions.models import Regression
 from runs import releases
+from runs.importer import archive_directory, submit_and_import
+from runs.models import Bundle, Run
 
 # A MariaDB test that lost 20 % in 10.11.13: the 10.11 line got the fix back in 10.11.14, the 11.4 line has not.
 VERSIONS = ("10.6.19", "10.6.20", "10.11.12", "10.11.13", "10.11.14", "11.4.6", "11.4.7", "11.4.8")
@@ -64,3 +78,175 @@ def test_detection_keeps_the_gap_in_the_evidence_and_the_summary() -> None:
     stored = candidate.evidence.as_json()
     assert stored["lines"][0] == {"line": "10.11", "version": "10.11.14", "fixed": True}
     assert Evidence.from_json(stored).backport_gap == candidate.evidence.backport_gap
+
+
+# --------------------------------------------------------------------------- real data
+#
+# The corpus's MySQL dop1 series is the one real series with two maintained lines of several points each: 8.0
+# (8.0.43, 8.0.44) and 8.4 (8.4.6, 8.4.7), released pairwise on the same days (8.0.43 with 8.4.6, 8.0.44 with
+# 8.4.7), beside the innovation releases 9.4.0 and 9.5.0. No MariaDB release series is in the corpus, and this
+# one holds no backport fix: no test moved in one of those lines and not in the other. So the tests read it as it
+# is (each line its own sequence; a newest point of a line never an outlier), and for the gap edit one line's
+# later point in the real data: 8.0.44 given 5.7.44's value, as a fix backported to 8.0 alone would.
+
+SMALL = "sysbench-mysql-small"
+MYSQL_VERSIONS = ("5.6.51", "5.7.44", "8.0.43", "8.0.44", "8.4.6", "8.4.7", "9.4.0", "9.5.0")
+MYSQL_LINES = tuple(releases.release_line("MySQL", v) for v in MYSQL_VERSIONS)
+TIPS = ("8.0.44", "8.4.7")  # each line's newest point after its first, with another line after it
+
+
+def real_rows(corpus: Path) -> dict[str, list[float]]:
+    """The author's relative QPS per test (base 5.6.51 = 1.0) over the eight versions, as his table has them."""
+    rows = {}
+    for line in (corpus / SMALL / "qps.rel.all.tsv").read_text().splitlines():
+        parts = line.split("\t")
+        if len(parts) == len(MYSQL_VERSIONS) and not parts[0].startswith("col"):
+            rows[parts[-1]] = [1.0, *map(float, parts[:-1])]
+    return rows
+
+
+def every_release(label: str, values: Sequence[float], *, lines: bool = True) -> st.Series:
+    return st.Series(
+        label, tuple(map(st.Point, MYSQL_VERSIONS, values)), releases="all", lines=MYSQL_LINES if lines else ()
+    )
+
+
+def test_on_the_real_mysql_series_each_line_is_its_own_sequence(corpus: Path) -> None:
+    rows = real_rows(corpus)
+    assert len(rows) >= 30
+    at = {v: i for i, v in enumerate(MYSQL_VERSIONS)}
+    around = st.lineage(next(iter(rows.values())), MYSQL_LINES)
+    # 8.0.44 is read after 8.0.43 and continues nothing: 8.4.6, out the same day as 8.0.43, never had its
+    # changes, so 8.4.6 is read against 8.0.43, and 8.4.6 goes on into 8.4.7 and into the next line, 9.4.0.
+    assert around.before[at["8.0.44"]] == at["8.0.43"] and at["8.0.44"] not in around.after
+    assert around.before[at["8.4.6"]] == at["8.0.43"]
+    assert around.after[at["8.4.6"]] == (at["8.4.7"], at["9.4.0"])
+    assert around.before[at["8.4.7"]] == at["8.4.6"] and at["8.4.7"] not in around.after
+    assert {MYSQL_VERSIONS[i] for i in around.tips} == set(TIPS)
+    for label, values in rows.items():
+        series = every_release(label, values)
+        told = st.build_stories(series)
+        # No line's newest point is an outlier, and no story steps from one line's newest point into another line
+        # (8.0.44 → 8.4.6, 8.4.7 → 9.4.0): the lines are not read as fixes and returns of each other.
+        assert not any(v in s.outliers for s in told for v in TIPS), (label, [s.summary for s in told])
+        assert not any(e.previous_version in TIPS for s in told for e in s.events), (label, [s.summary for s in told])
+        # On the real series the two lines moved together within noise: read by line, each regression story
+        # that reaches them is in the same state in both (no gap where the data has none).
+        for story in told:
+            lines = st.line_states(story, series, lambda v: releases.release_line("MySQL", v))
+            assert st.backport_gap_text(lines) == "", (label, story.summary, lines)
+
+
+def test_an_outlier_is_judged_within_its_release_line_on_real_values(corpus: Path) -> None:
+    # Where version order and the lines disagree: on every real test, 8.0.44 moved to 5.7.44's value (a fix
+    # backported to 8.0 alone) sits between 8.0.43 and 8.4.6, which lack it. Version order reads a one-version
+    # excursion there or calls the line's fix "back again" at 8.4.6; the lines read it as the 8.0 line's newest
+    # point: never an outlier, never a step into 8.4.6.
+    rows = real_rows(corpus)
+    disagreed = 0
+    for label, real in rows.items():
+        values = list(real)
+        values[MYSQL_VERSIONS.index("8.0.44")] = values[MYSQL_VERSIONS.index("5.7.44")]
+        by_order = st.build_stories(every_release(label, values, lines=False))
+        by_line = st.build_stories(every_release(label, values))
+        # Version order: an outlier in the 8.0 line (8.0.44 itself, or 8.0.43 between 5.7.44 and the moved
+        # 8.0.44), or a step from 8.0.44 into 8.4.6.
+        crossing = [s for s in by_order if {"8.0.43", "8.0.44"} & set(s.outliers)]
+        crossing += [s for s in by_order for e in s.events if e.previous_version == "8.0.44"]
+        disagreed += bool(crossing)
+        assert not any("8.0.44" in s.outliers or s.arrived_in == "8.0.44" for s in by_line), label
+        assert not any(e.previous_version == "8.0.44" or e.version == "8.0.44" for s in by_line for e in s.events)
+    # The edit makes version order misread most of the tests whose 8.0 step was real.
+    assert disagreed >= len(rows) // 2, disagreed
+
+
+def test_a_fix_backported_to_one_real_line_is_a_backport_gap(corpus: Path) -> None:
+    rows = real_rows(corpus)
+    label = "point-query_range=100"
+    values = list(rows[label])
+    at = {v: i for i, v in enumerate(MYSQL_VERSIONS)}
+    values[at["8.0.44"]] = values[at["5.7.44"]]
+    series = every_release(label, values)
+    (story,) = [s for s in st.build_stories(series) if s.kind == "regression"]
+    # The 8.0 loss, against 5.7.44, read at the two versions it names; the 8.0 line's own fix no event of it.
+    assert (story.arrived_in, story.previous_version) == ("8.0.43", "5.7.44")
+    assert story.change == pytest.approx(values[at["8.0.43"]] / values[at["5.7.44"]] - 1)
+    assert story.outliers == () and story.is_open
+    maintained = {releases.release_line("MySQL", v) for v in MYSQL_VERSIONS if v != "9.4.0"}
+    lines = st.line_states(story, series, lambda v: releases.release_line("MySQL", v), maintained=maintained)
+    # Each line at its newest point: 8.0 back at 5.7.44's level, 8.4 and the newest release still down.
+    assert [(x.line, x.version, x.fixed) for x in lines] == [
+        ("8.0", "8.0.44", True),
+        ("8.4", "8.4.7", False),
+        ("9.5", "9.5.0", False),
+    ]
+    assert st.backport_gap_text(lines) == "fixed in 8.0.44, still open in 8.4.7, 9.5.0"
+    # 9.4.0, an innovation release 9.5.0 replaced, is no maintained line: it is in no gap.
+    every = st.line_states(story, series, lambda v: releases.release_line("MySQL", v))
+    assert "9.4" in {x.line for x in every} and "9.4" not in {x.line for x in lines}
+
+
+def _qps_line(path: Path) -> tuple[str, float]:
+    line = next(x for x in path.read_text().splitlines() if "queries:" in x)
+    return line, float(line.split("(")[1].split()[0])
+
+
+@pytest.mark.django_db
+def test_the_backport_gap_reads_the_same_on_the_list_the_story_page_and_in_json(corpus: Path, tmp_path: Path) -> None:
+    # The real series imported, with 8.0.44's point-query QPS set to 5.7.44's own (sysbench's output edited in
+    # place: a fix backported to the 8.0 line alone).
+    series = tmp_path / SMALL
+    shutil.copytree(corpus / SMALL, series)
+    name = "sb.o.point-query.range100.pk1.dop1"
+    _, fixed_qps = _qps_line(series / "x.my5744_rel_o2nofp.z12a_c8r32.pk1" / name)
+    target = series / "x.my8044_rel_o2nofp.z12a_c8r32.pk1" / name
+    old, old_qps = _qps_line(target)
+    target.write_text(
+        target.read_text().replace(old, old.replace(f"({old_qps:.2f} per sec.)", f"({fixed_qps:.2f} per sec.)"))
+    )
+    assert _qps_line(target)[1] == fixed_qps
+    submit_and_import(archive_directory(series), name="small.tar.gz", source=Bundle.Source.COMMAND)
+    base = Run.objects.get(name="x.my5651_rel_o2nofp.z12a_c8r32.pk1")
+    detect_regressions(base.server_id, base.workload_id, view="all")
+
+    record = Regression.objects.get(
+        microbenchmark__test="point-query",
+        microbenchmark__range_size=100,
+        kind="regression",
+        metric="qps",
+        releases="all",
+        outlier=False,
+    )
+    gap = record.backport_gap
+    assert gap.startswith("fixed in 8.0.44, still open in 8.4.7") and "9.4.0" not in gap, record.summary
+    assert "8.0.44" not in record.outliers and gap in record.summary
+
+    client = Client()
+    listed = client.get("/regressions/", {"releases": "all", "tab": "all", "microbenchmark": "point-query_range=100"})
+    row = re.search(rf'<tr data-regression="{record.pk}">.*?</tr>', listed.content.decode(), re.S)
+    assert row is not None and f"backport gap: {gap}" in row.group(0)
+    assert record.change_text in row.group(0) and record.current_change_text in row.group(0)
+    page = client.get(record.get_absolute_url()).content.decode()
+    lines = re.search(r"<dd data-lines>(.*?)</dd>", page, re.S)
+    assert lines is not None and f"backport gap: {gap}" in lines.group(0)
+    assert "8.0: fixed at 8.0.44" in lines.group(0) and "8.4: <strong>still open</strong> at 8.4.7" in lines.group(0)
+    assert record.change_text in page and record.current_change_text in page
+
+    out = io.StringIO()
+    call_command("detect_regressions", "--releases", "all", "--format", "json", stdout=out)
+    (as_json,) = [
+        r
+        for r in json.loads(out.getvalue())
+        if r["subject"] == "point-query_range=100"
+        and r["kind"] == "regression"
+        and r["metric"] == "qps"
+        and r["releases"] == "all"
+        and not r["outlier"]
+    ]
+    assert as_json["backport_gap"] == gap
+    assert as_json["change"] == pytest.approx(record.change) and as_json["current_change"] == pytest.approx(
+        record.current_change
+    )
+    api = client.get("/api/regressions", {"releases": "all", "tab": "all", "microbenchmark": "point-query_range=100"})
+    (listed_by_api,) = [r for r in api.json()["items"] if r["id"] == record.pk]
+    assert listed_by_api["backport_gap"] == gap
