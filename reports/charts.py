@@ -528,11 +528,65 @@ def heatmap(comparison: Comparison) -> dict[str, Any]:
     """
     columns = _compared_columns(comparison)
     keys = [c.key for c in columns]
+    rows = _heatmap_rows(comparison)
+    red, green = comparison.spec.red, comparison.spec.green
+    z_min, z_max = _heatmap_domain(comparison, keys, rows)
+    cells = _HeatmapCells.of(comparison, keys, rows, (z_min, z_max))
+    # Payload: the 2-decimal text is only sent when some cell is infinite; otherwise the cell formats z.
+    any_infinite = any(INFINITY_TEXT in row for row in cells.text)
+
+    ticks = column_labels(columns, sep="<br>")
+    xs = [ticks[k] for k in keys]
+    trace = _trace(
+        "heatmap",
+        x=xs,
+        y=rows,
+        z=cells.z,
+        zmin=z_min,
+        zmax=z_max,
+        zmid=1.0,
+        colorscale=_threshold_colorscale(z_min, z_max, red, green),
+        text=cells.text if any_infinite else None,
+        texttemplate="%{text}" if any_infinite else "%{z:.2f}",
+        textfont={"size": 10},
+        customdata=cells.custom,
+        xgap=1,
+        ygap=1,
+        hoverongaps=False,
+        hovertemplate=(
+            "<b>%{y}</b><br>%{x}<br>relative QPS: "
+            + ("%{text}" if any_infinite else "%{z:.2f}")
+            + "<br>QPS: %{customdata:,}<extra></extra>"
+        ),
+        colorbar=_heatmap_colorbar(z_min, z_max, red, green),
+    )
+    layout = _base_layout(title="", height=150 + 20 * len(rows))
+    layout.update(
+        margin={"l": 8, "r": 8, "t": 8, "b": 70},
+        xaxis={**_category_axis(xs, xs), "side": "top"},
+        # What a click needs, once per figure instead of once per cell: the column key of each x label
+        # and the microbenchmark id of each row.
+        meta={
+            "keys": {ticks[k]: k for k in keys},
+            "microbenchmarks": {r: comparison.microbenchmark_ids.get(r) for r in rows},
+        },
+        yaxis={"type": "category", "autorange": "reversed", "automargin": True, "showgrid": False},
+        shapes=_group_boundaries(comparison, rows),
+        showlegend=False,
+    )
+    return _figure([trace], layout)
+
+
+def _heatmap_rows(comparison: Comparison) -> list[str]:
+    """The heatmap's rows: the microbenchmarks in group order, the ungrouped ones last."""
     grouped = [label for g in comparison.groups for label in comparison.labels if comparison.group_of.get(label) == g]
     in_groups = set(grouped)
-    rows = grouped + [label for label in comparison.labels if label not in in_groups]
-    red, green = comparison.spec.red, comparison.spec.green
+    return grouped + [label for label in comparison.labels if label not in in_groups]
 
+
+def _heatmap_domain(comparison: Comparison, keys: list[str], rows: list[str]) -> tuple[float, float]:
+    """(zmin, zmax): symmetric about 1, wide enough for every finite cell and at least twice the wider threshold."""
+    red, green = comparison.spec.red, comparison.spec.green
     finite = [
         v
         for key in keys
@@ -542,76 +596,60 @@ def heatmap(comparison: Comparison) -> dict[str, Any]:
     # At least twice the wider threshold on each side, so the grey band never fills the whole scale.
     spread = max([abs(v - 1.0) for v in finite] + [2 * max(1.0 - red, green - 1.0)])
     spread = min(_step_above(spread, strictly=False), HEATMAP_MAX_SPREAD)
-    z_min, z_max = round(1.0 - spread, 4), round(1.0 + spread, 4)
+    return round(1.0 - spread, 4), round(1.0 + spread, 4)
 
-    z: list[list[float | None]] = []
-    text: list[list[str]] = []
-    custom: list[list[float | None]] = []
-    for label in rows:
-        z_row: list[float | None] = []
-        text_row: list[str] = []
-        custom_row: list[float | None] = []
-        for key in keys:
-            rel = comparison.relative[key].get(label)
-            if rel is None or math.isnan(rel):
-                z_row.append(None)
-                text_row.append("")
-            elif math.isinf(rel):
-                z_row.append(z_max if rel > 0 else z_min)
-                text_row.append(INFINITY_TEXT)
-            else:
-                z_row.append(_sig(rel))
-                text_row.append(f"{rel:.2f}")
-            custom_row.append(_absolute(comparison.qps[key].get(label)))
-        z.append(z_row)
-        text.append(text_row)
-        custom.append(custom_row)
-    # Payload: the 2-decimal text is only sent when some cell is infinite; otherwise the cell formats z.
-    any_infinite = any(INFINITY_TEXT in row for row in text)
 
-    ticks = column_labels(columns, sep="<br>")
-    xs = [ticks[k] for k in keys]
-    trace = _trace(
-        "heatmap",
-        x=xs,
-        y=rows,
-        z=z,
-        zmin=z_min,
-        zmax=z_max,
-        zmid=1.0,
-        colorscale=_threshold_colorscale(z_min, z_max, red, green),
-        text=text if any_infinite else None,
-        texttemplate="%{text}" if any_infinite else "%{z:.2f}",
-        textfont={"size": 10},
-        customdata=custom,
-        xgap=1,
-        ygap=1,
-        hoverongaps=False,
-        hovertemplate=(
-            "<b>%{y}</b><br>%{x}<br>relative QPS: "
-            + ("%{text}" if any_infinite else "%{z:.2f}")
-            + "<br>QPS: %{customdata:,}<extra></extra>"
-        ),
-        colorbar={
-            "title": {"text": "relative QPS", "side": "top"},
-            "orientation": "h",
-            "thickness": 10,
-            "len": 1,
-            "x": 0,
-            "xanchor": "left",
-            "y": 0,
-            "yref": "container",
-            "yanchor": "bottom",
-            # No label at 1.00: it sits between the thresholds, and three labels 0.05 apart overlap on a phone.
-            "tickvals": [z_min, red, green, z_max],
-            "ticktext": [f"{v:.2f}" for v in (z_min, red, green, z_max)],
-        },
-    )
-    # Group boundaries: category i sits at y = i, so a line at i − 0.5 separates row i from the one above.
+@dataclass(frozen=True)
+class _HeatmapCells:
+    """The heatmap's cells, row by row: z (relative QPS), the text drawn in each, and its absolute QPS."""
+
+    z: list[list[float | None]]
+    text: list[list[str]]
+    custom: list[list[float | None]]
+
+    @classmethod
+    def of(cls, comparison: Comparison, keys: list[str], rows: list[str], domain: tuple[float, float]) -> _HeatmapCells:
+        cells = [[_heatmap_cell(comparison.relative[key].get(label), domain) for key in keys] for label in rows]
+        return cls(
+            z=[[z for z, _ in row] for row in cells],
+            text=[[text for _, text in row] for row in cells],
+            custom=[[_absolute(comparison.qps[key].get(label)) for key in keys] for label in rows],
+        )
+
+
+def _heatmap_cell(rel: float | None, domain: tuple[float, float]) -> tuple[float | None, str]:
+    """One cell's z and text: nothing where missing, the domain's end and "∞" where infinite, else the value."""
+    if rel is None or math.isnan(rel):
+        return None, ""
+    if math.isinf(rel):
+        return (domain[1] if rel > 0 else domain[0]), INFINITY_TEXT
+    return _sig(rel), f"{rel:.2f}"
+
+
+def _heatmap_colorbar(z_min: float, z_max: float, red: float, green: float) -> dict[str, Any]:
+    """The colour bar: horizontal, below the cells, with ticks at zmin, red, green and zmax."""
+    return {
+        "title": {"text": "relative QPS", "side": "top"},
+        "orientation": "h",
+        "thickness": 10,
+        "len": 1,
+        "x": 0,
+        "xanchor": "left",
+        "y": 0,
+        "yref": "container",
+        "yanchor": "bottom",
+        # No label at 1.00: it sits between the thresholds, and three labels 0.05 apart overlap on a phone.
+        "tickvals": [z_min, red, green, z_max],
+        "ticktext": [f"{v:.2f}" for v in (z_min, red, green, z_max)],
+    }
+
+
+def _group_boundaries(comparison: Comparison, rows: list[str]) -> list[dict[str, Any]]:
+    """A line between two groups' rows: row i sits at y = i, so a line at i − 0.5 separates it from the row above."""
     starts = [
         i for i in range(1, len(rows)) if comparison.group_of.get(rows[i]) != comparison.group_of.get(rows[i - 1])
     ]
-    boundaries = [
+    return [
         {
             "type": "line",
             "xref": "paper",
@@ -624,21 +662,6 @@ def heatmap(comparison: Comparison) -> dict[str, Any]:
         }
         for i in starts
     ]
-    layout = _base_layout(title="", height=150 + 20 * len(rows))
-    layout.update(
-        margin={"l": 8, "r": 8, "t": 8, "b": 70},
-        xaxis={**_category_axis(xs, xs), "side": "top"},
-        # What a click needs, once per figure instead of once per cell: the column key of each x label
-        # and the microbenchmark id of each row.
-        meta={
-            "keys": {ticks[k]: k for k in keys},
-            "microbenchmarks": {r: comparison.microbenchmark_ids.get(r) for r in rows},
-        },
-        yaxis={"type": "category", "autorange": "reversed", "automargin": True, "showgrid": False},
-        shapes=boundaries,
-        showlegend=False,
-    )
-    return _figure([trace], layout)
 
 
 def drilldown_charts(

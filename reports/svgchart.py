@@ -282,6 +282,70 @@ def _dasharray(dash: str | None, width: float) -> str | None:
     return None
 
 
+# --------------------------------------------------------------------------- one trace, read
+
+
+def _check_scatter(trace: dict[str, Any]) -> None:
+    """Refuse a trace this module cannot draw: not a visible scatter, another axis, filled, stacked, error bars."""
+    if trace.get("type", "scatter") != "scatter" or trace.get("visible", True) is not True:
+        raise Unsupported("not a visible scatter trace")
+    if trace.get("xaxis", "x") != "x" or trace.get("yaxis", "y") != "y":
+        raise Unsupported("a trace on another axis")
+    if trace.get("fill") not in (None, "none") or trace.get("stackgroup") or trace.get("orientation") == "h":
+        raise Unsupported("a filled or stacked trace")
+    if (trace.get("error_x") or {}).get("visible") or (trace.get("error_y") or {}).get("visible"):
+        raise Unsupported("error bars")
+
+
+def _points(trace: dict[str, Any]) -> tuple[list[Any], list[Any]]:
+    """The trace's x and y values, as given (x: 0, 1, … without one); every y a number or ``None``."""
+    ys = list(trace.get("y") or [])
+    given_x = trace.get("x")
+    xs: list[Any] = list(given_x) if given_x is not None else list(range(len(ys)))
+    if len(xs) != len(ys) or any(y is not None and not _finite(y) for y in ys):
+        raise Unsupported("x and y of different lengths, or a y that is not a number")
+    return xs, ys
+
+
+def _modes(trace: dict[str, Any], count: int) -> set[str]:
+    """The trace's drawing modes (plotly's default: lines and markers under 20 points, lines from 20)."""
+    default_mode = "lines+markers" if count < 20 else "lines"
+    modes = set(str(trace.get("mode") or default_mode).split("+"))
+    if not modes <= _SUPPORTED_MODES and modes != {"none"}:
+        raise Unsupported("a scatter mode")
+    return modes
+
+
+def _look(trace: dict[str, Any], line: dict[str, Any], index: int) -> tuple[str, str, str, float]:
+    """(line colour, marker colour, marker symbol, marker size): one of each for the whole trace."""
+    marker = trace.get("marker") or {}
+    color = str(line.get("color") or marker.get("color") or _COLOURS[index % len(_COLOURS)])
+    marker_color = marker.get("color", color)
+    if not isinstance(marker_color, str):
+        raise Unsupported("a colour per point")
+    symbol = marker.get("symbol", "circle")
+    size = marker.get("size", 6)
+    if not isinstance(symbol, str) or not _finite(size):
+        raise Unsupported("a symbol or size per point")
+    return color, marker_color, symbol, size
+
+
+def _texts(trace: dict[str, Any], modes: set[str], count: int) -> list[str | None]:
+    """The text mark of each point (``None``: none): one text for all, or one per point, padded or cut to ``count``."""
+    raw_text = trace.get("text")
+    if "text" not in modes or raw_text is None:
+        return [None] * count
+    texts = [None if t is None else str(t) for t in raw_text] if isinstance(raw_text, list) else [str(raw_text)] * count
+    return (texts + [None] * count)[:count]
+
+
+def _text_position(trace: dict[str, Any]) -> list[str] | str:
+    """One text position for the trace, or one per point (a point clipped at the top has its value below it)."""
+    if isinstance(trace.get("textposition"), list):
+        return [str(p or "middle center") for p in trace["textposition"]]
+    return str(trace.get("textposition") or "middle center")
+
+
 # --------------------------------------------------------------------------- marker symbols
 
 
@@ -452,55 +516,19 @@ class _Chart:
                 raise Unsupported("an annotation on another axis")
 
     def _trace(self, trace: dict[str, Any], index: int) -> _Trace:
-        if trace.get("type", "scatter") != "scatter" or trace.get("visible", True) is not True:
-            raise Unsupported("not a visible scatter trace")
-        if trace.get("xaxis", "x") != "x" or trace.get("yaxis", "y") != "y":
-            raise Unsupported("a trace on another axis")
-        if trace.get("fill") not in (None, "none") or trace.get("stackgroup") or trace.get("orientation") == "h":
-            raise Unsupported("a filled or stacked trace")
-        if (trace.get("error_x") or {}).get("visible") or (trace.get("error_y") or {}).get("visible"):
-            raise Unsupported("error bars")
-        ys = list(trace.get("y") or [])
-        given_x = trace.get("x")
-        xs: list[Any] = list(given_x) if given_x is not None else list(range(len(ys)))
-        if len(xs) != len(ys) or any(y is not None and not _finite(y) for y in ys):
-            raise Unsupported("x and y of different lengths, or a y that is not a number")
-        default_mode = "lines+markers" if len(ys) < 20 else "lines"
-        modes = set(str(trace.get("mode") or default_mode).split("+"))
-        if not modes <= _SUPPORTED_MODES and modes != {"none"}:
-            raise Unsupported("a scatter mode")
+        _check_scatter(trace)
+        xs, ys = _points(trace)
+        modes = _modes(trace, len(ys))
         line = trace.get("line") or {}
-        marker = trace.get("marker") or {}
-        color = str(line.get("color") or marker.get("color") or _COLOURS[index % len(_COLOURS)])
-        marker_color = marker.get("color", color)
-        if not isinstance(marker_color, str):
-            raise Unsupported("a colour per point")
-        symbol = marker.get("symbol", "circle")
-        size = marker.get("size", 6)
-        if not isinstance(symbol, str) or not _finite(size):
-            raise Unsupported("a symbol or size per point")
-        raw_text = trace.get("text")
-        texts: list[str | None] = [None] * len(ys)
-        if "text" in modes and raw_text is not None:
-            texts = (
-                [None if t is None else str(t) for t in raw_text]
-                if isinstance(raw_text, list)
-                else [str(raw_text)] * len(ys)
-            )
-            texts = (texts + [None] * len(ys))[: len(ys)]
+        color, marker_color, symbol, size = _look(trace, line, index)
         return _Trace(
             name=str(trace.get("name") if trace.get("name") is not None else f"trace {index}"),
             xs=xs,
             ys=[None if y is None else float(y) for y in ys],
             lines="lines" in modes,
             markers="markers" in modes,
-            texts=texts,
-            # One position for the trace, or one per point (a point clipped at the top has its value below it).
-            text_position=(
-                [str(p or "middle center") for p in trace["textposition"]]
-                if isinstance(trace.get("textposition"), list)
-                else str(trace.get("textposition") or "middle center")
-            ),
+            texts=_texts(trace, modes, len(ys)),
+            text_position=_text_position(trace),
             color=color,
             width=float(line.get("width", 2)),
             dash=_dasharray(line.get("dash"), float(line.get("width", 2))),
