@@ -29,10 +29,10 @@ class TargetAdmin(admin.ModelAdmin):
 
 @admin.register(BenchmarkHost)
 class BenchmarkHostAdmin(admin.ModelAdmin):
-    list_display = ["name", "cpus", "ram_gb", "storage", "last_heartbeat_at", "worker"]
-    search_fields = ["name"]
+    list_display = ["name", "cpus", "ram_gb", "cpu_model", "kernel", "registered_at", "last_heartbeat_at", "worker"]
+    search_fields = ["name", "cpu_model"]
     filter_horizontal = ["targets"]
-    readonly_fields = ["last_heartbeat_at", "worker"]
+    readonly_fields = ["registered_at", "last_heartbeat_at", "worker"]
 
 
 @admin.register(BenchmarkRun)

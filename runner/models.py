@@ -144,7 +144,11 @@ class BenchmarkHost(models.Model):
     ram_gb = models.PositiveIntegerField(null=True, blank=True)
     storage = models.CharField(max_length=200, blank=True)
     os = models.CharField(max_length=200, blank=True)
-    notes = models.TextField(blank=True, help_text="Anything else about the hardware: CPU model, governor, …")
+    cpu_model = models.CharField("CPU model", max_length=200, blank=True)
+    kernel = models.CharField(max_length=200, blank=True)
+    notes = models.TextField(blank=True, help_text="Anything else about the hardware: governor, BIOS settings, …")
+    # Set by ``manage.py register_host``, run on the machine: the facts above were read from it then.
+    registered_at = models.DateTimeField(null=True, blank=True, help_text="When the host last registered itself")
     targets = models.ManyToManyField(Target, blank=True, related_name="hosts", help_text="The targets it can reach")
     last_heartbeat_at = models.DateTimeField(null=True, blank=True)
     worker = models.CharField(max_length=255, blank=True, help_text="The worker that sent the last heartbeat")

@@ -11,6 +11,8 @@ import os
 import socket
 import struct
 import threading
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import NoReturn
 
@@ -65,6 +67,82 @@ class Server:
         }
         values.update(overrides)
         return Target.objects.create(**values)
+
+
+class SlowLink:
+    """A loopback TCP link to a real server that holds every reply ``delay`` seconds before passing it on: a
+    server reached over a slower network. Each query waits at least that long for its answer, however idle or busy
+    the machine, so a target behind it is slower for real by an amount that does not depend on CPU contention."""
+
+    def __init__(self, target_port: int, delay: float, target_host: str = "127.0.0.1") -> None:
+        self.target = (target_host, target_port)
+        self.delay = delay
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.listener.settimeout(0.2)
+        self.port = int(self.listener.getsockname()[1])
+        self.lock = threading.Lock()
+        self.open: set[socket.socket] = set()
+        self.closed = threading.Event()
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+
+    def _accept(self) -> None:
+        while not self.closed.is_set():
+            try:
+                client, _ = self.listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            client.settimeout(None)
+            try:
+                upstream = socket.create_connection(self.target, timeout=5)
+            except OSError:
+                client.close()  # the client sees the refusal as the server's
+                continue
+            upstream.settimeout(None)
+            for sock in (client, upstream):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            with self.lock:
+                self.open.update((client, upstream))
+            threading.Thread(target=self._pipe, args=(client, upstream, 0.0), daemon=True).start()
+            threading.Thread(target=self._pipe, args=(upstream, client, self.delay), daemon=True).start()
+
+    def _pipe(self, src: socket.socket, dst: socket.socket, delay: float) -> None:
+        try:
+            while chunk := src.recv(65536):
+                if delay:
+                    time.sleep(delay)
+                dst.sendall(chunk)
+        except OSError:
+            pass
+        finally:
+            for sock in (src, dst):
+                with self.lock:
+                    self.open.discard(sock)
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+                with contextlib.suppress(OSError):
+                    sock.close()
+
+    def close(self) -> None:
+        self.closed.set()
+        self.thread.join(timeout=5)
+        self.listener.close()
+        with self.lock:
+            socks = list(self.open)
+        for sock in socks:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+
+@contextlib.contextmanager
+def slow_link(target_port: int, delay: float, target_host: str = "127.0.0.1") -> Iterator[SlowLink]:
+    link = SlowLink(target_port, delay, target_host)
+    try:
+        yield link
+    finally:
+        link.close()
 
 
 SSL_REQUEST, GSS_REQUEST = 80877103, 80877104

@@ -1,17 +1,15 @@
 """Confirmation runs against the real MariaDB: a story a benchmark host's run opened is measured again there three
 times before anyone is told. An injected noisy result is dismissed as noise (the repeats kept as runs); a real
-step (MariaDB slowed by a concurrent load while the new version runs) is confirmed, and only then told."""
+step (the new version's server reached over a link that delays every answer) is confirmed, and only then told."""
 
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from celery.signals import task_postrun, task_prerun
 from django.db.models import F
 
 from regressions.models import Delivery, Regression, Subscription
@@ -20,8 +18,8 @@ from reports.tasks import refresh_series_task
 from runner import benchmark
 from runner.models import BenchmarkHost, BenchmarkRun, Confirmation, Target
 from runner.tasks import enqueue
-from runner.tests.conftest import MARIADB_ADMIN, MARIADB_HOST, MARIADB_PORT
-from runner.tests.services import Server
+from runner.tests.conftest import MARIADB_PORT
+from runner.tests.services import Server, slow_link
 from runs.models import Result, Run
 from runs.signals import bundle_imported
 
@@ -50,8 +48,8 @@ def lab(mariadb: Server, settings: Any) -> tuple[Target, Target]:
     return old, new
 
 
-def start(target: Target) -> BenchmarkRun:
-    run = benchmark.create_run(target, **TINY)
+def start(target: Target, **parameters: Any) -> BenchmarkRun:
+    run = benchmark.create_run(target, **{**TINY, **parameters})
     enqueue(run)  # eager: it runs, is imported and its series refreshed now (autocommit here)
     run.refresh_from_db()
     assert run.state == State.IMPORTED, run.error
@@ -66,56 +64,6 @@ def detection_paused() -> Iterator[None]:
         yield
     finally:
         bundle_imported.connect(refresh_imported_series)
-
-
-@contextmanager
-def mariadb_slowed_for(target: Target, connections: int = 8) -> Iterator[None]:
-    """While a run of ``target`` is running (and only then), other clients keep MariaDB's CPU busy with
-    BENCHMARK() loops: that version is slower for real, the other one is not."""
-    import pymysql
-
-    stop, busy = threading.Event(), threading.Event()
-    running: list[int] = []  # the targets of the runs in progress, innermost last (eager tasks nest)
-
-    def burn() -> None:
-        conn = pymysql.connect(host=MARIADB_HOST, port=MARIADB_PORT, user=MARIADB_ADMIN, autocommit=True)
-        try:
-            with conn.cursor() as cursor:
-                while not stop.is_set():
-                    if busy.wait(0.2):
-                        cursor.execute("SELECT BENCHMARK(1000000, MD5('benchdash'))")
-        finally:
-            conn.close()
-
-    def switch() -> None:
-        if running and running[-1] == target.pk:
-            busy.set()
-        else:
-            busy.clear()
-
-    def started(sender: Any = None, args: Any = None, **_: Any) -> None:
-        if getattr(sender, "name", "") == "runner.tasks.run_benchmark":
-            running.append(BenchmarkRun.objects.values_list("target_id", flat=True).get(pk=args[0]))
-            switch()
-
-    def ended(sender: Any = None, **_: Any) -> None:
-        if getattr(sender, "name", "") == "runner.tasks.run_benchmark" and running:
-            running.pop()
-            switch()
-
-    task_prerun.connect(started, weak=False)
-    task_postrun.connect(ended, weak=False)
-    threads = [threading.Thread(target=burn, daemon=True) for _ in range(connections)]
-    for thread in threads:
-        thread.start()
-    try:
-        yield
-    finally:
-        task_prerun.disconnect(started)
-        task_postrun.disconnect(ended)
-        stop.set()
-        for thread in threads:
-            thread.join(timeout=60)
 
 
 def test_an_injected_noisy_result_is_dismissed_as_noise_and_its_repeats_are_kept(lab: tuple[Target, Target]) -> None:
@@ -148,18 +96,20 @@ def test_an_injected_noisy_result_is_dismissed_as_noise_and_its_repeats_are_kept
     assert Run.objects.filter(server=run.server, workload=run.workload).count() == 8
 
 
-# Known flaky: on 2 cores, with the rest of the suite loading the machine, one or two of the three repeats of the
-# slowed version sometimes land above the gate and the story is (correctly, by its rule) dismissed. Run alone it
-# passed once and failed once (with 16 load clients); it failed in the one full parallel run. Until the slowdown
-# is made independent of the machine's load, it runs and reports, without failing the suite.
-@pytest.mark.xfail(reason="the real slowdown depends on the machine's other load (see the comment)", strict=False)
-def test_a_real_step_is_confirmed_by_three_repeats_before_it_is_told(lab: tuple[Target, Target]) -> None:
+def test_a_real_step_is_confirmed_by_three_repeats_before_it_is_told(
+    lab: tuple[Target, Target], mariadb: Server
+) -> None:
     old, new = lab
-    start(old)
-    with mariadb_slowed_for(new):
-        # The new version slower for real: its run, then its three repeats (run as the story opens), each after a
-        # repeat of the old version, which is not.
-        slow = start(new)
+    with slow_link(MARIADB_PORT, delay=0.002) as link:
+        # The new version's server answers each query 2 ms later (measured: a 30th of the direct QPS, busy machine
+        # or idle): its run, then its three repeats (run as the story opens), each after a repeat of the old
+        # version, which is reached directly.
+        new.port = link.port
+        new.set_password(mariadb.password)
+        new.save()
+        # The step is far beyond any noise: one second per test (a thousand rows) measures it.
+        start(old, seconds=1, table_size=1000)
+        slow = start(new, seconds=1, table_size=1000)
     run = Run.objects.get(bundle_id=slow.bundle_id)
     confirmation = Confirmation.objects.get()
     story = Regression.objects.get(pk=confirmation.story_id)

@@ -3,7 +3,9 @@ never an import; a host gone silent has its running run failed and queued again,
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -20,7 +22,7 @@ from django.utils import timezone
 
 from runner import benchmark, hosts
 from runner.models import BenchmarkHost, BenchmarkRun, Target
-from runner.tasks import enqueue
+from runner.tasks import check_hosts, enqueue
 from runner.tests.services import Server
 from runs.models import Bundle
 from tests import live
@@ -68,7 +70,8 @@ def host_workers(tmp_path: Path) -> Iterator[Callable[[BenchmarkHost], subproces
         # The command the host's page documents, as it stands (celery puts the machine's name for %h).
         command = [sys.executable, "-m", *host.worker_command.split()]
         command += ["-l", "INFO", "--without-gossip", "--without-mingle"]
-        with (tmp_path / f"{host.name}.log").open("wb") as log:
+        again = sum(1 for _, queue in started if queue == host.queue)  # a second worker of the host logs apart
+        with (tmp_path / f"{host.name}{f'-{again + 1}' if again else ''}.log").open("wb") as log:
             proc = subprocess.Popen(command, cwd=live.ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
         started.append((proc, host.queue))
         return proc
@@ -143,6 +146,74 @@ def test_two_hosts_workers_each_take_only_their_own_runs_one_at_a_time_and_never
     page = client.get(f"/benchmarks/hosts/{host_a.pk}/").content.decode()
     assert f"bench-host-{host_a.name}" in page and "celery -A benchdash worker -Q" in page
     assert 'id="host-current">none' in page
+
+
+def _kill_machine(proc: subprocess.Popen[bytes]) -> None:
+    """The host dies: its worker, the worker's pool process and the sysbench it runs, each SIGKILLed by id."""
+    tree, todo = [], [proc.pid]
+    while todo:
+        pid = todo.pop()
+        tree.append(pid)
+        todo.extend(live.children(pid))
+    for pid in tree:  # the worker first, so it cannot start a new pool process
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+
+
+@pytest.mark.services
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_a_killed_hosts_run_is_failed_and_queued_again_once_and_its_next_worker_runs_it(
+    mariadb: Server,
+    host_workers: Callable[[BenchmarkHost], subprocess.Popen[bytes]],
+    tmp_path: Path,
+    settings: Any,
+) -> None:
+    settings.BENCHDASH_HOST_SILENT_SECONDS = 5  # the workers beat every second
+    suffix = uuid.uuid4().hex[:6]
+    host = _host(f"k-{suffix}", mariadb.target(name=f"maria-{suffix}"))
+    first_worker = host_workers(host)
+    _wait(lambda: BenchmarkHost.objects.get(pk=host.pk).last_heartbeat_at is not None, 60, "the first heartbeat")
+    run = benchmark.create_run(host.targets.get(), **{**TINY, "table_size": 1000})
+    enqueue(run)
+
+    def state(pk: int) -> str:
+        return BenchmarkRun.objects.values_list("state", flat=True).get(pk=pk)
+
+    deadline = time.monotonic() + 60
+    while state(run.pk) == State.QUEUED and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert state(run.pk) == State.RUNNING  # taken, and a run lasts seconds: the kill lands in the middle of it
+    assert check_hosts() == []  # alive: beat's rule leaves its run alone
+    _kill_machine(first_worker)
+
+    # Beat's rule, as beat calls it every minute: once the host has been silent for longer than allowed.
+    requeued: list[int] = []
+    deadline = time.monotonic() + 30
+    while not requeued and time.monotonic() < deadline:
+        requeued = check_hosts()
+        time.sleep(0.5)
+    assert len(requeued) == 1, "the silent host's run was not requeued"
+    assert check_hosts() == []  # exactly once
+    run.refresh_from_db()
+    (again_id,) = requeued
+    assert (run.state, run.requeued_as_id) == (State.FAILED, again_id)
+    assert run.error.startswith(f"host {host.name} went silent (last heartbeat ")
+    assert run.error.endswith(f"failed and queued again as run #{again_id}")
+    assert state(again_id) == State.QUEUED
+    assert BenchmarkRun.objects.count() == 2
+
+    # The host's next worker (the machine back) takes the queued-again run and measures it to the end.
+    host_workers(host)
+    _wait(lambda: state(again_id) != State.QUEUED, 60, "the second worker to take the run again")
+    _wait(lambda: state(again_id) in (State.IMPORTING, State.IMPORTED), 90, "the run to finish on the second worker")
+    again = BenchmarkRun.objects.get(pk=again_id)
+    assert again.worker.startswith(f"{host.name}@") and again.error == ""
+    second_log = (tmp_path / f"{host.name}-2.log").read_text(errors="replace")
+    assert f"runner.tasks.run_benchmark[{again.celery_task_id}]" in second_log
+    run.refresh_from_db()
+    assert run.state == State.FAILED and BenchmarkRun.objects.count() == 2  # the killed run stays failed, once
 
 
 @pytest.mark.django_db
