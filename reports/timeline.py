@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
+from itertools import pairwise
 from typing import Any
 
 from reports import markers
@@ -36,6 +37,9 @@ RUN_FIELDS = (
     "branch",
     "commit_time",
 )
+# The runs of one series follow each other and each takes minutes at least: the result files of two runs written
+# less than this apart were copied or unpacked together, so their times say nothing about when either ran.
+RUNS_APART = timedelta(minutes=1)
 PALETTE = ("#2457c5", "#d9730d", "#1b7f3b", "#9b3fb5", "#c62828", "#00838f", "#6d4c41", "#546e7a")
 
 
@@ -149,6 +153,38 @@ def _as_points(found: list[tuple[dict[str, Any], float]]) -> list[Point]:
     return out
 
 
+def dates_order_runs(found: list[Point]) -> bool:
+    """Whether the points' dates say in which order the runs ran: some run has a commit time or a start its files
+    record, or no two runs' file (or import) times lie less than ``RUNS_APART`` apart."""
+    if any(p.committed or p.recorded for p in found):
+        return True
+    return runs_apart([p.when for p in found])
+
+
+def runs_apart(whens: list[datetime]) -> bool:
+    """Whether no two of these runs' file times lie less than ``RUNS_APART`` apart (so they could be when the
+    runs ran, not when their files were copied together)."""
+    return all(later - earlier >= RUNS_APART for earlier, later in pairwise(sorted(whens)))
+
+
+def in_version_order(found: list[Point]) -> list[Point]:
+    """The points by version (semantic order), a version's runs by date: the order to show when the dates say
+    nothing (``dates_order_runs``)."""
+    return sorted(found, key=lambda p: (p.sort_key, p.when, p.run_id))
+
+
+def _x_values(found: list[Point], by_version: bool) -> dict[int, str]:
+    """Each run's x: its date, or by version its version (and "(2)", "(3)" for a version's further runs)."""
+    if not by_version:
+        return {p.run_id: p.when.isoformat() for p in found}
+    seen: dict[str, int] = {}
+    out: dict[int, str] = {}
+    for p in found:
+        seen[p.version] = seen.get(p.version, 0) + 1
+        out[p.run_id] = p.version if seen[p.version] == 1 else f"{p.version} ({seen[p.version]})"
+    return out
+
+
 def regressions(base: Run, microbenchmark: Microbenchmark | None, group: str = "") -> list[Record]:
     """The regression records of a microbenchmark, or of a group (as a whole) when ``microbenchmark`` is None."""
     return markers.records(
@@ -157,9 +193,18 @@ def regressions(base: Run, microbenchmark: Microbenchmark | None, group: str = "
 
 
 def figure(
-    found: list[Point], records: list[Record], *, title: str, y_title: str = "QPS", y_format: str = ",.0f"
+    found: list[Point],
+    records: list[Record],
+    *,
+    title: str,
+    y_title: str = "QPS",
+    y_format: str = ",.0f",
+    by_version: bool = False,
 ) -> dict[str, Any]:
-    """QPS by date, one trace per version (oldest version first), with the regressions as vertical lines."""
+    """QPS by date, one trace per version (oldest version first), with the regressions as vertical lines;
+    ``by_version`` (``found`` in version order) with the runs along the x axis in that order instead of dates."""
+    x_of = _x_values(found, by_version)
+    x_hover = "" if by_version else "%{x}<br>"
     versions = sorted({p.version for p in found}, key=lambda v: next(p.sort_key for p in found if p.version == v))
     data = []
     for i, version in enumerate(versions):
@@ -170,19 +215,19 @@ def figure(
                 "type": "scatter",
                 "mode": "lines+markers",
                 "name": version,
-                "x": [p.when.isoformat() for p in mine],
+                "x": [x_of[p.run_id] for p in mine],
                 "y": [round(p.qps, 3) for p in mine],
                 "customdata": [p.hover for p in mine],
                 "line": {"color": colour, "width": 1.5},
                 "marker": {"color": colour, "size": 7},
-                "hovertemplate": f"%{{customdata}}<br>%{{x}}<br>{y_title} %{{y:{y_format}}}<extra>{version}</extra>",
+                "hovertemplate": f"%{{customdata}}<br>{x_hover}{y_title} %{{y:{y_format}}}<extra>{version}</extra>",
             }
         )
     shapes: list[dict[str, Any]] = []
     labels: list[dict[str, Any]] = []
-    first_run_of: dict[str, datetime] = {}
+    first_run_of: dict[str, str] = {}
     for p in found:
-        first_run_of.setdefault(p.version, p.when)
+        first_run_of.setdefault(p.version, x_of[p.run_id])
     for record in records:
         marks: tuple[tuple[str | None, str, str], ...] = (
             (
@@ -195,7 +240,7 @@ def figure(
         for at, text, colour in marks:
             if at is None or at not in first_run_of:
                 continue
-            when = first_run_of[at].isoformat()
+            when = first_run_of[at]
             bugs = ", ".join(label for label, _ in record.bugs)
             shapes.append(
                 {
@@ -229,7 +274,7 @@ def figure(
             "title": {"text": title, "font": {"size": 14}},
             "height": 420,
             "margin": {"l": 60, "r": 20, "t": 70, "b": 50},
-            "xaxis": {"type": "date", "title": {"text": "run date (file time)"}, "gridcolor": "#e5e8ee"},
+            "xaxis": _x_axis(found, x_of, by_version),
             "yaxis": {"title": {"text": y_title}, "rangemode": "tozero", "gridcolor": "#e5e8ee"},
             "legend": {"orientation": "h", "y": -0.2},
             "shapes": shapes,
@@ -238,3 +283,20 @@ def figure(
             "paper_bgcolor": "#fff",
         },
     }
+
+
+def _x_axis(found: list[Point], x_of: dict[int, str], by_version: bool) -> dict[str, Any]:
+    if by_version:
+        return {
+            "type": "category",
+            "categoryorder": "array",
+            "categoryarray": [x_of[p.run_id] for p in found],
+            "title": {"text": "version (no run dates)"},
+            "gridcolor": "#e5e8ee",
+        }
+    kinds = {
+        "commit" if p.committed else "start" if p.recorded else "file time" if p.file_time else "import time"
+        for p in found
+    }
+    what = "run date" + (f" ({next(iter(kinds))})" if len(kinds) == 1 and "start" not in kinds else "")
+    return {"type": "date", "title": {"text": what}, "gridcolor": "#e5e8ee"}

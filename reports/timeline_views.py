@@ -15,6 +15,17 @@ from reports.views import ComparisonPage, _shared_page, _with_default_base, comp
 from runs.models import Microbenchmark, Run
 
 
+def _arranged(found: list[timeline.Point]) -> tuple[list[timeline.Point], bool]:
+    """The points in date order, or in version order when their dates do not order the runs (and so True)."""
+    if timeline.dates_order_runs(found):
+        return found, False
+    return timeline.in_version_order(found), True
+
+
+def _title(label: str, by_version: bool) -> str:
+    return f"{label} by version (no run dates)" if by_version else f"{label} by run date"
+
+
 def microbenchmark_timeline(request: HttpRequest, microbenchmark_id: int) -> HttpResponse:
     """Nightly runs of one version over time: one point per run at its date, one line per version."""
     return _shared_page(request, lambda shared, _series: _timeline_page(request, microbenchmark_id, shared))
@@ -33,6 +44,7 @@ def _timeline_page(request: HttpRequest, microbenchmark_id: int, shared: dict[st
         raise Http404("no such base run")
     dop = data.get("dop", "")
     found, chosen_dop = timeline.points(base, microbenchmark, int(dop) if dop.isdigit() else None)
+    found, by_version = _arranged(found)
     records = timeline.regressions(base, microbenchmark)
     label = microbenchmark.label
     versions: dict[str, int] = {}
@@ -48,7 +60,8 @@ def _timeline_page(request: HttpRequest, microbenchmark_id: int, shared: dict[st
         "records": records,
         "repeated": sorted(v for v, n in versions.items() if n > 1),
         "any_import_time": any(not p.file_time for p in found),
-        "figure": timeline.figure(found, records, title=f"{label} by run date"),
+        "by_version": by_version,
+        "figure": timeline.figure(found, records, title=_title(label, by_version), by_version=by_version),
         "config": charts.plot_config(f"{label}-timeline"),
         "compare_query": data.urlencode(),
         **shared,
@@ -72,7 +85,9 @@ def _group_timeline_page(request: HttpRequest, page: ComparisonPage) -> str:
             raise Http404(f"no group {group!r} in this comparison")
         group = groups[0] if groups else ""
     members = [label for label in comparison.labels if comparison.group_of.get(label) == group]
-    found = timeline.group_points(base, [comparison.microbenchmark_ids[label] for label in members], comparison.dop)
+    found, by_version = _arranged(
+        timeline.group_points(base, [comparison.microbenchmark_ids[label] for label in members], comparison.dop)
+    )
     records = timeline.regressions(base, None, group)
     versions: dict[str, int] = {}
     for p in found:
@@ -92,8 +107,14 @@ def _group_timeline_page(request: HttpRequest, page: ComparisonPage) -> str:
         "relative": True,
         "repeated": sorted(v for v, n in versions.items() if n > 1),
         "any_import_time": any(not p.file_time for p in found),
+        "by_version": by_version,
         "figure": timeline.figure(
-            found, records, title=f"{group} by run date", y_title="median relative QPS", y_format=".2f"
+            found,
+            records,
+            title=_title(group, by_version),
+            y_title="median relative QPS",
+            y_format=".2f",
+            by_version=by_version,
         ),
         "config": charts.plot_config(f"{group}-timeline"),
         "compare_query": query.urlencode(),

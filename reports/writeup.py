@@ -71,6 +71,7 @@ class RunProvenance:
     cpus: int | None
     time: str  # "2025-03-02 10:20 UTC", or "" when unknown
     time_source: str  # what the time is: the result files' time, or the start the results record
+    recorded: bool  # the time is a start the results record, not the result files' time
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,7 @@ class Writeup:
     server: ServerFacts
     workload_params: dict[str, Any]
     runs: list[RunProvenance]
+    runs_apart: bool  # the runs' file times lie far enough apart to be when they ran (timeline.runs_apart)
     stories: list[OpenStory]
     markers: dict[str, Any]
     link: Callable[[str], str]  # a benchdash path as the post links it (absolute when a base URL is set)
@@ -188,9 +190,9 @@ def _builds(w: Writeup) -> list[str]:
     out.append(f"The server is {md_text(s.name)}" + (f": {described}." if described else "."))
     params = ", ".join(f"{md_text(k)} {md_text(v)}" for k, v in sorted(w.workload_params.items()))
     out.append(f"The workload is {md_text(c.workload)}" + (f" ({params})." if params else "."))
-    out += ["", *_header(["version", "run", "build", "flavour", "config", "server", "ran at"], 99)]
+    out += ["", *_header(["version", "run", "build", "flavour", "config", "server", "date"], 99)]
     for run in w.runs:
-        when = f"{run.time} ({run.time_source})" if run.time else "unknown"
+        when = _run_date(run)
         server = run.server + (f", {run.cpus} CPUs" if run.cpus else "")
         out.append(
             _row(
@@ -206,8 +208,24 @@ def _builds(w: Writeup) -> list[str]:
             )
         )
     out.append("")
+    if not w.runs_apart and any(run.time and not run.recorded for run in w.runs):
+        out += [
+            "The runs dated by file time record no start of their own, and their result files' times lie less "
+            "than a minute apart: the files were copied or unpacked together, so those dates say when that "
+            "happened, not when the runs ran. The tables follow version order.",
+            "",
+        ]
 
     return out
+
+
+def _run_date(run: RunProvenance) -> str:
+    """When the run started, where its results record it; else its result files' time, said to be that."""
+    if not run.time:
+        return "unknown"
+    if run.recorded:
+        return f"started {run.time} ({run.time_source})"
+    return f"file time {run.time} (the {run.time_source}'s; the run records no start)"
 
 
 def _results(w: Writeup, names: dict[str, str]) -> list[str]:

@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.utils.text import slugify
 
 from benchdash import disposition
-from reports import charts, svgchart, writeup
+from reports import charts, svgchart, timeline, writeup
 from reports import markers as record_markers
 from reports.compare import Comparison, ComparisonError, get_comparison
 from reports.views import _form, _group_markers, _spec, group_charts
@@ -29,8 +29,9 @@ def link_maker(base_url: str) -> Callable[[str], str]:
     return (lambda path: f"{root}{path}") if root else (lambda path: path)
 
 
-def provenance(comparison: Comparison) -> list[writeup.RunProvenance]:
-    """Every run of the comparison, in its columns' order: one query."""
+def provenance(comparison: Comparison) -> tuple[list[writeup.RunProvenance], bool]:
+    """Every run of the comparison, in its columns' order, and whether the file times of those that have no
+    recorded start lie far enough apart to be when they ran (``timeline.runs_apart``): one query."""
     column_of = {run_id: column.key for column in comparison.columns for run_id in column.run_ids}
     runs = {
         run.pk: run
@@ -55,9 +56,11 @@ def provenance(comparison: Comparison) -> list[writeup.RunProvenance]:
                     cpus=run.cpus,
                     time=f"{run.started_at:%Y-%m-%d %H:%M} UTC" if run.started_at else "",
                     time_source=run.start_origin.split(";")[0],
+                    recorded=run.start_recorded,
                 )
             )
-    return found
+    file_times = [run.started_at for run in runs.values() if run.started_at and not run.start_recorded]
+    return found, timeline.runs_apart(file_times)
 
 
 def build(comparison: Comparison, query: QueryDict, *, with_charts: bool) -> tuple[str, dict[str, str]]:
@@ -81,13 +84,15 @@ def build(comparison: Comparison, query: QueryDict, *, with_charts: bool) -> tup
     page_query = query.copy()
     page_query.pop("format", None)
     encoded = page_query.urlencode()
+    runs, runs_apart = provenance(comparison)
     post = writeup.Writeup(
         comparison=comparison,
         server=writeup.ServerFacts(
             name=server.name, cpus=server.cpus, ram_gb=server.ram_gb, storage=server.storage, os=server.os
         ),
         workload_params=dict(base.workload.params or {}),
-        runs=provenance(comparison),
+        runs=runs,
+        runs_apart=runs_apart,
         stories=writeup.open_stories(comparison.server_id, comparison.workload_id),
         markers=markers,
         link=link_maker(settings.BENCHDASH_BASE_URL),

@@ -76,7 +76,24 @@ def test_the_title_names_the_series_and_the_builds_section_every_run(
     for run in runs:
         row = next(r for r in rows if f"[{run.name}]({SITE}/runs/{run.pk}/)" == r[1])
         assert row[4] == run.config.name
-        assert row[6].startswith(f"{run.started_at:%Y-%m-%d %H:%M} UTC (oldest result file")
+        assert row[6].startswith(f"file time {run.started_at:%Y-%m-%d %H:%M} UTC (the oldest result file")
+
+
+def test_runs_dated_only_by_file_times_a_moment_apart_are_not_said_to_have_run_then(base: Run, client: Client) -> None:
+    # The corpus's files were written together, as any unpacked or copied archive's are: their times are
+    # milliseconds apart and say nothing of when the runs ran.
+    builds = _section(_writeup(client, base), "## Builds, configuration, hardware")
+    assert "ran at" not in builds and "| date |" in builds
+    assert "not when the runs ran. The tables follow version order." in builds
+
+
+def test_file_times_hours_apart_are_shown_without_the_note(base: Run, client: Client) -> None:
+    from datetime import timedelta
+
+    for hours, run in enumerate(Run.objects.filter(server=base.server, workload=base.workload).order_by("pk")):
+        Run.objects.filter(pk=run.pk).update(started_at=run.started_at + timedelta(hours=3 * hours))
+    builds = _section(_writeup(client, base), "## Builds, configuration, hardware")
+    assert "file time" in builds and "not when the runs ran" not in builds
 
 
 def test_every_group_table_has_a_row_per_version_with_the_comparisons_numbers(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -194,6 +195,47 @@ def test_a_group_timeline_has_each_runs_median_relative_qps_and_is_linked_from_e
     assert client.get("/compare/timeline", {"base": imported.pk, "group": "no such group"}).status_code == 404
     compare = client.get("/compare/", {"base": imported.pk}).content.decode()
     assert "/compare/timeline?" in compare and "group=point%20queries" in compare
+
+
+def test_a_timeline_of_runs_whose_file_times_are_a_moment_apart_is_drawn_in_version_order(
+    imported: Run, client: Client
+) -> None:
+    # The corpus's result files were all written within a second (an unpacked archive's are): their times say
+    # nothing of when the runs ran, so the x axis is the versions, not milliseconds of one afternoon.
+    html = client.get("/compare/timeline", {"base": imported.pk, "group": "point queries"}).content.decode()
+    assert 'id="timeline-version-order"' in html and "point queries by version" in html
+    figure = _timeline_figure(html)
+    axis = figure["layout"]["xaxis"]
+    assert axis["type"] == "category"
+    assert axis["categoryarray"] == [
+        "5.6.51", "5.7.44", "8.0.43", "8.0.44", "8.4.6", "8.4.6 (2)", "8.4.7", "9.4.0", "9.5.0"
+    ]  # fmt: skip
+    assert all(shape["x0"] in axis["categoryarray"] for shape in figure["layout"]["shapes"])
+
+
+def test_a_timeline_keeps_dates_that_order_the_runs(imported: Run, client: Client) -> None:
+    from datetime import timedelta
+
+    from reports.timeline import dates_order_runs, points
+
+    runs = Run.objects.filter(server=imported.server, workload=imported.workload).order_by("-pk")
+    for hours, run in enumerate(runs):  # the newest version ran first: dates, not versions, order the chart
+        Run.objects.filter(pk=run.pk).update(started_at=run.started_at + timedelta(hours=2 * hours))
+    mb = Microbenchmark.objects.get(test="point-query", range_size=100)
+    found, _ = points(imported, mb)
+    assert dates_order_runs(found) and found[0].version == "9.5.0"
+    html = client.get(f"/microbenchmarks/{mb.pk}/timeline", {"base": imported.pk}).content.decode()
+    assert 'id="timeline-version-order"' not in html
+    figure = _timeline_figure(html)
+    assert figure["layout"]["xaxis"]["type"] == "date"
+    assert figure["data"][-1]["x"][0] == found[0].when.isoformat()
+
+
+def _timeline_figure(html: str) -> dict[str, Any]:
+    start = html.index('<script id="timeline-figure" type="application/json">')
+    text = html[html.index(">", start) + 1 : html.index("</script>", start)]
+    figure: dict[str, Any] = json.loads(text)
+    return figure
 
 
 def test_group_charts_carry_error_bars_of_repeated_runs_and_none_without_repeats() -> None:
