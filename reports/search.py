@@ -1,11 +1,12 @@
 """What the search box finds, by kind: bugs, servers, workloads, groups, microbenchmarks and runs.
 
 Every kind is matched on a case-insensitive substring of what people type for it: a bug's key, title or
-link (``MDEV-34178``, ``mdev-34178``, a pasted URL), a server's name and hardware notes (``hetz``), a
+link (``MDEV-34178``, ``mdev-34178``, a pasted URL), a server's name and hardware notes (``8-core``), a
 workload's name or suite, a group's name from any group set (``point queries``), a microbenchmark's
-test name, and a run's name, version or DBMS. Each hit carries the links that lead somewhere useful: a
-bug to the regressions it explains, a server or workload to its series' comparisons, a group to the
-comparisons that show it. A bounded number of queries, whatever the match count.
+test name, and a run's name, version or DBMS, each word on its own (``mysql 9.5``). Each hit carries the
+links that lead somewhere useful: a bug to the regressions it explains, a server or workload to its
+series' comparisons, a group to the comparisons that show it. A bounded number of queries, whatever the
+match count.
 """
 
 from __future__ import annotations
@@ -170,11 +171,22 @@ def find_microbenchmarks(q: str, summaries: list[Series]) -> list[Hit]:
     return hits
 
 
+def _run_matches(word: str) -> Q:
+    return (
+        Q(name__icontains=word)
+        | Q(build__version__text__icontains=word)
+        | Q(build__version__dbms__name__icontains=word)
+    )
+
+
 def find_runs(q: str) -> list[Run]:
+    """Runs whose name, version or DBMS holds every word of ``q``: "mysql 9.5" is MySQL's 9.5.0, as people
+    write a release, though no one field holds both words."""
+    wanted = Q()
+    for word in q.split():
+        wanted &= _run_matches(word)
     return list(
-        Run.objects.filter(
-            Q(name__icontains=q) | Q(build__version__text__icontains=q) | Q(build__version__dbms__name__icontains=q)
-        )
+        Run.objects.filter(wanted)
         .select_related("build__version__dbms", "server", "workload")
         .order_by("server__name", "build__version__sort_key")[:RUN_LIMIT]
     )

@@ -40,6 +40,9 @@ def _run_list_page(request: HttpRequest, shared: dict[str, Any]) -> str:
     runs = Run.objects.select_related("build__version__dbms", "config", "server", "workload").only(
         "name",
         "status",
+        "started_at",
+        "started_from",
+        "commit_time",
         "build__flavour",
         "build__version__text",
         "build__version__dbms__name",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -79,3 +80,22 @@ def test_search_links_series_from_their_summaries_without_reading_the_results(im
     # Reading the results (a million rows in a large archive) to find where a microbenchmark ran grew with it.
     assert not [q["sql"] for q in search.captured_queries if '"runs_result"' in q["sql"]]
     assert update_index.pk in SeriesSummary.objects.get().microbenchmark_ids
+
+
+def test_search_finds_a_release_written_as_dbms_and_version(imported: None, client: Client) -> None:
+    # No one field holds "mysql 9.5": the DBMS and the version are matched word by word.
+    html = client.get("/search/", {"q": "mysql 9.5"}).content.decode()
+    assert "x.my9500_rel_o2nofp.z12a_c8r32.pk1" in html and "x.my8043" not in html
+    assert 'id="search-empty"' not in html
+    assert "No run matches." in client.get("/search/", {"q": "postgres 9.5"}).content.decode()
+
+
+@pytest.mark.parametrize("page", ["/", "/search/?q=x"])
+def test_every_example_in_a_search_placeholder_finds_something(imported: None, client: Client, page: str) -> None:
+    html = client.get(page).content.decode()
+    placeholders = re.findall(r'<input type="search"[^>]*placeholder="([^"]+)"', html)
+    examples = {e.strip() for text in placeholders for e in text.removeprefix("Search: e.g.").split(",")}
+    assert examples
+    for example in sorted(examples):
+        found = client.get("/search/", {"q": example}).content.decode()
+        assert 'id="search-empty"' not in found, example

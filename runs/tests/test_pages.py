@@ -106,6 +106,19 @@ def test_the_run_list_offers_the_known_dbms_and_server_names_as_filter_choices(c
     assert options == {"dbms": {"": False, "Postgres": True}, "server": {"": False, "pg-48": False}}
 
 
+def test_the_run_list_dates_each_run_and_marks_a_date_that_is_only_a_file_time(client: Client, corpus: Path) -> None:
+    _import_pg(corpus)
+    _import_dir(corpus / "sysbench-mysql-small", server="c8r32")
+    header, rows = _table_rows(_page(client, "/runs/"))
+    shown = {row[0]: dict(zip(header, row, strict=True))["Date"] for row in rows}
+    runs = Run.objects.filter(name__in=[PG174, MY5651])
+    assert {run.name: run.start_recorded for run in runs} == {PG174: True, MY5651: False}
+    for run in runs:
+        assert run.started_at is not None
+        marker = "" if run.start_recorded else " (file\xa0time)"
+        assert shown[run.name] == f"{run.started_at:%Y-%m-%d}{marker}", run.name
+
+
 # --------------------------------------------------------------------------- run detail
 
 # Results table header → Result field; QPS and TPS are rounded by the template, the rest shown with the
