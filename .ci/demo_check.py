@@ -248,7 +248,7 @@ def check_pages(demo: Demo, user: str, password: str, corpus: Path | None) -> li
 
     # The charts' script, from the page's own static files: plotly.js's cartesian bundle that make install put in
     # the clone's .venv (npm is on every machine CI runs on), not the plotly package's 4.8 MB full build.
-    script = re.search(r'href="([^"]+)" id="plotly-js"', compare)
+    script = re.search(r'content="([^"]+)" id="plotly-js"', compare)
     expect(script is not None, f"{compare_path} names no plotly.js")
     assert script is not None
     status, bundle = get(opener, demo, script[1])

@@ -136,7 +136,7 @@ def main() -> int:
                         page.wait_for_function("() => window.__bench.chartAt !== null")
                         probe = page.evaluate("window.__bench")
                         script = page.evaluate(
-                            "fetch(document.getElementById('plotly-js').href).then((r) => r.text())"
+                            "fetch(document.getElementById('plotly-js').content).then((r) => r.text())"
                             ".then((t) => [t.slice(0, 80).split('\\n')[1] || '', t.length])"
                         )
                         results[kind].append(

@@ -403,8 +403,9 @@ def measure_ingest(
                     raise RuntimeError(f"Codespeed refused the results: HTTP {response.status}")
         peer_rates.append(args.ingest_runs * len(names) / (time.perf_counter() - start))
         versions = tuple(f"9.{5 + attempt}.{i}" for i in range(args.ingest_runs))
-        bundle = synthetic.bundle_bytes(synthetic.SeriesSpec(versions=versions, seed=9000 + attempt))
-        seconds = peers.upload_until_refreshed(bd.url, token, bundle, f"ingest-{stamp}-{attempt}", queue)
+        server = f"ingest-{stamp}-{attempt}"
+        bundle = peers.ingest_bundle(server, versions, seed=9000 + attempt)
+        seconds = peers.upload_until_refreshed(bd.url, token, bundle, server, queue)
         our_rates.append(args.ingest_runs * len(names) / seconds)
     peer, ours = statistics.median(peer_rates), statistics.median(our_rates)
     table.add(

@@ -308,11 +308,11 @@ def measure_ingest(args: argparse.Namespace, table: Table, lnt: Server, bd: Serv
                 if answer.get("error"):
                     raise RuntimeError(f"LNT refused the run: {answer}")
         peer_rates.append(args.ingest_runs * len(names) / (time.perf_counter() - start))
-        from runs import synthetic
 
         versions = tuple(f"9.{5 + attempt}.{i}" for i in range(args.ingest_runs))
-        bundle = synthetic.bundle_bytes(synthetic.SeriesSpec(versions=versions, seed=9000 + attempt))
-        seconds = peers.upload_until_refreshed(bd.url, token, bundle, f"ingest-{stamp}-{attempt}", queue)
+        server = f"ingest-{stamp}-{attempt}"
+        bundle = peers.ingest_bundle(server, versions, seed=9000 + attempt)
+        seconds = peers.upload_until_refreshed(bd.url, token, bundle, server, queue)
         our_rates.append(args.ingest_runs * len(names) / seconds)
     import statistics
 

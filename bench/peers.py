@@ -584,6 +584,18 @@ def read_series() -> Iterator[SeriesData]:
         yield current
 
 
+def ingest_bundle(server: str, versions: Sequence[str], seed: int) -> bytes:
+    """A generated series for the ingest figure, its bytes unique to ``server``.
+
+    benchdash keeps an upload whose exact bytes it imported before as that earlier bundle and imports nothing:
+    the same spec uploaded again under another server name (a rerun with ``--reuse``) would never show up under
+    that name. The name written into the bundle makes every upload new."""
+    from runs import synthetic
+
+    spec = synthetic.SeriesSpec(versions=tuple(versions), seed=seed)
+    return synthetic.bundle_bytes(spec, extra_files={"benchdash.toml": f'server = "{server}"\n'.encode()})
+
+
 def upload_until_refreshed(url: str, token: str, bundle: bytes, server: str, queue: str) -> float:
     """Seconds from an upload's first byte until benchdash shows it everywhere: imported, its series refreshed
     (comparisons, summary, detection) and nothing left in the worker's queue."""
@@ -612,6 +624,8 @@ def upload_until_refreshed(url: str, token: str, bundle: bytes, server: str, que
     start = time.perf_counter()
     with urllib.request.urlopen(request, timeout=120) as response:
         answer = json.loads(response.read())
+    if answer.get("already_imported"):
+        raise RuntimeError(f"these bytes were imported before, as bundle {answer['bundle_id']}: nothing to time")
     quiet = 0
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline:

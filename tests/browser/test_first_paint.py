@@ -63,3 +63,25 @@ def test_plotly_js_takes_the_chart_over_and_no_first_paint_is_left_behind(
     page.locator(".chart").last.locator(".main-svg").first.wait_for()
     assert page.locator("svg.first-paint").count() == 0
     assert console_errors == []
+
+
+FETCHED_AFTER = """() => {
+  const mark = performance.getEntriesByName('benchdash:first-paint')[0];
+  const plotly = performance.getEntriesByType('resource').find((r) => r.name.includes('plotly'));
+  const blocking = Array.from(document.querySelectorAll('head script[src]')).filter((s) => !s.defer && !s.async);
+  const preloads = document.querySelectorAll('link[rel=preload], link[rel=modulepreload]').length;
+  return [mark ? mark.startTime : null, plotly ? plotly.startTime : null, blocking.length, preloads];
+}"""
+
+
+@pytest.mark.parametrize("page_kind", ["drill-down", "comparison"])
+def test_plotly_js_is_asked_for_only_once_the_first_paint_is_on_screen(
+    page: Page, demo_data: DemoData, page_kind: str
+) -> None:
+    url = _drill_url() if page_kind == "drill-down" else f"/compare/?base={Run.objects.get(name=BASE).pk}"
+    page.goto(url, wait_until="load")
+    page.wait_for_function("() => typeof window.Plotly !== 'undefined'")
+    first_paint, plotly_fetched, blocking, preloads = page.evaluate(FETCHED_AFTER)
+    assert first_paint is not None and plotly_fetched is not None
+    assert plotly_fetched >= first_paint, (first_paint, plotly_fetched)
+    assert (blocking, preloads) == (0, 0)  # nothing in head holds the first paint back

@@ -55,7 +55,7 @@ def test_the_page_runs_plotly_js_s_cartesian_bundle_of_the_plotly_package_s_vers
     base = Run.objects.get(name=BASE)
     page.goto(f"/compare/?base={base.pk}", wait_until="load")
     page.wait_for_function("() => typeof window.Plotly !== 'undefined'")
-    served = page.evaluate("fetch(document.getElementById('plotly-js').href).then((r) => r.text())")
+    served = page.evaluate("fetch(document.getElementById('plotly-js').content).then((r) => r.text())")
     assert served.startswith("/**\n* plotly.js (cartesian - minified) v"), served[:80]
     assert len(served) < 2_000_000  # not the 4.8 MB full bundle
     assert page.evaluate("Plotly.version") == staticfiles.bundle_version(staticfiles.full_bundle())
