@@ -10,12 +10,34 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.contrib.auth.hashers import PBKDF2PasswordHasher
 
 CORPUS = Path(__file__).resolve().parent.parent / "shared" / "corpus"
 
 
+class FewRoundsPBKDF2PasswordHasher(PBKDF2PasswordHasher):
+    """Production's PBKDF2-SHA256 with a thousand rounds instead of a million: the same algorithm name and hash
+    format, so a server process the tests start (which keeps Django's hashers) checks these hashes too, reading
+    the rounds from each, and raises them to its own on a successful login. The suite hashes and checks some
+    hundreds of passwords (logins, lockouts, the users of the browser tests): at production's rounds each costs
+    most of a second of a core."""
+
+    iterations = 1_000
+
+
+def _few_hash_rounds() -> None:
+    from django.conf import settings
+
+    settings.PASSWORD_HASHERS = [
+        f"{__name__}.FewRoundsPBKDF2PasswordHasher",
+        *(name for name in settings.PASSWORD_HASHERS if not name.endswith(".PBKDF2PasswordHasher")),
+    ]
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    """Each pytest-xdist worker keeps its cache keys, and its broker keys, under prefixes of its own.
+    """Passwords are hashed with few rounds (``FewRoundsPBKDF2PasswordHasher``).
+
+    Each pytest-xdist worker keeps its cache keys, and its broker keys, under prefixes of its own.
 
     The workers share the Redis database the suite was given (and pytest-django gives each its own test
     database, ``test_<name>_gw<N>``). One worker's ``cache.clear()`` between tests must not empty another's
@@ -24,6 +46,7 @@ def pytest_configure(config: pytest.Config) -> None:
     another process's long task, which then runs twice. Processes a test starts (gunicorn, Celery workers)
     inherit both prefixes through the environment. Nothing has used the cache or the broker yet.
     """
+    _few_hash_rounds()
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     if not worker:
         return
