@@ -7,15 +7,37 @@ import os
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
+from django.contrib.auth.hashers import PBKDF2PasswordHasher
 
 CORPUS = Path(__file__).resolve().parent.parent / "shared" / "corpus"
 
 
+class FewRoundsPBKDF2PasswordHasher(PBKDF2PasswordHasher):
+    """Production's PBKDF2-SHA256 with a thousand rounds instead of a million: the same algorithm name and hash
+    format, so a server process the tests start (which keeps Django's hashers) checks these hashes too, reading
+    the rounds from each, and raises them to its own on a successful login. The suite hashes and checks some
+    hundreds of passwords (logins, lockouts, the users of the browser tests): at production's rounds each costs
+    most of a second of a core."""
+
+    iterations = 1_000
+
+
+def _few_hash_rounds() -> None:
+    from django.conf import settings
+
+    settings.PASSWORD_HASHERS = [
+        f"{__name__}.FewRoundsPBKDF2PasswordHasher",
+        *(name for name in settings.PASSWORD_HASHERS if not name.endswith(".PBKDF2PasswordHasher")),
+    ]
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    """Each pytest-xdist worker keeps its cache keys, and its broker keys, under prefixes of its own.
+    """Passwords are hashed with few rounds (``FewRoundsPBKDF2PasswordHasher``).
+
+    Each pytest-xdist worker keeps its cache keys, and its broker keys, under prefixes of its own.
 
     The workers share the Redis database the suite was given (and pytest-django gives each its own test
     database, ``test_<name>_gw<N>``). One worker's ``cache.clear()`` between tests must not empty another's
@@ -24,6 +46,7 @@ def pytest_configure(config: pytest.Config) -> None:
     another process's long task, which then runs twice. Processes a test starts (gunicorn, Celery workers)
     inherit both prefixes through the environment. Nothing has used the cache or the broker yet.
     """
+    _few_hash_rounds()
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     if not worker:
         return
@@ -40,6 +63,55 @@ def pytest_configure(config: pytest.Config) -> None:
     settings.BROKER_KEY_PREFIX = broker_prefix
     settings.CELERY_BROKER_TRANSPORT_OPTIONS["global_keyprefix"] = broker_prefix
     app.conf.broker_transport_options = settings.CELERY_BROKER_TRANSPORT_OPTIONS
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist, the long tests (marker ``slow``) lead the shares the workers start with
+    (``long_tests_first``)."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
+    items[:] = long_tests_first(items, workers, _expected_seconds)
+
+
+T = TypeVar("T")
+
+
+def long_tests_first(items: list[T], workers: int, seconds: Callable[[T], float | None]) -> list[T]:
+    """``items`` in the order that starts the long ones (``seconds`` not None) at once on ``workers`` workers.
+
+    ``--dist worksteal`` gives each of N workers a contiguous share of the collected order (pytest-randomly's
+    shuffle, the same in every worker), and a worker that runs out takes half of what is left at the end of the
+    busiest one's. A long test there would start late and could leave the other workers idle while it runs. So
+    each long test is placed at the head of a share, longest first onto the share with the least long work so
+    far; the rest keep their order and fill in. Every test still runs; only the order changes.
+    """
+    long = sorted((item for item in items if seconds(item) is not None), key=lambda i: -(seconds(i) or 0))
+    if workers < 2 or not long:
+        return items
+    rest = [item for item in items if seconds(item) is None]
+    # The scheduler's shares: the first worker gets n // N items, the next (what is left) // (N - 1), and so on.
+    sizes, left = [], len(items)
+    for remaining in range(workers, 0, -1):
+        sizes.append(left // remaining)
+        left -= sizes[-1]
+    heads: list[list[T]] = [[] for _ in sizes]
+    loads = [0.0] * len(sizes)
+    for item in long:
+        share = min((i for i in range(len(sizes)) if len(heads[i]) < sizes[i]), key=lambda i: loads[i])
+        heads[share].append(item)
+        loads[share] += seconds(item) or 0
+    ordered: list[T] = []
+    for head, size in zip(heads, sizes, strict=True):
+        ordered += head + rest[: size - len(head)]
+        del rest[: size - len(head)]
+    return ordered
+
+
+def _expected_seconds(item: pytest.Item) -> float | None:
+    marker = item.get_closest_marker("slow")
+    if marker is None:
+        return None
+    return float(marker.kwargs.get("seconds", marker.args[0] if marker.args else 30))
 
 
 # Skip reasons that mean a service is missing (the tests that need it run when DATABASE_URL, REDIS_URL, a MariaDB

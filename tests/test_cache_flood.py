@@ -94,6 +94,7 @@ def test_a_y_max_name_no_chart_of_the_page_offers_is_rendered_but_never_kept(sma
     assert not Client().get(f"{url}&y_max_writes=1.250").templates
 
 
+@pytest.mark.slow(20)
 def test_a_thousand_distinct_anonymous_urls_grow_the_cache_by_a_bounded_amount(small_base: Run, settings: Any) -> None:
     settings.BENCHDASH_ANONYMOUS_RENDERS_PER_MINUTE = BUDGET
     url = f"/compare/?base={small_base.pk}"

@@ -132,6 +132,7 @@ def _wait_for(condition: object, what: str, seconds: float, logs: list[Path]) ->
     pytest.fail(f"{what} within {seconds:.0f} s\n{tails}")
 
 
+@pytest.mark.slow(60)
 @pytest.mark.services
 @pytest.mark.django_db(transaction=True)
 def test_the_by_hand_deployment_runs_as_documented(tmp_path: Path, corpus: Path) -> None:

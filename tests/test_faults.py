@@ -70,6 +70,7 @@ def uploader_token(user_with_role: Callable[..., Any]) -> str:
 # --------------------------------------------------------------------------- kill -9 of a web process mid-import
 
 
+@pytest.mark.slow(20)
 def test_a_web_process_killed_mid_import_leaves_no_partial_rows_and_the_same_upload_then_succeeds(
     tmp_path: Path, uploader_token: str
 ) -> None:
@@ -201,6 +202,7 @@ def worker_queue(tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen[byte
         yield start
 
 
+@pytest.mark.slow(15)
 @pytest.mark.worker
 def test_an_upload_while_the_broker_is_down_is_kept_queued_and_imported_once_it_is_back(
     tmp_path: Path,

@@ -312,6 +312,7 @@ def test_every_route_is_in_the_production_page_list(site: dict[str, Any]) -> Non
     assert names == set(site), f"routes without a page to request: {names - set(site)}; gone: {set(site) - names}"
 
 
+@pytest.mark.slow(40)
 @pytest.mark.parametrize("public", [True, False], ids=["public-browsing", "private"])
 def test_production_gunicorn_answers_every_page_with_the_deployment_host_and_never_a_500(
     tmp_path: Path, static_root: Path, site: dict[str, Any], public: bool

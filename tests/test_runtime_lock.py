@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 # Import names of the tools the development lock brings: none may be importable in production.
 DEV_TOOLS = (
@@ -91,6 +93,7 @@ def _lean_venv(target: Path) -> Path:
     return python
 
 
+@pytest.mark.slow(20)
 def test_a_venv_made_from_the_runtime_lock_runs_the_site_and_imports_no_dev_tool(tmp_path: Path) -> None:
     python = _lean_venv(tmp_path / "venv")
     probe = (

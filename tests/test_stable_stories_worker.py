@@ -29,7 +29,7 @@ from runs.models import Bundle, Run
 from runs.signals import announce_import
 from tests import live
 
-pytestmark = [pytest.mark.worker, pytest.mark.services, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.slow(60), pytest.mark.worker, pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
 FIRST = ("my5651", "my5744", "my8044", "my8406", "my8407")
 OLDER_POINT_RELEASE = ("my8043",)

@@ -20,7 +20,7 @@ from runs import synthetic
 from runs.models import Run
 from tests import live
 
-pytestmark = [pytest.mark.worker, pytest.mark.services, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.slow(30), pytest.mark.worker, pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
 CLIENT = live.ROOT / "runner" / "submit"
 TESTS = (*[t for t in synthetic.TESTS if not t[0].endswith(".pre")][:10], ("update-index", 100, 3800))

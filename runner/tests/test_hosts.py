@@ -93,6 +93,7 @@ def _wait(condition: Callable[[], bool], seconds: float, what: str) -> None:
     pytest.fail(f"timed out waiting for {what}")
 
 
+@pytest.mark.slow(30)
 @pytest.mark.services
 @pytest.mark.worker
 @pytest.mark.django_db(transaction=True)

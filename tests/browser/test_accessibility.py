@@ -99,6 +99,7 @@ def _log_in_as_admin(page: Page, user_with_role: Callable[..., Any]) -> None:
     page.wait_for_url("**/")
 
 
+@pytest.mark.slow(40)
 def test_every_page_has_no_serious_or_critical_accessibility_violation(
     audited_page: Page, demo_refreshed: DemoData, user_with_role: Callable[..., Any]
 ) -> None:
