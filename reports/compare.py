@@ -28,12 +28,12 @@ from benchdash.http import row_id
 from reports import run_identity, sla, stats
 from reports.diff import workload_mismatch
 from reports.models import GroupSetDefinition
-from reports.reference import REFERENCE_BLOCKS, ls_sort_key, reference_block
 from runs.models import Result, Run
 from suites import groups as groupsets
 from suites.openformat.parse import carried_group_set
 from suites.sysbench import eras
 from suites.sysbench import parse as sysbench
+from suites.sysbench.layout import REFERENCE_BLOCKS, ls_sort_key, reference_block
 
 # What ``load_series`` reads with the base run (a caller that passes it as ``base`` selects these too).
 BASE_RELATED = ("server", "workload", "build__version")

@@ -14,9 +14,9 @@ import suites
 from reports import ibench, markers, reference
 from reports.compare import Comparison, ComparisonSpec
 from runs.models import Result
-from suites.dbbench import layout as dbbench_layout
-from suites.dbbench import parse as dbbench
+from suites.sysbench import layout as sysbench_layout
 from suites.sysbench import parse as sysbench
+from suites.tables import ExportTable
 
 FORMATS = ("tsv", "csv", "json", "markdown")
 CONTENT_TYPES = {
@@ -43,8 +43,8 @@ def export(
         raise ValueError(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")
     base = comparison.base
     keys = [base, *(c.key for c in comparison.others)]
-    layout = suites.get(comparison.suite).reference_layout
-    if (fmt in ("tsv", "csv") or metrics) and layout == "steps":
+    suite = suites.get(comparison.suite)
+    if (fmt in ("tsv", "csv") or metrics) and suite.reference_layout == "steps":
         # The Insert Benchmark scripts' per-step tables, every metric column: rel.<step> or, absolute, mrg.<step>.
         separator = "," if fmt == "csv" else "\t"
         return ibench.step_tables(comparison, absolute=absolute, step=step, separator=separator)
@@ -56,16 +56,21 @@ def export(
         names = {c.key: comparison.version_label(c.key) for c in comparison.columns}
         bugs = markers.bug_lines(comparison, markers.comparison_markers(comparison))
         return reference.format_markdown_summary(comparison.result, names, bugs)
-    if layout == "sum":
-        # The db_bench scripts' sum.abs0/abs1 layouts: columns are versions, rows tests in run order.
-        runs, versions, tests, cells = dbbench_table(comparison)
-        dbbench_formatter = dbbench_layout.format_dbbench_tsv if fmt == "tsv" else dbbench_layout.format_dbbench_csv
-        return dbbench_formatter(runs, versions, tests, cells, relative=not absolute)
-    labels = reference.reference_tests(comparison.labels, pk=comparison.pk_mode, keep_pre=keeps_pre_rows(comparison))
-    values = {(key, label): comparison.qps[key].get(label) for key in keys for label in labels}
-    formatter = reference.format_qps_tsv if fmt == "tsv" else reference.format_qps_csv
-    return formatter(
-        keys, labels, values, relative_to=None if absolute else base, decimals=printed_decimals(comparison)
+    # The suite's tests × columns table (sysbench's QPS table, db_bench's sum.abs*), from the comparison's values.
+    return suite.table_layout()(export_table(comparison), fmt, not absolute)
+
+
+def export_table(comparison: Comparison) -> ExportTable:
+    """The comparison as the suites' export layouts read it: plain values, the base column first."""
+    columns = [comparison.base, *(c.key for c in comparison.others)]
+    return ExportTable(
+        columns=columns,
+        versions={key: comparison.column(key).version for key in columns},
+        labels=list(comparison.labels),
+        qps={(key, label): value for key in columns for label, value in comparison.qps[key].items()},
+        pk=comparison.pk_mode,
+        keep_pre=keeps_pre_rows(comparison),
+        decimals=printed_decimals(comparison),
     )
 
 
@@ -95,16 +100,6 @@ def printed_decimals(comparison: Comparison) -> dict[tuple[str, str], int]:
     return said
 
 
-def dbbench_table(
-    comparison: Comparison,
-) -> tuple[list[str], list[str], list[str], dict[tuple[str, str], float | None]]:
-    """Columns (base first), their versions, the tests of the author's tables, and ops_sec per (column, test)."""
-    runs = [comparison.base, *(c.key for c in comparison.others)]
-    tests = dbbench.table_tests(comparison.labels)
-    values = {(run, test): comparison.qps[run].get(test) for run in runs for test in tests}
-    return runs, [comparison.column(run).version for run in runs], tests, values
-
-
 def _metrics(comparison: Comparison, keys: list[str]) -> str:
     """The ``o.met.all`` layout: the load step's block (sb.prepare.met) first, then one block per sb.met file
     (test at the comparison's concurrency)."""
@@ -121,7 +116,7 @@ def _metrics(comparison: Comparison, keys: list[str]) -> str:
         if any(metrics[(key, file)] is not None for key in keys):
             files.append(file)
     files = _in_authors_order(files, comparison.column(comparison.base).summary_layout.get("met_order", []))
-    return reference.format_met_blocks(
+    return sysbench_layout.format_met_blocks(
         keys, files, cast("Mapping[tuple[str, str], Mapping[str, float] | None]", metrics)
     )
 
@@ -142,7 +137,7 @@ def _load_blocks(
     rows = (
         Result.objects.filter(run_id__in=column_of_run, microbenchmark__test=sysbench.LOAD_TEST)
         .order_by("run_id", "microbenchmark__range_size", "dop")
-        .values_list("run_id", "microbenchmark__range_size", "extra", *reference.MET_KEYS)
+        .values_list("run_id", "microbenchmark__range_size", "extra", *sysbench_layout.MET_KEYS)
     )
     samples: dict[tuple[str, str], list[tuple[float | None, ...]]] = {}
     for run_id, range_size, extra, *values in rows:
@@ -153,13 +148,15 @@ def _load_blocks(
     for key, file in samples:
         metrics[(key, file)] = _mean_metrics(samples[(key, file)])
     # A load without its sb.prepare.met file has no block, as the author's scripts print none for it.
-    files = sorted({file for (_, file), values in metrics.items() if values is not None}, key=reference.ls_sort_key)
+    files = sorted(
+        {file for (_, file), values in metrics.items() if values is not None}, key=sysbench_layout.ls_sort_key
+    )
     return files, metrics
 
 
 def _mean_metrics(samples: list[tuple[float | None, ...]]) -> dict[str, float | None] | None:
     means: dict[str, float | None] = {}
-    for i, key in enumerate(reference.MET_KEYS):
+    for i, key in enumerate(sysbench_layout.MET_KEYS):
         values = [v for s in samples if (v := s[i]) is not None]
         means[key] = sum(values) / len(values) if values else None
     return means if any(v is not None for v in means.values()) else None

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from suites.groups import GroupSet
+    from suites.tables import TableLayout
 
 
 class ResultFile(Protocol):
@@ -119,6 +120,10 @@ class Suite:
     # Which of the author's table layouts exports use: "qps" (tests × versions of QPS), "steps" (a table per
     # step with every metric column), "sum" (the db_bench summaries' tests × versions).
     reference_layout: str = "qps"
+    # Its tests × columns tsv/csv export (its package's ``layout`` module), from plain values
+    # (``suites.tables.ExportTable``). None: sysbench's QPS table. A "steps" layout reads more than a comparison
+    # holds (each step's metric columns, from the database), so reports builds it.
+    export_table: TableLayout | None = None
     # Its measured steps ran against a target rate (the Insert Benchmark's background inserts): a step that missed
     # it is no regression signal.
     checks_sla: bool = False
@@ -143,6 +148,14 @@ class Suite:
 
     def metric_label(self, name: str) -> str:
         return dict(self.metric_labels).get(name, name)
+
+    def table_layout(self) -> TableLayout:
+        """The function that prints the suite's tests × columns table (sysbench's QPS table unless it has its own)."""
+        if self.export_table is not None:
+            return self.export_table
+        from suites.sysbench.layout import qps_table  # imported here: that package imports this module
+
+        return qps_table
 
     def choose_group_set(self, labels: Sequence[str]) -> GroupSet:
         if self.group_set_for is not None:

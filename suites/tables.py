@@ -5,8 +5,32 @@ base's, and how a cell of QPS or of a ratio is printed (``NA`` where the scripts
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 NA = "NA"
+
+
+@dataclass(frozen=True)
+class ExportTable:
+    """A comparison as a suite's export layout reads it: plain values, no Django, the base column first."""
+
+    columns: Sequence[str]  # the column keys, the base first
+    versions: Mapping[str, str]  # column key → its version, as a layout's header may name it
+    labels: Sequence[str]  # the microbenchmark labels, in the comparison's order
+    qps: Mapping[tuple[str, str], float | None]  # (column, label) → QPS; missing: absent or None
+    pk: int = 1  # sysbench's pk mode of the runs, which the author's file names carry
+    keep_pre: bool = False  # the author's tables of these runs' era print the ``.pre`` tests' rows
+    # (column, label) → the decimals the author's table printed the cell with, where the column was read from one.
+    decimals: Mapping[tuple[str, str], int] = field(default_factory=dict)
+
+    @property
+    def base(self) -> str:
+        return self.columns[0]
+
+
+# A suite's tests × columns export: (the table, "tsv" or "csv", relative to the base or absolute) → the file's text.
+TableLayout = Callable[[ExportTable, str, bool], str]
 
 
 def relative_qps(value: float | None, base: float | None) -> float | None:

@@ -13,7 +13,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from reports.compare import ComparisonSpec, get_comparison
-from reports.exports import dbbench_table
+from reports.exports import export_table
 from runs.importer import archive_directory, submit_and_import
 from runs.models import Bundle, Run
 from suites.dbbench import layout as dbbench_layout
@@ -52,7 +52,7 @@ def _table(base: str, workload: str = "byrx") -> tuple[list[str], list[str], lis
         for r in Run.objects.filter(workload__params__workload=workload).select_related("build__version")
         if base in (r.build.version.text, r.build.name)
     )
-    return dbbench_table(get_comparison(ComparisonSpec(base_run_id=run.pk)))
+    return dbbench_layout.sum_parts(export_table(get_comparison(ComparisonSpec(base_run_id=run.pk))))
 
 
 def _cells(table: str) -> dict[tuple[int, str], str]:

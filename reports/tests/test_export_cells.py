@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from reports.reference import format_qps_csv, format_qps_tsv
 from runs.importer import archive_directory, submit_and_import
 from runs.models import Bundle
 from suites.cells import csv_text, neutralised, tsv_line
 from suites.dbbench.layout import format_dbbench_csv
+from suites.sysbench.layout import format_qps_csv, format_qps_tsv
 
 SMALL = "sysbench-mysql-small"
 BASE = "x.my5651_rel_o2nofp.z12a_c8r32.pk1"

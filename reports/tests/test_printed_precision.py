@@ -13,7 +13,7 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reports.reference import format_qps_csv, format_qps_tsv
+from suites.sysbench.layout import format_qps_csv, format_qps_tsv
 from suites.tables import SIGNIFICANT_DIGITS, printed_decimals
 
 LABEL = "scan_range=100"

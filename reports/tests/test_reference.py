@@ -14,9 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from reports.reference import (
-    NA,
-    format_markdown_summary,
+from reports.reference import format_markdown_summary
+from reports.stats import compare, metric_ratio
+from suites.groups import CURRENT_32
+from suites.sysbench import parse as sysbench
+from suites.sysbench.layout import (
     format_met_blocks,
     format_qps_csv,
     format_qps_tsv,
@@ -24,9 +26,7 @@ from reports.reference import (
     reference_block,
     reference_tests,
 )
-from reports.stats import compare, metric_ratio
-from suites.groups import CURRENT_32
-from suites.sysbench import parse as sysbench
+from suites.tables import NA
 
 MET_COLUMNS = ("cpu_o", "cs_o", "r_o", "rkb_o", "wkb_o", "o_s")
 

@@ -16,9 +16,9 @@ from django.test import Client
 from django.urls import reverse
 
 from reports.compare import ComparisonSpec, compute_comparison
-from reports.reference import MET_HEADER
 from runs.models import Microbenchmark, Result, Run
 from suites.sysbench import parse as sysbench
+from suites.sysbench.layout import MET_HEADER
 
 pytestmark = pytest.mark.django_db
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from suites.cells import csv_text, tsv_line
-from suites.tables import qps_text, ratio_text, relative_qps
+from suites.dbbench.parse import table_tests
+from suites.tables import ExportTable, qps_text, ratio_text, relative_qps
 
 
 def _dbbench_rows(
@@ -70,3 +71,21 @@ def format_dbbench_csv(
     rows = [["test", *versions[skip:], ""]] if header else []  # the scripts end the header with a comma
     rows.extend([test, *cells[skip:]] for test, cells in _dbbench_rows(runs, tests, values, relative))
     return csv_text(rows)
+
+
+def sum_parts(
+    table: ExportTable,
+) -> tuple[list[str], list[str], list[str], dict[tuple[str, str], float | None]]:
+    """Columns (base first), their versions, the tests of the author's tables, and ops_sec per (column, test)."""
+    runs = list(table.columns)
+    tests = table_tests(table.labels)
+    values = {(run, test): table.qps.get((run, test)) for run in runs for test in tests}
+    return runs, [table.versions[run] for run in runs], tests, values
+
+
+def sum_table(table: ExportTable, fmt: str, relative: bool) -> str:
+    """The scripts' ``sum.abs0`` (``relative``) or ``sum.abs1`` table of a comparison, tsv or its csv twin:
+    columns are versions, rows tests in run order."""
+    runs, versions, tests, values = sum_parts(table)
+    formatter = format_dbbench_tsv if fmt == "tsv" else format_dbbench_csv
+    return formatter(runs, versions, tests, values, relative=relative)

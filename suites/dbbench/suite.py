@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 
 from suites.base import STARTED_CONTENT, ResultFile, Suite, SuiteParse, SuiteRun
-from suites.dbbench import parse
+from suites.dbbench import layout, parse
 from suites.dbbench.groups import DBBENCH
 
 # A merged summary (sum.byrx.txt, sum2.byrx.clang.txt, sum.byrx.txt.sdev, summary.tsv). The author's tables next to
@@ -118,5 +118,6 @@ SUITE = Suite(
     parse_files=parse_files,
     is_excluded=parse.is_excluded,
     reference_layout="sum",
+    export_table=layout.sum_table,
     extra_metrics=EXTRA_METRICS,
 )

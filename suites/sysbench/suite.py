@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import suites.groups as groups
 from suites.base import Suite
-from suites.sysbench import parse
+from suites.sysbench import layout, parse
 
 
 def group_set_for(labels: Sequence[str]) -> groups.GroupSet:
@@ -36,4 +36,5 @@ SUITE = Suite(
     group_sets=groups.STANDARD_GROUP_SETS,
     group_set_for=group_set_for,
     scan_eras=True,
+    export_table=layout.qps_table,
 )
