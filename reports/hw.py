@@ -46,6 +46,15 @@ def cost_flag(ratio: float | None, red: float, green: float) -> str:
     return stats.flag(1.0 / ratio, red, green)
 
 
+def cost_legend(red: float, green: float) -> str:
+    """``cost_flag``'s colours in words: the cost ratios the QPS thresholds come to (1/red and 1/green), to three
+    decimals so that no ratio printed beside them seems to sit on the wrong side."""
+    return (
+        f"red where a version spends {1.0 / red:.3f}× the base's or more (1 ÷ {red:.2f}, as relative QPS is red "
+        f"at {red:.2f} or less), green at {1.0 / green:.3f}× or less (1 ÷ {green:.2f})"
+    )
+
+
 def _number(value: float | None) -> str:
     """An absolute metric, compact: 3 significant digits below 1,000, whole numbers with separators above."""
     if value is None or not math.isfinite(value):
@@ -170,6 +179,7 @@ def hw_context(comparison: Comparison) -> dict[str, Any]:
         "hw_groups": groups,
         "hw_metrics": metrics,
         "hw_versions": [{"key": c.key, "label": comparison.version_label(c.key)} for c in others],
+        "hw_legend": cost_legend(red, green),
     }
 
 

@@ -15,7 +15,7 @@ from regressions import bugs as bugrefs
 from regressions.models import Bug, Regression
 from reports.compare import ComparisonSpec, get_comparison
 from reports.errorbars import spreads, with_error_bars
-from reports.hw import cost_flag, hw_context
+from reports.hw import cost_flag, cost_legend, hw_context
 from reports.palette import BETTER_DARK, NEUTRAL, WORSE_DARK, colour_blind_heatmap
 from runs.models import Microbenchmark, Run, Server
 
@@ -54,6 +54,22 @@ def test_the_hw_section_has_per_group_medians_and_per_microbenchmark_ratios_from
     assert "vs" in cell and "for the base" in cell
     group = context["hw_groups"][0]
     assert len(group["rows"]) == len(comparison.others)
+
+
+@pytest.mark.parametrize(("red", "green"), [(0.95, 1.05), (0.9, 1.2)])
+def test_the_hw_legend_names_the_cost_ratios_the_colours_switch_at(red: float, green: float) -> None:
+    legend = cost_legend(red, green)
+    red_from, green_to = 1 / red, 1 / green
+    assert f"{red_from:.3f}× the base's or more" in legend and f"{green_to:.3f}× or less" in legend
+    assert "⁻¹" not in legend
+    # The ratios printed are those cost_flag switches at, on the right side of each.
+    assert cost_flag(red_from * 1.0001, red, green) == "red" and cost_flag(red_from * 0.999, red, green) == "grey"
+    assert cost_flag(green_to * 0.999, red, green) == "green" and cost_flag(green_to * 1.001, red, green) == "grey"
+
+
+def test_the_hw_page_says_its_thresholds_as_cost_ratios(imported: Run, client: Client) -> None:
+    html = client.get("/compare/hw", {"base": imported.pk, "red": "0.9", "green": "1.25"}).content.decode()
+    assert "⁻¹" not in html and "spends 1.111× the base" in html and "0.800× or less" in html
 
 
 def test_the_hw_page_answers_alone_and_as_a_fragment(imported: Run, client: Client) -> None:
