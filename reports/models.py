@@ -60,6 +60,15 @@ class Report(models.Model):
         default="era",
         choices=SCAN_FORMULAS,
     )
+    # The charts' scale and kind as saved: the y-axis range (None: automatic), log scale, lines or bars ("": the
+    # page's default), and each group chart's own top, {"y_max_<group slug>": top}.
+    y_min = models.FloatField(null=True, blank=True)
+    y_max = models.FloatField(null=True, blank=True)
+    log = models.BooleanField(default=False)
+    view = models.CharField(
+        max_length=8, blank=True, default="", choices=[("", "default"), ("lines", "lines"), ("bars", "bars")]
+    )
+    group_y_max = models.JSONField(default=dict, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

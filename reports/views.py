@@ -1071,12 +1071,46 @@ def save_report(request: HttpRequest) -> HttpResponse:
             include_warmups=spec.include_warmups,
             releases=form.cleaned_data.get("releases") or "",
             scan_formula=spec.scan_formula,
+            **_chart_scale(form, request.POST),
             created_by=request.user if request.user.is_authenticated else None,
         )
     except IntegrityError:
         return HttpResponse(f"a report named {slug!r} exists already; choose another name\n", status=409)
     report.runs.set(spec.run_ids)
     return redirect(report)
+
+
+def _chart_scale(form: CompareForm, query: QueryDict) -> dict[str, Any]:
+    """The charts' scale and kind a saved report keeps: the form's y-axis range, log scale and view, and each
+    group chart's own top (``y_max_<group slug>``, a positive finite number, as the page reads it)."""
+    tops = {}
+    for name in query:
+        if name.startswith("y_max_"):
+            try:
+                value = float(query.get(name, ""))
+            except ValueError:
+                continue
+            if math.isfinite(value) and value > 0:
+                tops[name] = value
+    data = form.cleaned_data
+    return {
+        "y_min": data.get("y_min"),
+        "y_max": data.get("y_max"),
+        "log": bool(data.get("log")),
+        "view": data.get("view") or "",
+        "group_y_max": tops,
+    }
+
+
+def _chart_query(report: Report, query: QueryDict) -> None:
+    """Puts a saved report's chart scale and kind back into its comparison's query."""
+    for name, value in (("y_min", report.y_min), ("y_max", report.y_max), *sorted(report.group_y_max.items())):
+        if value is not None:
+            query[name] = str(value)
+    if report.log:
+        query["log"] = "on"
+    if report.view:
+        query["view"] = report.view
 
 
 def report_detail(request: HttpRequest, slug: str) -> HttpResponse:
@@ -1093,6 +1127,7 @@ def report_detail(request: HttpRequest, slug: str) -> HttpResponse:
     if report.releases:
         query["releases"] = report.releases
     query["scan_formula"] = report.scan_formula
+    _chart_query(report, query)
     return redirect(f"{reverse('reports:compare')}?{query.urlencode()}&report={report.slug}")
 
 
