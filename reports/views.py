@@ -47,6 +47,7 @@ from reports.forms import CompareForm, ExportForm, SaveReportForm
 from reports.models import SCAN_FORMULAS, GroupSetDefinition, Report, SeriesSummary
 from reports.palette import LEGEND as HEATMAP_LEGEND
 from reports.palette import colour_blind_heatmap
+from reports.series import cyclic_gc_paused
 from reports.stats import metric_ratio
 from runs.models import Result, Run
 from runs.signals import runs_stamp
@@ -430,10 +431,17 @@ def _shared_page(
     under the comparison's series; ``render`` gets the cache's shared context and what its key read of the
     series."""
     key = _shared_key(request)
+
+    def produce(shared: dict[str, Any]) -> str | HttpResponse:
+        # A comparison page allocates tens of thousands of small objects that live until it is sent and makes
+        # next to no reference cycles: the collections they set off free nothing (a fifth of a long page's CPU).
+        with cyclic_gc_paused():
+            return render(shared, key.series if key else None)
+
     return pagecache.page(
         request,
         key.text if key else None,
-        lambda shared: render(shared, key.series if key else None),
+        produce,
         params=(*COMPARE_PARAMS, *also),
         multi=COMPARE_MULTI,
         blank=COMPARE_BLANK,

@@ -3,6 +3,8 @@ series' stamp are read once per request, whichever helpers ask for them."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from django.core.cache import cache
 from django.db import connection
@@ -51,3 +53,28 @@ def test_a_drill_down_for_a_microbenchmark_the_comparison_lacks_is_not_found(sma
     missing = (Microbenchmark.objects.order_by("-pk").values_list("pk", flat=True).first() or 0) + 1
     assert Client().get(f"/microbenchmarks/{missing}/?base={small_base.pk}").status_code == 404
     assert Client().get(f"/microbenchmarks/{missing}/").status_code == 404
+
+
+def test_comparison_based_pages_pause_the_cycle_collector_only_while_they_render(
+    small_base: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gc
+
+    from reports import views
+
+    seen: list[bool] = []
+    real = views.comparison_context
+
+    def spying(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(views, "comparison_context", spying)
+    cache.clear()
+    assert Client().get(f"/compare/?base={small_base.pk}").status_code == 200
+    assert seen and not any(seen)  # paused while the page was computed
+    assert gc.isenabled()
+    # A page that fails (a microbenchmark the comparison lacks: 404) resumes it too.
+    missing = (Microbenchmark.objects.order_by("-pk").values_list("pk", flat=True).first() or 0) + 1
+    assert Client().get(f"/microbenchmarks/{missing}/?base={small_base.pk}").status_code == 404
+    assert gc.isenabled()
