@@ -213,8 +213,12 @@ class Series:
 
     @functools.cached_property
     def values(self) -> tuple[float | None, ...]:
-        """Each point's value where it is usable (``Point.usable``), else None."""
-        return tuple(p.value if p.usable else None for p in self.points)
+        """Each point's value where it is usable (``Point.usable``, its test written out: a refresh reads tens of
+        thousands of points), else None."""
+        isfinite = math.isfinite
+        return tuple(
+            v if (v := p.value) is not None and isfinite(v) and not p.sla_missed else None for p in self.points
+        )
 
     @functools.cached_property
     def noise(self) -> Noise:
@@ -496,7 +500,8 @@ def _residual_noise(values: Sequence[float | None], versions: Sequence[str], sig
     steps among eight versions read σ 7 %, its residuals 2 %. Never above the σ it starts from."""
     current = sigma
     for _ in range(NOISE_ROUNDS):
-        outliers, segments = levels(values, versions, current)
+        set_aside, segments = levels(values, versions, current)
+        outliers = set(set_aside)
         residuals = [
             abs(math.log(values[i] / seg.level))  # type: ignore[operator]
             for seg in segments
@@ -529,18 +534,25 @@ def outlier_indexes(
     """Indexes of single-version excursions (rule 3) among the present values; the first and last never are."""
     present = [i for i, v in enumerate(values) if v is not None and math.isfinite(v) and v > 0]
     gate = _one_point_gate(sigma, min_change, k)
-    if present:
-        least, greatest = min(values[i] for i in present), max(values[i] for i in present)  # type: ignore[type-var]
-        if greatest / least - 1 <= gate and 1 - least / greatest <= gate:  # type: ignore[operator]
+    # The present values in a list of their own: a refresh runs this for every series it segments, each of up to
+    # hundreds of points, so each triple is read from it without a function call per point.
+    at: list[float] = [values[i] for i in present]  # type: ignore[misc]
+    if at:
+        least, greatest = min(at), max(at)
+        if greatest / least - 1 <= gate and 1 - least / greatest <= gate:
             return []  # no point is that far from any other, so none from its neighbours
     found: list[int] = []
-    for n, (before, here, after) in enumerate(zip(present, present[1:], present[2:], strict=False)):
-        a, x, b = values[before], values[here], values[after]
-        assert a is not None and x is not None and b is not None
-        if here in found:
+    taken: set[int] = set()
+    last = len(at) - 1
+    for n in range(len(at) - 2):
+        here = present[n + 1]
+        if here in taken:
             continue
-        if n + 3 < len(present) and _dip_and_spike(values, present[n : n + 4], gate):
-            found.extend(present[n + 1 : n + 3])
+        a, x, b = at[n], at[n + 1], at[n + 2]
+        # Most versions are no excursion: the cheap half of the dip-and-spike test comes first, without a call.
+        if n + 3 <= last and abs(x / a - 1) > gate and _dip_and_spike(a, x, b, at[n + 3], gate):
+            found.extend((here, present[n + 2]))
+            taken.update((here, present[n + 2]))
             continue
         up = x / a - 1 > gate and x / b - 1 > gate
         down = 1 - x / a > gate and 1 - x / b > gate
@@ -549,16 +561,15 @@ def outlier_indexes(
         # segmentation tells on its own; read as a story, the excursion would "arrive" and be "fixed" by that
         # very step, beside a second story arriving with it.
         back = b / a - 1 <= gate if up else 1 - b / a <= gate
-        if (up or down) and back and (not found or found[-1] != before):
+        if (up or down) and back and (not found or found[-1] != present[n]):
             found.append(here)
+            taken.add(here)
     return found
 
 
-def _dip_and_spike(values: Sequence[float | None], at: Sequence[int], gate: float) -> bool:
-    """Two versions in a row beyond ``gate`` on opposite sides of the version before them, and the version after
-    back within ``gate`` of it (rule 3's second part, read on the points themselves)."""
-    a, x1, x2, b = (values[i] for i in at)
-    assert a is not None and x1 is not None and x2 is not None and b is not None
+def _dip_and_spike(a: float, x1: float, x2: float, b: float, gate: float) -> bool:
+    """Two versions in a row (``x1``, ``x2``) beyond ``gate`` on opposite sides of the version before them (``a``),
+    and the version after (``b``) back within ``gate`` of it (rule 3's second part, read on the points themselves)."""
     first, second = x1 / a - 1, x2 / a - 1
     return first * second < 0 and min(abs(first), abs(second)) > gate and abs(b / a - 1) <= gate
 
