@@ -179,10 +179,10 @@ def main() -> int:
                     counts.setdefault(dbms_count, []).append((max(first.queries), max(again.queries)))
                     if largest is None or stored >= largest[0]:
                         largest = (stored, index)
-                    p50 = statistics.median(first.wall)
                     verdict = ""
                     if stored >= TARGET_RUNS:
-                        verdict = f"< {TARGET_SECONDS:g} s: " + ("met" if p50 < TARGET_SECONDS else "MISSED")
+                        cpu50 = statistics.median(first.cpu)
+                        verdict = f"< {TARGET_SECONDS:g} s CPU: " + ("met" if cpu50 < TARGET_SECONDS else "MISSED")
                     print(f"| {dbms_count} | {stored} | {first.cells()} | {again.cells()} | {verdict} |", flush=True)
             # Constant, not equal: a statement with nothing to write is skipped (the links of new member stories
             # to new group stories, the every-release view of a series that does not need it), up to QUERY_SLACK

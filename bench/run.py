@@ -10,17 +10,21 @@ of DATABASE_URL (never the one the URL names), then:
 2. imports up to the chosen scale (M = 2,000 runs, L = 25,000 runs) with
    ``manage.py import_bundle`` in a child process: import throughput (results/s,
    MB/s), its CPU time (the child and its parse workers; the database server's
-   process, sampled), the load average, and the child's peak RSS;
+   process, sampled), the load average, and the peak RSS of its largest process
+   and of its process tree (at S, the S import is the one measured);
 3. runs the after-import worker job (``reports.series.refresh_series``:
    comparisons, home-page summaries, regression detection) for every series
    the archive holds, so the pages below are measured on a database that has
    them;
 4. times the 60-run × 42-test comparison cold (cache cleared) and cached;
-5. serves the app with gunicorn on a free loopback port and measures each page's
-   server response time p50/p95 (after warm-up; cold = cache cleared before each
-   request), the query counts again (they must equal the S counts), the chart
-   payload, and the comparison page's throughput under 20 concurrent clients
-   with ``wrk`` (Debian package ``wrk``) for 10 s;
+5. serves the app with gunicorn on a free loopback port and measures each page
+   (home, comparison, heatmap, drill-down, runs, and the regressions list, which
+   reads the stories step 3 stored for every series): response time p50/p95 at
+   the client and CPU time of gunicorn's process tree per request (after warm-up;
+   cold = cache cleared before each request), its HTML raw and as sent; the query
+   counts again (they must equal the S counts), the chart payload, gunicorn's
+   process-tree RSS, and the comparison page's throughput under 20 concurrent
+   clients with ``wrk`` (Debian package ``wrk``) for 10 s;
 6. uploads one new series (``--upload-runs`` runs) through the API to that
    gunicorn, with a real Celery worker, and times it from the upload accepted
    (HTTP 202) to shown everywhere: imported, and its refresh (comparisons,
@@ -132,9 +136,9 @@ def refresh_one(series: tuple[int, int]) -> float:
 
 
 def import_child(paths: list[Path], env: dict[str, str], database: str) -> dict[str, float | None]:
-    """Import bundles in a child process: its seconds, CPU seconds (its parse workers included), peak RSS MB,
-    and the CPU seconds of the database server's processes serving it (sampled every 0.2 s: the server is on
-    this machine, or the figure is None)."""
+    """Import bundles in a child process: its seconds, CPU seconds (its parse workers included), peak RSS MB (of
+    its largest process, and of its process tree: sampled every 50 ms), and the CPU seconds of the database
+    server's processes serving it (sampled every 0.2 s: the server is on this machine, or the figure is None)."""
     from django.db import connection
 
     start = time.perf_counter()
@@ -146,22 +150,25 @@ def import_child(paths: list[Path], env: dict[str, str], database: str) -> dict[
     )
     backends: dict[int, float] = {}
     readable = True
-    while True:
-        # wait4 rather than poll: the child's own usage, its parse workers' included.
-        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-        if pid:
-            break
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()", [database]
-            )
-            for (pid,) in cursor.fetchall():
-                cpu = process_cpu(pid)
-                if cpu is None:
-                    readable = False
-                else:
-                    backends[pid] = cpu
-        time.sleep(0.2)
+    from peers import PeakRss
+
+    with PeakRss(proc.pid) as tree_peak:
+        while True:
+            # wait4 rather than poll: the child's own usage, its parse workers' included.
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()", [database]
+                )
+                for (pid,) in cursor.fetchall():
+                    cpu = process_cpu(pid)
+                    if cpu is None:
+                        readable = False
+                    else:
+                        backends[pid] = cpu
+            time.sleep(0.2)
     seconds = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
@@ -170,6 +177,7 @@ def import_child(paths: list[Path], env: dict[str, str], database: str) -> dict[
         "seconds": seconds,
         "cpu": usage.ru_utime + usage.ru_stime,
         "rss": usage.ru_maxrss / 1024,
+        "tree_rss": tree_peak.peak / 2**20,
         "server_cpu": sum(backends.values()) if readable and backends else None,
     }
 
@@ -255,6 +263,8 @@ def main() -> int:
             "heatmap": f"/compare/heatmap?base={base.pk}",
             "drill-down": f"/microbenchmarks/{mb}/?base={base.pk}",
             "runs": "/runs/",
+            # Every series was refreshed (step 3): the list reads the stories detection stored for each.
+            "regressions": "/regressions/",
         }
 
     def query_counts() -> dict[str, tuple[int, int]]:
@@ -298,22 +308,8 @@ def main() -> int:
             seconds = list(pool.map(refresh_one, series))
         return series, seconds, time.perf_counter() - started
 
-    # 1. S, refreshed as after its import, so its pages show what the larger archive's will (summaries, stories)
-    s_dir = args.work / "S"
-    subprocess.run([sys.executable, "bench/generate.py", "--scale", "S", "--out", str(s_dir)], cwd=REPO, check=True)
-    s_paths = sorted(s_dir.glob("*.tar.gz"))
-    import_child(s_paths, env, db_name)
-    refresh_all()
-    counts_s = query_counts()
-
-    # 2. up to the scale
-    scale_dir = args.work / args.scale
-    if args.scale != "S":
-        subprocess.run(
-            [sys.executable, "bench/generate.py", "--scale", args.scale, "--out", str(scale_dir)], cwd=REPO, check=True
-        )
-        # Every bundle of the scale; those the S phase imported already are recognised by content and skipped.
-        paths = sorted(scale_dir.glob("*.tar.gz"))
+    def import_figures(paths: list[Path]) -> None:
+        """Import ``paths`` in a child process and record its throughput, CPU and memory."""
         before = Result.objects.count()
         load_before = os.getloadavg()[0]
         took = import_child(paths, env, db_name)
@@ -341,7 +337,30 @@ def main() -> int:
                 )
             )
         figures.append(("import MB/s", f"{megabytes / seconds:.2f}", f"{megabytes:.0f} MB of bundles"))
-        figures.append(("import peak RSS MB", f"{float(took['rss'] or 0):.0f}", "import_bundle and its parse workers"))
+        figures.append(("import peak RSS MB", f"{float(took['rss'] or 0):.0f}", "its largest process"))
+        figures.append(
+            ("import peak tree RSS MB", f"{float(took['tree_rss'] or 0):.0f}", "import_bundle and its parse workers")
+        )
+
+    # 1. S, refreshed as after its import, so its pages show what the larger archive's will (summaries, stories)
+    s_dir = args.work / "S"
+    subprocess.run([sys.executable, "bench/generate.py", "--scale", "S", "--out", str(s_dir)], cwd=REPO, check=True)
+    s_paths = sorted(s_dir.glob("*.tar.gz"))
+    if args.scale == "S":
+        import_figures(s_paths)
+    else:
+        import_child(s_paths, env, db_name)
+    refresh_all()
+    counts_s = query_counts()
+
+    # 2. up to the scale
+    scale_dir = args.work / args.scale
+    if args.scale != "S":
+        subprocess.run(
+            [sys.executable, "bench/generate.py", "--scale", args.scale, "--out", str(scale_dir)], cwd=REPO, check=True
+        )
+        # Every bundle of the scale; those the S phase imported already are recognised by content and skipped.
+        import_figures(sorted(scale_dir.glob("*.tar.gz")))
     figures.append(("database", f"{Run.objects.count():,} runs", f"{Result.objects.count():,} results"))
 
     # 3. the after-import worker job, for every series, as the worker's processes would after the imports above
@@ -406,25 +425,7 @@ def main() -> int:
                 break
             except OSError:
                 time.sleep(0.2)
-        worst_warm = 0.0
-        worst_cold = 0.0
-        for name, path in pages().items():
-            for _ in range(5):
-                timed_get(url + path)
-            warm_ms = [timed_get(url + path) for _ in range(args.requests)]
-            cold_ms = []
-            for _ in range(10):
-                cache.clear()
-                cold_ms.append(timed_get(url + path))
-            worst_warm = max(worst_warm, percentile(warm_ms, 95))
-            worst_cold = max(worst_cold, percentile(cold_ms, 95))
-            figures.append(
-                (
-                    f"page {name} p50/p95 ms warm",
-                    f"{statistics.median(warm_ms):.0f} / {percentile(warm_ms, 95):.0f}",
-                    f"cold p50/p95 {statistics.median(cold_ms):.0f} / {percentile(cold_ms, 95):.0f}",
-                )
-            )
+        worst_warm, worst_cold = measure_pages(url, server.pid, pages(), args.requests, figures)
         figures.append(("page p95 warm ms", f"{worst_warm:.0f}", "worst page"))
         figures.append(("page p95 cold ms", f"{worst_cold:.0f}", "worst page"))
         with urllib.request.urlopen(url + pages()["comparison"]) as response:
@@ -446,6 +447,10 @@ def main() -> int:
             )
         else:
             figures.append(("comparison req/s (20 clients)", "n/a", "install wrk (Debian package)"))
+
+        from peers import tree_rss
+
+        figures.append(("server tree RSS MB", f"{tree_rss(server.pid) / 2**20:.0f}", "gunicorn + 2 workers"))
 
         # 6. one upload, from accepted to shown everywhere, with a real worker
         worker = subprocess.Popen(
@@ -505,6 +510,56 @@ def main() -> int:
             verdict = f"  target {'≤' if lower_better else '≥'} {target:g}: {'met' if met else 'MISSED'}"
         print(f"{name:<40} {value:>16}  {note}{verdict}")
     return 0
+
+
+def measure_pages(
+    url: str, server_pid: int, pages: dict[str, str], requests: int, figures: list[tuple[str, str, str]]
+) -> tuple[float, float]:
+    """Each page over HTTP, from the cache (warm) and computed (cold: the cache cleared before each request): wall
+    time at the client and CPU time of the server's process tree, and the HTML's bytes raw and as sent. Appends
+    the figures; returns the worst warm and cold p95 (ms)."""
+    from django.core.cache import cache
+    from peers import sent_bytes, tree, tree_cpu_ns
+
+    worst_warm = 0.0
+    worst_cold = 0.0
+    pids = tree(server_pid)  # gunicorn and its workers, forked by now
+
+    def cpu_timed_get(target: str) -> tuple[float, float]:
+        """(wall ms, CPU ms of the server's process tree) of one request."""
+        cpu = tree_cpu_ns(pids)
+        wall = timed_get(target)
+        return wall, (tree_cpu_ns(pids) - cpu) / 1e6
+
+    for name, path in pages.items():
+        for _ in range(5):
+            timed_get(url + path)
+        warm_requests = [cpu_timed_get(url + path) for _ in range(requests)]
+        cold_requests: list[tuple[float, float]] = []
+        for _ in range(10):
+            cache.clear()
+            cold_requests.append(cpu_timed_get(url + path))
+        warm_ms, cold_ms = [w for w, _ in warm_requests], [w for w, _ in cold_requests]
+        worst_warm = max(worst_warm, percentile(warm_ms, 95))
+        worst_cold = max(worst_cold, percentile(cold_ms, 95))
+        raw, sent = sent_bytes(url + path)
+        cold_cpu = statistics.median(c for _, c in cold_requests)
+        warm_cpu = statistics.median(c for _, c in warm_requests)
+        figures.append(
+            (
+                f"page {name} p50/p95 ms warm",
+                f"{statistics.median(warm_ms):.0f} / {percentile(warm_ms, 95):.0f}",
+                f"cold p50/p95 {statistics.median(cold_ms):.0f} / {percentile(cold_ms, 95):.0f}",
+            )
+        )
+        figures.append(
+            (
+                f"page {name} CPU ms cold / warm",
+                f"{cold_cpu:.1f} / {warm_cpu:.1f}",
+                f"server process tree, p50; HTML {raw / 1024:.0f} KB raw, {sent / 1024:.0f} KB as sent",
+            )
+        )
+    return worst_warm, worst_cold
 
 
 TOKEN_USER = "run-bench"
