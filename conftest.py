@@ -68,25 +68,31 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under pytest-xdist, the long tests (marker ``slow``) lead the shares the workers start with
-    (``long_tests_first``)."""
+    (``long_tests_first``); those of one module stay together, so a stack the module starts once serves them all."""
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
-    items[:] = long_tests_first(items, workers, _expected_seconds)
+    items[:] = long_tests_first(items, workers, _expected_seconds, lambda item: item.nodeid.split("::")[0])
 
 
 T = TypeVar("T")
 
 
-def long_tests_first(items: list[T], workers: int, seconds: Callable[[T], float | None]) -> list[T]:
+def long_tests_first(
+    items: list[T], workers: int, seconds: Callable[[T], float | None], group: Callable[[T], object] = id
+) -> list[T]:
     """``items`` in the order that starts the long ones (``seconds`` not None) at once on ``workers`` workers.
 
     ``--dist worksteal`` gives each of N workers a contiguous share of the collected order (pytest-randomly's
     shuffle, the same in every worker), and a worker that runs out takes half of what is left at the end of the
     busiest one's. A long test there would start late and could leave the other workers idle while it runs. So
-    each long test is placed at the head of a share, longest first onto the share with the least long work so
-    far; the rest keep their order and fill in. Every test still runs; only the order changes.
+    the long tests are placed at the heads of the shares, longest first onto the share with the least long work
+    so far, those of one ``group`` together (in their order); the rest keep their order and fill in. Every test
+    still runs; only the order changes.
     """
-    long = sorted((item for item in items if seconds(item) is not None), key=lambda i: -(seconds(i) or 0))
-    if workers < 2 or not long:
+    groups: dict[object, list[T]] = {}
+    for item in items:
+        if seconds(item) is not None:
+            groups.setdefault(group(item), []).append(item)
+    if workers < 2 or not groups:
         return items
     rest = [item for item in items if seconds(item) is None]
     # The scheduler's shares: the first worker gets n // N items, the next (what is left) // (N - 1), and so on.
@@ -96,10 +102,18 @@ def long_tests_first(items: list[T], workers: int, seconds: Callable[[T], float 
         left -= sizes[-1]
     heads: list[list[T]] = [[] for _ in sizes]
     loads = [0.0] * len(sizes)
-    for item in long:
-        share = min((i for i in range(len(sizes)) if len(heads[i]) < sizes[i]), key=lambda i: loads[i])
-        heads[share].append(item)
-        loads[share] += seconds(item) or 0
+
+    def lightest() -> int:
+        """The share with the least long work that has room for one more test."""
+        return min((i for i in range(len(sizes)) if len(heads[i]) < sizes[i]), key=lambda i: loads[i])
+
+    for members in sorted(groups.values(), key=lambda m: -sum(seconds(i) or 0 for i in m)):
+        share = lightest()
+        for item in members:
+            if len(heads[share]) == sizes[share]:  # a group larger than the room left goes on in another share
+                share = lightest()
+            heads[share].append(item)
+            loads[share] += seconds(item) or 0
     ordered: list[T] = []
     for head, size in zip(heads, sizes, strict=True):
         ordered += head + rest[: size - len(head)]

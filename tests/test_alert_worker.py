@@ -20,7 +20,7 @@ from regressions.tests.loopback import http_receiver, wait_for
 from runs.importer import archive_directory
 from tests import live
 
-pytestmark = [pytest.mark.worker, pytest.mark.services, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.slow(30), pytest.mark.worker, pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
 RETRY_DELAY = 0.5
 

@@ -34,15 +34,21 @@ def bundle(tmp_path: Path, seed: int, *, slower: float = 1.0) -> Path:
     return path
 
 
-@pytest.fixture
-def site(tmp_path: Path) -> Iterator[live.Gunicorn]:
-    """gunicorn sending its tasks to a real worker's queue, and that worker."""
+@pytest.fixture(scope="module")
+def site(
+    tmp_path_factory: pytest.TempPathFactory, django_db_setup: None, django_db_blocker: Any
+) -> Iterator[live.Gunicorn]:
+    """gunicorn sending its tasks to a real worker's queue, and that worker: one pair for the module's tests (each
+    test's rows are flushed after it; the processes keep nothing of them but their connections)."""
     from benchdash.celery import app
 
-    with live.celery_workers("submit") as start:
+    with (
+        django_db_blocker.unblock(),
+        live.celery_workers("submit") as start,
+    ):
         start()
         env = {"REDIS_URL": settings.REDIS_URL, "CELERY_QUEUE": app.conf.task_default_queue}
-        with live.gunicorn(tmp_path, workers=1, threads=4, env=env) as server:
+        with live.gunicorn(tmp_path_factory.mktemp("site"), workers=1, threads=4, env=env) as server:
             yield server
 
 

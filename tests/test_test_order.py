@@ -56,3 +56,13 @@ def test_more_long_tests_than_a_share_holds_still_runs_them_all() -> None:
     order = long_tests_first(items, 2, seconds)
     assert sorted(order) == sorted(items)
     assert all(len(share) for share in shares(order, 2))
+
+
+def test_the_long_tests_of_one_module_stay_together_in_one_share() -> None:
+    module = {"deploy": "a", "faults": "b", "flood": "c", "worker": "b", "submit": "b"}
+    items = ["faults", *(f"t{n}" for n in range(20)), "deploy", "worker", "flood", "submit"]
+    order = long_tests_first(items, 2, seconds, lambda name: module.get(name, name))
+    first, second = shares(order, 2)
+    # Module a (120 s), then b (50 + 30 + 25 s) onto the other share, then c (40 s) onto the lighter one, b's.
+    assert first[:2] == ["deploy", "t0"] and second[:4] == ["faults", "worker", "submit", "flood"]
+    assert sorted(order) == sorted(items)

@@ -23,7 +23,7 @@ from runs.models import Bundle, BundleChunk, Result
 from runs.tests import big_upload
 from tests import live
 
-pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.slow(20), pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
 MiB = 1024 * 1024
 UPLOAD = 160 * MiB

@@ -30,7 +30,7 @@ from runner.tests.services import Server, missing
 from runs.models import Bundle, Run
 from tests import live
 
-pytestmark = [pytest.mark.services, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.slow(25), pytest.mark.services, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
 PROJECT = Path(__file__).resolve().parents[2]
 WAIT_SECONDS = 90
