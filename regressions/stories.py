@@ -407,6 +407,11 @@ class Story:
 
         Each event's figure is its step, between its version and the version before it (the ratio the
         comparison shows for the two); "now" is the newest version against the level before the arrival."""
+        if self.kind == "outlier" and self.ended_in is None:
+            return (
+                f"outlier at {self.arrived_in} ({_pct(self.change)} against {self.previous_version}), the newest "
+                "version of its release line: no later one of the line reads it yet"
+            )
         if self.kind == "outlier":
             return f"outlier at {self.arrived_in} ({_pct(self.change)}), back at the next version"
         near_zero = self.metric != QPS and metric_spec(self.metric).about_zero(self.level_before)
@@ -425,7 +430,7 @@ class Story:
         if self.outliers:
             parts.append("outlier " + ", ".join(self.outliers))
         if self.backport_gap:
-            parts.append(self.backport_gap)
+            parts.append(f"backport gap: {self.backport_gap}")
         if self.events and self.events[0].within:
             parts.append(f"given back within the {self.events[0].within.replace(' ', ' story of ', 1)}")
         tail = ""
@@ -499,13 +504,15 @@ def _measured_noise(series: Series, default_noise: float) -> Noise:
                 refined,
                 "MAD",
                 f"σ {refined:.1%}: median absolute residual of the points of this test within its levels ({n} "
-                f"points, no repeats; {sigma:.1%} from neighbouring differences, which its steps inflate), floored "
+                f"points, no repeats; {sigma:.1%} from neighbouring differences"
+                f"{' within release lines' if series.lines else ''}, which its steps inflate), floored "
                 f"at {changepoints.NOISE_FLOOR:.0%}",
             )
+        neighbours = "neighbouring versions of this test" + (" within their release lines" if series.lines else "")
         return Noise(
             sigma,
             "MAD",
-            f"σ {sigma:.1%}: median absolute difference between neighbouring versions of this test "
+            f"σ {sigma:.1%}: median absolute difference between {neighbours} "
             f"({n} points, no repeats), floored at {changepoints.NOISE_FLOOR:.0%}",
         )
     return Noise(
@@ -1057,8 +1064,8 @@ def _outlier_stories(
         neighbour = around.before.get(i, -1)
         if neighbour < 0 or kept[neighbour] is None:
             neighbour = max(v for v in range(i) if kept[v] is not None)
-        back = next((v for v in around.after.get(i, ()) if kept[v] is not None), None)
-        if back is None:
+        back: int | None = next((v for v in around.after.get(i, ()) if kept[v] is not None), None)
+        if back is None and i not in around.tips:
             back = min(v for v in range(i + 1, len(kept)) if kept[v] is not None)
         reference = kept[neighbour]
         assert reference is not None and values[i] is not None
@@ -1074,7 +1081,8 @@ def _outlier_stories(
                 current_change=0.0,
                 worst_change=_change(reference, values[i]),  # type: ignore[arg-type]
                 fixed_in=None,
-                ended_in=versions[back],
+                # A line's newest point (rule 9) has no later version of its line to be back at.
+                ended_in=versions[back] if back is not None else None,
                 events=(),
                 outliers=(versions[i],),
                 noise=measured,

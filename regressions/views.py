@@ -408,6 +408,11 @@ def _phase(regression: Regression, evidence: Evidence, i: int, point: EvidencePo
     if point.version in (regression.outliers or []):
         return "outlier"
     arrived, fixed = evidence.arrived_point, evidence.fixed_point
+    # A release line's own fix (stories rule 9): the line's newest point back where the story started, while the
+    # story reads on in version order (a fix backported to 8.0.44 alone).
+    line_fix = next((x.line for x in evidence.lines if x.fixed and x.version == point.version), None)
+    if line_fix is not None and (fixed is None or i < fixed):
+        return f"fixed in the {line_fix} line"
     if arrived is None or i < arrived:
         return "before"
     if fixed is not None and i >= fixed:

@@ -1155,11 +1155,17 @@ def story_chart(points: Sequence[StoryPoint], *, title: str, y_title: str, kind:
     )
     shapes, annotations = [], []
     arrival_colour = RED if kind == "regression" else GREEN
-    for point in points:
+    # A label within two versions of the one before it goes a row higher: at 390 px two neighbouring events'
+    # labels ("arrived" at 8.0.43, "fixed in the 8.0 line" at 8.0.44) would cover each other.
+    last_labelled, row = -3, 0
+    for at, point in enumerate(points):
         mark = point["mark"]
         if not mark or mark == "outlier":
             continue
-        colour = arrival_colour if mark == "arrived" else (GREEN if mark == "fixed" else REFERENCE)
+        row = 1 - row if at - last_labelled <= 2 else 0
+        last_labelled = at
+        # A fix, whether of the story or of one release line ("fixed in the 8.0 line"), is green.
+        colour = arrival_colour if mark == "arrived" else (GREEN if mark.startswith("fixed") else REFERENCE)
         shapes.append(
             {
                 "type": "line",
@@ -1179,6 +1185,7 @@ def story_chart(points: Sequence[StoryPoint], *, title: str, y_title: str, kind:
                 "xref": "x",
                 "yref": "paper",
                 "yanchor": "bottom",
+                "yshift": 16 * row,
                 "showarrow": False,
                 "text": mark,
                 "font": {"size": 11, "color": colour},
@@ -1186,6 +1193,11 @@ def story_chart(points: Sequence[StoryPoint], *, title: str, y_title: str, kind:
             }
         )
     layout.update(shapes=shapes, annotations=annotations)
+    if any(a["yshift"] for a in annotations):
+        # Room for the second row, the title kept at the top above it.
+        layout["margin"] = {**layout["margin"], "t": layout["margin"]["t"] + 18}
+        if layout.get("title"):
+            layout["title"] = {**layout["title"], "y": 1, "yref": "container", "yanchor": "top", "pad": {"t": 10}}
     outliers = [p for p in points if p["mark"] == "outlier"]
     traces = [
         _trace(
