@@ -10,6 +10,7 @@ turns the safety checks on: no DEBUG, a real SECRET_KEY and ALLOWED_HOSTS.
 from __future__ import annotations
 
 import ipaddress
+import re
 import sys
 from datetime import timedelta
 from pathlib import Path
@@ -266,6 +267,13 @@ BENCHDASH_HOST_HEARTBEAT_SECONDS = env.float("BENCHDASH_HOST_HEARTBEAT_SECONDS",
 BENCHDASH_HOST_SILENT_SECONDS = env.float("BENCHDASH_HOST_SILENT_SECONDS", default=120.0)
 # How many times a host measures a story's microbenchmarks again before the story is told (runner.confirm).
 BENCHDASH_CONFIRMATION_REPEATS = env.int("BENCHDASH_CONFIRMATION_REPEATS", default=3)
+# The branches whose runs make a series' main line (runs.branches), as a regular expression a whole branch name
+# matches: a run of another branch, or of a pull request, is judged against them and never joins their series.
+BENCHDASH_BASE_BRANCHES = env.str("BENCHDASH_BASE_BRANCHES", default=r"main|master|trunk|[0-9]+(\.[0-9]+)*")
+try:
+    re.compile(BENCHDASH_BASE_BRANCHES)
+except re.error as exc:
+    raise ImproperlyConfigured(f"BENCHDASH_BASE_BRANCHES is no regular expression: {exc}") from None
 
 
 # The worker outlives its broker: it retries the connection forever, at start-up too, and leaves only when

@@ -33,7 +33,7 @@ from regressions.records import Candidate, DetectionSummary, natural_key, upsert
 from regressions.signals import story_opened
 from reports.compare import Comparison, ComparisonError, ComparisonSpec, get_comparison
 from reports.stats import json_safe
-from runs import releases
+from runs import branches, releases
 from runs.models import Build, Result, Run
 from suites import groups as groupsets
 
@@ -114,7 +114,7 @@ def _bases(server_id: int, workload_id: int, base_run_id: int | None) -> dict[in
     runs = list(
         Run.objects.filter(server_id=server_id, workload_id=workload_id)
         .order_by("build__version__sort_key", "build__name", "pk")
-        .values("pk", "build__version__dbms_id")
+        .values("pk", "build__version__dbms_id", "branch", "pull_request")
     )
     if not runs:
         raise ComparisonError(f"no runs on server {server_id} with workload {workload_id}")
@@ -123,9 +123,16 @@ def _bases(server_id: int, workload_id: int, base_run_id: int | None) -> dict[in
         if dbms_of_base is None:
             raise ComparisonError(f"run {base_run_id} is not on server {server_id} with workload {workload_id}")
         return {dbms_of_base: base_run_id}
+    # Each DBMS's series is its main line (runs.branches): a pull request's runs are judged by the CI verdict,
+    # never a point of the series or its base.
     bases: dict[int, int] = {}
     for run in runs:
-        bases.setdefault(run["build__version__dbms_id"], run["pk"])
+        if branches.in_main_line(run["branch"], run["pull_request"]):
+            bases.setdefault(run["build__version__dbms_id"], run["pk"])
+    if not bases:
+        raise ComparisonError(
+            f"no runs of a base branch on server {server_id} with workload {workload_id}: only pull requests' runs"
+        )
     return bases
 
 

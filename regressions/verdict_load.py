@@ -14,7 +14,7 @@ from django.urls import reverse
 import suites
 from regressions.models import Regression
 from regressions.verdict import Rule, RunRef, RunVerdict, StoryRef, Verdict, judge_cells, judge_groups
-from runs import confirmations, releases
+from runs import branches, confirmations, releases
 from runs.derived import pending_series
 from runs.models import Bundle, Result, Run
 from suites.sysbench import parse as sysbench
@@ -93,14 +93,15 @@ def branch_runs(run: Run, branch: str) -> QuerySet[Run]:
 
 
 def find_baseline(run: Run, base_branch: str) -> tuple[Run | None, str]:
-    """The newest run of the base branch, else the newest run of the previous version; and that in words."""
+    """The newest run of the base branch, else the newest main-line run of the previous version (runs.branches);
+    and that in words."""
     if base_branch:
         newest = branch_runs(run, base_branch).select_related(*RUN_RELATED).first()
         if newest is not None:
             return newest, f"the newest run of {base_branch}"
     previous = (
         comparable(run)
-        .filter(build__version__sort_key__lt=run.build.version.sort_key)
+        .filter(branches.main_line(), build__version__sort_key__lt=run.build.version.sort_key)
         .select_related(*RUN_RELATED)
         .order_by("-build__version__sort_key", F("commit_time").desc(nulls_last=True), "-created_at", "-pk")
         .first()
@@ -117,7 +118,7 @@ def _history(run: Run, baseline: Run) -> list[int]:
     if baseline.branch:
         runs = branch_runs(run, baseline.branch)
     else:
-        runs = _newest_first(comparable(run).filter(build__version_id=baseline.build.version_id))
+        runs = _newest_first(comparable(run).filter(branches.main_line(), build__version_id=baseline.build.version_id))
     ids = list(runs.values_list("pk", flat=True)[:HISTORY_RUNS])
     if baseline.pk not in ids:
         ids = [baseline.pk, *ids[: HISTORY_RUNS - 1]]

@@ -28,6 +28,7 @@ from benchdash.http import row_id
 from reports import run_identity, sla, stats
 from reports.diff import workload_mismatch
 from reports.models import GroupSetDefinition
+from runs import branches
 from runs.models import Result, Run
 from suites import groups as groupsets
 from suites.openformat.parse import carried_group_set
@@ -364,6 +365,7 @@ class SeriesRun:
     scan_formula: str = ""  # the formula its own sb.r.qps.scan used; "" when it reported none
     summary_table: str = ""  # Run.summary_table: runs of two tables are never one column
     summary_layout: Mapping[str, Any] | None = None  # Run.summary_layout
+    lane: str = ""  # off the main line: "PR #42", "branch feature-x" (runs.branches); never one column with it
 
 
 class Latency(NamedTuple):
@@ -469,6 +471,8 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
         scan_formula,
         summary_table,
         summary_layout,
+        branch,
+        pull_request,
     ) in (
         runs_qs.order_by("build__version__sort_key", "build__name", "config__name", "started_at", "pk")
         .annotate(commands_text=commands_text)
@@ -489,6 +493,8 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
             "scan_formula",
             "summary_table",
             "summary_layout",
+            "branch",
+            "pull_request",
         )
     ):
         if commands not in decoded:
@@ -511,6 +517,7 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
                 scan_formula=scan_formula,
                 summary_table=summary_table,
                 summary_layout=summary_layout or None,
+                lane=branches.lane(branch, pull_request),
             )
         )
     runs = run_identity.in_asked_order(runs, base_run.pk, spec.run_ids)
@@ -630,14 +637,14 @@ def _mean(values: list[float]) -> float | None:
 
 
 def _columns(runs: Sequence[SeriesRun]) -> tuple[list[Column], dict[int, str]]:
-    """One column per build + config (+ summary table); repeats of it (same build, config, server, workload,
-    table) are averaged."""
-    columns: dict[tuple[int, int, str], Column] = {}
+    """One column per build + config (+ summary table, + lane); repeats of it (same build, config, server,
+    workload, table, and all on the main line or all of one pull request) are averaged."""
+    columns: dict[tuple[int, int, str, str], Column] = {}
     for run in runs:
         key = run_identity.column_key(run)
         if key not in columns:
             columns[key] = Column(
-                key=run.name,
+                key=f"{run.name} [{run.lane}]" if run.lane else run.name,
                 run_ids=[],
                 dbms=run.dbms,
                 version=run.version,

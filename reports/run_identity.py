@@ -17,6 +17,7 @@ from typing import Protocol, TypeVar
 
 from django.db.models import Q, QuerySet
 
+from runs import branches
 from runs.models import Run
 
 
@@ -33,6 +34,9 @@ class ComparisonRun(Protocol):
     @property
     def summary_table(self) -> str: ...
 
+    @property
+    def lane(self) -> str: ...
+
 
 R = TypeVar("R", bound=ComparisonRun)
 
@@ -41,18 +45,24 @@ class AmbiguousRun(ValueError):
     """A run name that means several runs the context does not choose between; the message lists them."""
 
 
-def column_key(run: ComparisonRun) -> tuple[int, int, str]:
-    """What makes runs one column: the same build and config (repeats, averaged) of the same table, if any.
-    Runs of two summary tables are two experiments, whatever their names."""
-    return (run.build_id, run.config_id, run.summary_table)
+def column_key(run: ComparisonRun) -> tuple[int, int, str, str]:
+    """What makes runs one column: the same build and config (repeats, averaged) of the same table, if any, and
+    the same lane. Runs of two summary tables are two experiments, whatever their names; a pull request's run
+    (or another branch's) is never a repeat of the main line's build of the same name (``runs.branches``)."""
+    return (run.build_id, run.config_id, run.summary_table, run.lane)
 
 
 def series_filter(base: Run) -> Q:
-    """The runs a default comparison of ``base`` reads beside it: a summary run's series is its own table (and
-    any run directories); runs of the archive's other tables are other experiments."""
+    """The runs a default comparison of ``base`` reads beside it: the main line (``runs.branches``), and the
+    base's own lane when the base is off it (a pull request's run is compared against the main line); a summary
+    run's series is its own table (and any run directories), runs of the archive's other tables are other
+    experiments."""
+    runs = branches.main_line()
+    if not branches.in_main_line(base.branch, base.pull_request):
+        runs |= branches.same_lane(base.branch, base.pull_request)
     if not base.summary_table:
-        return Q()
-    return Q(summary_table="") | Q(summary_table=base.summary_table)
+        return runs
+    return runs & (Q(summary_table="") | Q(summary_table=base.summary_table))
 
 
 def in_asked_order(runs: Sequence[R], base_id: int, asked: Sequence[int]) -> list[R]:

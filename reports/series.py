@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from reports.compare import Comparison, ComparisonError, ComparisonSpec, get_comparison
 from reports.models import Report, SeriesSummary
+from runs import branches
 from runs.models import Result, Run
 
 log = logging.getLogger(__name__)
@@ -87,8 +88,11 @@ def summarise_series(
     """Compute each DBMS's default comparison of the series and store its home-page summary (and drop the
     summaries of DBMSs no longer in it); returns the summaries and whether the series has runs at all. The
     comparisons are added to ``computed`` when it is given."""
+    in_series = Run.objects.filter(server_id=server_id, workload_id=workload_id)
+    # A series is its main line: a pull request's runs (or another branch's) are compared against it, never its
+    # base or its latest run (runs.branches).
     runs = list(
-        Run.objects.filter(server_id=server_id, workload_id=workload_id)
+        in_series.filter(branches.main_line())
         .order_by("build__version__sort_key", "name", "pk")
         .values("pk", "build__version__dbms_id", "created_at")
     )
@@ -134,4 +138,4 @@ def summarise_series(
     SeriesSummary.objects.filter(server_id=server_id, workload_id=workload_id).exclude(
         dbms_id__in=list(by_dbms)
     ).delete()
-    return summaries, bool(runs)
+    return summaries, bool(runs) or in_series.exists()

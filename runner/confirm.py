@@ -24,6 +24,7 @@ from django.utils import timezone
 
 from runner import sysbench_runner
 from runner.models import BenchmarkRun, Confirmation, Target
+from runs import branches
 from runs.confirmations import StoryFacts, confirmation_done
 from runs.models import Build, Result
 
@@ -205,11 +206,13 @@ def _beyond_gate(confirmation: Confirmation) -> tuple[int, int]:
 
 
 def _reference_qps(confirmation: Confirmation) -> dict[tuple[str, int], float]:
-    """The previous version's mean QPS per (label, concurrency) in the series (none without a previous version)."""
+    """The previous version's mean QPS per (label, concurrency) in the series' main line (none without a previous
+    version): a pull request's runs of it are no reference."""
     if confirmation.previous_version_id is None:
         return {}
     rows = (
         Result.objects.filter(
+            branches.main_line("run__"),
             run__server_id=confirmation.server_id,
             run__workload_id=confirmation.workload_id,
             run__build__version_id=confirmation.previous_version_id,
