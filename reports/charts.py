@@ -22,6 +22,7 @@ axis until every real change looks flat.
 
 from __future__ import annotations
 
+import html
 import math
 import re
 import statistics
@@ -1082,11 +1083,17 @@ class Marker(TypedDict):
     kind: str  # "regression" or "improvement"
 
 
+MARKER_LINE_PX = 13  # one line of a marker label (font size 10): what each further line adds to the top margin
+
+
 def with_markers(figure: dict[str, Any], markers: Sequence[Marker]) -> dict[str, Any]:
     """The figure with a vertical line and a label at each marker's arrived-in and fixed-in column.
 
     Works on any figure whose x axis holds column keys (group charts, drill-downs);
-    returns a new dict, the cached figure is not changed.
+    returns a new dict, the cached figure is not changed. Markers at one column share one label, a line per
+    kind of end (the bugs of two regressions that arrived in one version are listed together, not printed over
+    each other), and the top margin grows by a line for each line past the first. A label is anchored so that
+    it stays within the plot: rightwards from a column in the first third, leftwards in the last.
     """
     if not markers:
         return figure
@@ -1094,41 +1101,62 @@ def with_markers(figure: dict[str, Any], markers: Sequence[Marker]) -> dict[str,
     shapes = list(layout.get("shapes", []))
     annotations = list(layout.get("annotations", []))
     x_of = {key: x for x, key in layout.get("meta", {}).get("keys", {}).items()}
+    at: dict[Any, dict[tuple[str, str], list[str]]] = {}  # x → (end, colour) → the markers' texts
     for marker in markers:
         colour = RED if marker["kind"] == "regression" else GREEN
         for key, what in ((marker["arrived"], "arrived"), (marker["fixed"], "fixed")):
             x = x_of.get(key, key) if key is not None else None
             if x is None:
                 continue
-            line_colour = colour if what == "arrived" else GREEN
-            shapes.append(
-                {
-                    "type": "line",
-                    "xref": "x",
-                    "yref": "paper",
-                    "x0": x,
-                    "x1": x,
-                    "y0": 0,
-                    "y1": 1,
-                    "line": {"color": line_colour, "width": 1.5, "dash": "dashdot"},
-                }
-            )
-            annotations.append(
-                {
-                    "x": x,
-                    "y": 1,
-                    "xref": "x",
-                    "yref": "paper",
-                    "yanchor": "bottom",
-                    "showarrow": False,
-                    "text": f"{marker['text']} ({what})",
-                    "font": {"size": 10, "color": line_colour},
-                    "bgcolor": "rgba(255,255,255,0.85)",
-                }
-            )
+            texts = at.setdefault(x, {}).setdefault((what, colour if what == "arrived" else GREEN), [])
+            if marker["text"] not in texts:
+                texts.append(marker["text"])
+    columns = list(layout.get("xaxis", {}).get("categoryarray") or [])
+    for x, ends in at.items():
+        for colour in dict.fromkeys(colour for _what, colour in ends):
+            shapes.append(_marker_line(x, colour))
+        annotations.append(_marker_label(x, ends, columns))
     layout["shapes"] = shapes
     layout["annotations"] = annotations
+    extra = max(len(ends) for ends in at.values()) - 1
+    if extra and "margin" in layout:
+        layout["margin"] = {**layout["margin"], "t": layout["margin"].get("t", 0) + MARKER_LINE_PX * extra}
     return {**figure, "layout": layout}
+
+
+def _marker_line(x: Any, colour: str) -> dict[str, Any]:
+    return {
+        "type": "line",
+        "xref": "x",
+        "yref": "paper",
+        "x0": x,
+        "x1": x,
+        "y0": 0,
+        "y1": 1,
+        "line": {"color": colour, "width": 1.5, "dash": "dashdot"},
+    }
+
+
+def _marker_label(x: Any, ends: dict[tuple[str, str], list[str]], columns: list[Any]) -> dict[str, Any]:
+    """One label above column ``x``: a line per (end, colour), each in its colour."""
+    lines = [(f"{', '.join(texts)} ({what})", colour) for (what, colour), texts in ends.items()]
+    if len(lines) == 1:
+        text = html.escape(lines[0][0], quote=False)
+    else:
+        text = "<br>".join(f'<span style="color:{c}">{html.escape(t, quote=False)}</span>' for t, c in lines)
+    where = columns.index(x) / (len(columns) - 1) if x in columns and len(columns) > 1 else 0.0
+    return {
+        "x": x,
+        "y": 1,
+        "xref": "x",
+        "yref": "paper",
+        "xanchor": "left" if where <= 1 / 3 else "right" if where >= 2 / 3 else "center",
+        "yanchor": "bottom",
+        "showarrow": False,
+        "text": text,
+        "font": {"size": 10, "color": lines[0][1]},
+        "bgcolor": "rgba(255,255,255,0.85)",
+    }
 
 
 class StoryPoint(TypedDict):
@@ -1240,23 +1268,54 @@ def story_chart(points: Sequence[StoryPoint], *, title: str, y_title: str, kind:
 def with_heatmap_badges(figure: dict[str, Any], badges: Sequence[tuple[str, str, str]]) -> dict[str, Any]:
     """The heatmap with a badge (a small marker) on each (column key, label) cell where a linked regression arrived.
 
-    Each badge's hover text names the bugs; the cell stays clickable underneath.
+    The badge is a triangle in the cell's top-right corner (a layout shape a fixed number of pixels wide, so it
+    never covers the value written in the middle of the cell); an invisible marker at the cell's centre carries
+    the hover text naming the bugs, and the cell stays clickable underneath.
     """
     if not badges:
         return figure
-    x_of = {key: x for x, key in figure.get("layout", {}).get("meta", {}).get("keys", {}).items()}
+    layout = dict(figure.get("layout", {}))
+    x_of = {key: x for x, key in layout.get("meta", {}).get("keys", {}).items()}
+    columns = list(layout.get("xaxis", {}).get("categoryarray") or [])
+    rows = next((list(t["y"]) for t in figure.get("data", []) if t.get("type") == "heatmap"), [])
+    corners = []
+    for key, label, _text in badges:
+        x = x_of.get(key, key)
+        if x in columns and label in rows:
+            corners.append(_badge_corner(columns.index(x), rows.index(label)))
+    layout["shapes"] = [*layout.get("shapes", []), *corners]
     trace = _trace(
         "scatter",
         x=[x_of.get(b[0], b[0]) for b in badges],
         y=[b[1] for b in badges],
         mode="markers",
-        marker={"symbol": "diamond", "size": 9, "color": "#ffbf47", "line": {"color": "#1d2330", "width": 1}},
+        marker={"size": 14, "opacity": 0},
         text=[b[2] for b in badges],
         hovertemplate="%{text}<extra></extra>",
         name="bugs",
         showlegend=False,
     )
-    return {**figure, "data": [*figure.get("data", []), trace]}
+    return {**figure, "data": [*figure.get("data", []), trace], "layout": layout}
+
+
+BADGE_PX = 9  # the side of a heatmap cell's bug badge
+
+
+def _badge_corner(column: int, row: int) -> dict[str, Any]:
+    """A triangle in the top-right corner of the heatmap cell at (column, row), both category indices (the y
+    axis is reversed, so a cell's top edge is at row − 0.5)."""
+    return {
+        "type": "path",
+        "xref": "x",
+        "yref": "y",
+        "xsizemode": "pixel",
+        "ysizemode": "pixel",
+        "xanchor": column + 0.5,
+        "yanchor": row - 0.5,
+        "path": f"M-1,-1 L-{BADGE_PX + 1},-1 L-1,-{BADGE_PX + 1} Z",
+        "fillcolor": "#ffbf47",
+        "line": {"color": "#1d2330", "width": 1},
+    }
 
 
 # --------------------------------------------------------------------------- Insert Benchmark

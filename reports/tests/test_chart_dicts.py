@@ -83,6 +83,58 @@ def test_markers_and_bug_badges_added_to_a_figure_are_what_plotly_writes(compari
     _assert_plotly_keeps(heat)
 
 
+def test_bugs_of_two_regressions_arrived_in_one_version_share_one_label_kept_inside_the_plot(
+    comparison: Comparison,
+) -> None:
+    first, last = comparison.others[0].key, comparison.others[-1].key
+    group = comparison.groups[0]
+    chart = charts.group_line_chart(comparison, group)
+    markers = [
+        Marker(arrived=first, fixed=None, text="MySQL bug #102037", kind="regression"),
+        Marker(arrived=first, fixed=None, text="PS-8822", kind="regression"),
+        Marker(arrived=last, fixed=None, text="MDEV-33894", kind="regression"),
+    ]
+    drawn = charts.with_markers(chart, markers)
+    added = drawn["layout"]["annotations"][len(chart["layout"].get("annotations", [])) :]
+    assert [a["text"] for a in added] == ["MySQL bug #102037, PS-8822 (arrived)", "MDEV-33894 (arrived)"]
+    # Rightwards from the first column, leftwards from the last: never over the y axis's ticks or off the edge.
+    assert [a["xanchor"] for a in added] == ["left", "right"]
+    assert drawn["layout"]["margin"] == chart["layout"]["margin"]
+    _assert_plotly_keeps(drawn)
+
+
+def test_a_regression_and_an_improvement_at_one_version_get_a_line_each_and_the_room_for_it(
+    comparison: Comparison,
+) -> None:
+    key = comparison.others[1].key
+    chart = charts.group_line_chart(comparison, comparison.groups[0])
+    markers = [
+        Marker(arrived=key, fixed=None, text="MDEV-1", kind="regression"),
+        Marker(arrived=key, fixed=None, text="MDEV-2", kind="improvement"),
+    ]
+    drawn = charts.with_markers(chart, markers)
+    (label,) = drawn["layout"]["annotations"][len(chart["layout"].get("annotations", [])) :]
+    assert label["text"].split("<br>") == [
+        f'<span style="color:{charts.RED}">MDEV-1 (arrived)</span>',
+        f'<span style="color:{charts.GREEN}">MDEV-2 (arrived)</span>',
+    ]
+    assert drawn["layout"]["margin"]["t"] == chart["layout"]["margin"]["t"] + charts.MARKER_LINE_PX
+    _assert_plotly_keeps(drawn)
+
+
+def test_a_heatmap_bug_badge_sits_in_its_cells_corner_not_over_its_value(comparison: Comparison) -> None:
+    key, label = comparison.others[2].key, comparison.labels[3]
+    heat = charts.heatmap(comparison)
+    badged = charts.with_heatmap_badges(heat, [(key, label, "MDEV-33894")])
+    (corner,) = badged["layout"]["shapes"][len(heat["layout"]["shapes"]) :]
+    # Pixel-sized, anchored at the cell's top-right corner (category indices: column 2, row 3, y reversed).
+    assert (corner["xanchor"], corner["yanchor"]) == (2.5, 2.5) and corner["xsizemode"] == "pixel"
+    hover = badged["data"][-1]
+    assert hover["marker"]["opacity"] == 0 and hover["text"] == ["MDEV-33894"]
+    assert "diamond" not in json.dumps(badged)
+    _assert_plotly_keeps(badged)
+
+
 @pytest.mark.parametrize("percentile", [95.0, None])
 def test_drilldown_charts_are_what_plotly_writes(percentile: float | None) -> None:
     for figure in charts.drilldown_charts(SERIES, microbenchmark="scan_range=100", percentile=percentile).values():
