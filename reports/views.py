@@ -418,7 +418,12 @@ COMPARE_BLANK = ("base",)
 
 
 def compare(request: HtmxHttpRequest) -> HttpResponse:
-    return _shared_page(request, lambda shared, known: _compare_page(request, shared, known))
+    response = _shared_page(request, lambda shared, known: _compare_page(request, shared, known))
+    if request.htmx and response.status_code == 200:
+        # htmx would push the form as serialised, every empty field with it (dop=&y_min=&y_max_writes=…): the
+        # address bar gets the query the page was drawn from instead (request.GET, canonical by now).
+        response["HX-Push-Url"] = f"{request.path}?{request.GET.urlencode()}"
+    return response
 
 
 def _shared_page(

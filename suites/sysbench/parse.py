@@ -410,19 +410,18 @@ def run_scan_formula(
                 found.add(formula)
             if formula == SCAN_SPEC or spec is None:
                 continue
+            said = f"{where} gives scan at {dop} clients as {value:,g} QPS"
+            stored = f"Stored: {spec:,.6g} QPS, by the usual formula, (table size / 1000) / average latency"
             if formula == SCAN_TPS_ROWS:
                 warnings.append(
-                    f"{where} reports {value:g} at {dop} threads: transactions/s × table size / 1000 (the scripts' "
-                    f"formula of mid-March to mid-April 2025), not the spec's {spec:.6g}; stored as the spec "
-                    "computes it, the run marked as of the tps×rows/1000 era"
+                    f"{said}: transactions/s × table size / 1000, as the benchmark scripts computed it from "
+                    f"mid-March to mid-April 2025. {stored}, as for every other run; comparisons show either "
+                    "(their Scan QPS choice) and warn when runs of the two formulas meet"
                 )
             else:
                 era = scan_value(SCAN_TPS_ROWS, table_size=out.table_size, tps=out.tps, lat_avg_ms=out.lat_avg_ms)
-                other = f" nor tps×rows/1000 ({era:.6g})" if era is not None else ""
-                warnings.append(
-                    f"{where} reports {value:g} at {dop} threads: neither the spec's formula ({spec:.6g}){other}; "
-                    "stored as the spec computes it"
-                )
+                other = f"; transactions/s × table size / 1000 gives {era:,.6g}" if era is not None else ""
+                warnings.append(f"{said}, which no known formula gives{other}. {stored}, from the sysbench output")
     if len(found) > 1:
         warnings.append(f"sb.r.qps.scan values of both formulas in one run ({', '.join(sorted(found))})")
     # One value of the older formula makes the run's reported scan numbers that era's.
