@@ -66,6 +66,15 @@ def json_data(value: Any, element_id: str) -> SafeString:
 
 
 @register.filter
+def figure_data(figure: dict[str, Any], element_id: str) -> SafeString:
+    """A chart's figure as ``json_data`` writes it, each line's x left to the page's script when it is the x axis's
+    categories (``reports.charts.for_the_page``)."""
+    from reports.charts import for_the_page
+
+    return json_data(for_the_page(figure), element_id)
+
+
+@register.filter
 def get(mapping: dict[str, object] | None, key: str) -> object:
     """``mapping|get:key``: a dict's value, or None (templates cannot index by a variable)."""
     return (mapping or {}).get(key)

@@ -47,6 +47,25 @@ def test_the_line_chart_has_exactly_one_trace_per_microbenchmark_of_the_group(co
         assert {trace["type"] for trace in figure["data"]} == {"scatter"}
 
 
+def test_a_page_sends_the_lines_without_the_x_they_share_with_the_axis_and_says_so(comparison: Comparison) -> None:
+    figure = charts.group_line_chart(comparison, comparison.groups[0])
+    sent = charts.for_the_page(figure)
+    categories = figure["layout"]["xaxis"]["categoryarray"]
+    assert all("x" not in trace for trace in sent["data"])
+    assert sent["layout"]["meta"] == {**figure["layout"]["meta"], "x_from_axis": True}
+    # Everything else as it was, and the figure itself untouched (it is cached and drawn again).
+    assert [{**trace, "x": categories} for trace in sent["data"]] == figure["data"]
+    assert all(trace["x"] == categories for trace in figure["data"])
+    # A line of other x (fewer versions), on another axis, or a figure without categories, is sent whole.
+    other = {**figure, "data": [{**figure["data"][0], "x": categories[1:]}, {**figure["data"][1], "xaxis": "x2"}]}
+    assert charts.for_the_page(other) is other
+    plain = {**figure, "layout": {**figure["layout"], "xaxis": {"type": "category"}}}
+    assert charts.for_the_page(plain) is plain
+    # A bar chart's bars stand on its categories (the group's microbenchmarks) too.
+    bars = charts.group_bar_chart(comparison, comparison.groups[0])
+    assert all("x" not in trace for trace in charts.for_the_page(bars)["data"])
+
+
 def test_the_reference_line_and_both_thresholds_are_drawn_as_shapes(comparison: Comparison) -> None:
     figure = charts.group_line_chart(comparison, "point queries")
     lines = {(s["y0"], s["line"].get("dash")) for s in figure["layout"]["shapes"] if s["type"] == "line"}

@@ -132,11 +132,24 @@
     return traces.some(function (t) { return t.type === "bar" && (t.yaxis || "y") === axis; });
   }
 
+  // A chart's figure from its JSON script element; lines sent without x (layout.meta.x_from_axis: their x is the
+  // x axis's categories, reports.charts.for_the_page) get them back.
+  function figureOf(source) {
+    var figure = JSON.parse(source.textContent);
+    var layout = figure.layout || {};
+    if (layout.meta && layout.meta.x_from_axis) {
+      (figure.data || []).forEach(function (t) {
+        if (!t.x && !t.xaxis) t.x = layout.xaxis.categoryarray.slice();
+      });
+    }
+    return figure;
+  }
+
   function sketch(el) {
     if (el.dataset.drawn || el.querySelector("svg.first-paint")) return;
     var source = document.getElementById(el.dataset.figure);
     if (!source) return;
-    var figure = JSON.parse(source.textContent);
+    var figure = figureOf(source);
     var traces = figure.data || [];
     var layout = figure.layout || {};
     if (!traces.length || traces.some(function (t) { return t.type !== "scatter" && t.type !== "bar"; })) return;
@@ -241,7 +254,7 @@
     if (el.dataset.drawn) return;
     var source = document.getElementById(el.dataset.figure);
     if (!source) return;
-    var figure = JSON.parse(source.textContent);
+    var figure = figureOf(source);
     var config = el.dataset.config ? JSON.parse(document.getElementById(el.dataset.config).textContent) : {};
     var first = el.querySelector("svg.first-paint");
     if (first) first.remove();

@@ -137,3 +137,20 @@ def test_a_full_page_capture_has_no_blank_chart(page: Page, demo_data: DemoData)
         f"() => document.querySelectorAll('section.group .chart.js-plotly-plot').length === {GROUPS}", timeout=15_000
     )
     assert page.evaluate("() => window.scrollY") == 0  # nothing was scrolled into view to get them drawn
+
+
+def test_lines_sent_without_their_x_are_drawn_at_the_axis_categories(
+    page: Page, demo_data: DemoData, console_errors: list[str]
+) -> None:
+    _compare(page)
+    sent = _figure(page, "chart-0")
+    categories = sent["layout"]["xaxis"]["categoryarray"]
+    assert sent["layout"]["meta"]["x_from_axis"] and all("x" not in trace for trace in sent["data"])
+    chart = page.locator("section.group .chart").first
+    chart.locator(".scatterlayer .trace").first.wait_for()
+    drawn = chart.evaluate("el => el.data.map((t) => t.x)")
+    assert drawn == [categories] * len(sent["data"])
+    # Each point sits at its version: as many markers as the lines have values.
+    points = sum(1 for trace in sent["data"] for y in trace["y"] if y is not None)
+    assert chart.locator(".scatterlayer .point").count() == points
+    assert console_errors == []
