@@ -57,9 +57,7 @@ def series_filter(base: Run) -> Q:
     base's own lane when the base is off it (a pull request's run is compared against the main line); a summary
     run's series is its own table (and any run directories), runs of the archive's other tables are other
     experiments."""
-    runs = branches.main_line()
-    if not branches.in_main_line(base.branch, base.pull_request):
-        runs |= branches.same_lane(base.branch, base.pull_request)
+    runs = branches.series_of(base.branch, base.pull_request)
     if not base.summary_table:
         return runs
     return runs & (Q(summary_table="") | Q(summary_table=base.summary_table))

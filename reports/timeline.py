@@ -21,8 +21,11 @@ from datetime import datetime, timedelta
 from itertools import pairwise
 from typing import Any
 
+from django.db.models import QuerySet
+
 from reports import markers
 from reports.markers import Record
+from runs import branches
 from runs.models import Microbenchmark, Result, Run
 
 RUN_FIELDS = (
@@ -35,6 +38,7 @@ RUN_FIELDS = (
     "build__version__sort_key",
     "commit",
     "branch",
+    "pull_request",
     "commit_time",
 )
 # The runs of one series follow each other and each takes minutes at least: the result files of two runs written
@@ -65,6 +69,17 @@ class Point:
         return f"{self.run} ({code})" if code else self.run
 
 
+def _series(base: Run) -> QuerySet[Run]:
+    """The runs of the base's series (its DBMS): the main line, and the base's own lane when it is a pull request's
+    run (runs.branches)."""
+    return Run.objects.filter(
+        branches.series_of(base.branch, base.pull_request),
+        server_id=base.server_id,
+        workload_id=base.workload_id,
+        build__version__dbms_id=base.build.version.dbms_id,
+    )
+
+
 def _dop(microbenchmark: Microbenchmark, runs: list[int], wanted: int | None) -> int | None:
     dops = sorted(
         set(Result.objects.filter(run_id__in=runs, microbenchmark=microbenchmark).values_list("dop", flat=True))
@@ -76,12 +91,7 @@ def _dop(microbenchmark: Microbenchmark, runs: list[int], wanted: int | None) ->
 
 def points(base: Run, microbenchmark: Microbenchmark, dop: int | None = None) -> tuple[list[Point], int | None]:
     """Every run of the base's series with a result for ``microbenchmark``, oldest first (three queries)."""
-    runs: list[dict[str, Any]] = [
-        dict(row)
-        for row in Run.objects.filter(
-            server_id=base.server_id, workload_id=base.workload_id, build__version__dbms_id=base.build.version.dbms_id
-        ).values(*RUN_FIELDS)
-    ]
+    runs: list[dict[str, Any]] = [dict(row) for row in _series(base).values(*RUN_FIELDS)]
     by_id = {r["pk"]: r for r in runs}
     chosen = _dop(microbenchmark, list(by_id), dop)
     if chosen is None:
@@ -101,12 +111,7 @@ def points(base: Run, microbenchmark: Microbenchmark, dop: int | None = None) ->
 def group_points(base: Run, microbenchmark_ids: list[int], dop: int) -> list[Point]:
     """Every run of the base's series at its date with the median, over the group's microbenchmarks, of its
     QPS relative to the base run's (two queries). ``Point.qps`` holds that median relative QPS."""
-    runs: dict[int, dict[str, Any]] = {
-        r["pk"]: dict(r)
-        for r in Run.objects.filter(
-            server_id=base.server_id, workload_id=base.workload_id, build__version__dbms_id=base.build.version.dbms_id
-        ).values(*RUN_FIELDS)
-    }
+    runs: dict[int, dict[str, Any]] = {r["pk"]: dict(r) for r in _series(base).values(*RUN_FIELDS)}
     qps: dict[int, dict[int, list[float]]] = {}
     for run_id, mb_id, value in Result.objects.filter(
         run_id__in=runs, microbenchmark_id__in=microbenchmark_ids, dop=dop
@@ -131,7 +136,9 @@ def _as_points(found: list[tuple[dict[str, Any], float]]) -> list[Point]:
     out: list[Point] = []
     last: dict[str, float] = {}
     for r, value in found:
-        version = r["build__version__text"]
+        # A pull request's runs (or another branch's) are a trace of their own beside their version's main line.
+        lane = branches.lane(r["branch"], r["pull_request"])
+        version = f"{r['build__version__text']} [{lane}]" if lane else r["build__version__text"]
         previous = last.get(version)
         out.append(
             Point(

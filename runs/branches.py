@@ -51,3 +51,12 @@ def same_lane(branch: str, pull_request: int | None) -> Q:
     if pull_request is not None:
         return Q(pull_request=pull_request, branch=branch)
     return Q(pull_request__isnull=True, branch=branch)
+
+
+def series_of(branch: str, pull_request: int | None) -> Q:
+    """The runs a series based on a run of this branch and pull request reads: the main line, and the base's own
+    lane when the base is off it (a pull request's run is compared against the main line)."""
+    runs = main_line()
+    if not in_main_line(branch, pull_request):
+        runs |= same_lane(branch, pull_request)
+    return runs

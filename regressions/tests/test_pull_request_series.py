@@ -15,7 +15,7 @@ from regressions.models import Regression
 from reports.compare import ComparisonSpec, get_comparison
 from reports.models import SeriesSummary
 from runs import branches, synthetic
-from runs.models import Run
+from runs.models import Microbenchmark, Run
 
 pytestmark = pytest.mark.django_db
 
@@ -96,6 +96,37 @@ def test_a_pull_requests_slow_run_is_no_repeat_of_main_opens_no_story_and_is_jud
     own = get_comparison(ComparisonSpec(base_run_id=pr.pk))
     assert _column_of(own, pr).run_ids == [pr.pk]
     assert sorted(_column_of(own, new).run_ids) == sorted([new.pk, plain.pk])
+
+
+def test_the_timeline_of_main_leaves_a_pull_requests_runs_out_and_its_own_timeline_draws_them_apart(
+    upload: Callable[..., Run], client: Client
+) -> None:
+    from reports.timeline import group_points, points
+
+    first = upload(bundle(1, "8.0.36"), branch="main", commit="a" * 12, commit_time="2025-10-01T04:00:00Z")
+    second = upload(bundle(2, "8.0.36"), branch="main", commit="b" * 12, commit_time="2025-10-03T04:00:00Z")
+    pr = upload(
+        bundle(3, "8.0.36", slower=0.5),
+        branch="faster-locks",
+        pull_request="42",
+        commit="c" * 12,
+        commit_time="2025-10-02T04:00:00Z",
+    )
+    mb = Microbenchmark.objects.get(test="update-index", range_size=100)
+    found, _ = points(first, mb)
+    # Main's nightly line: its two runs, the second compared with the first, not with the pull request's between.
+    assert [(p.run_id, p.version) for p in found] == [(first.pk, "8.0.36"), (second.pk, "8.0.36")]
+    assert 0.97 < (found[1].change or 0) < 1.03
+    found, _ = points(pr, mb)
+    assert [(p.run_id, p.version) for p in found] == [
+        (first.pk, "8.0.36"),
+        (pr.pk, "8.0.36 [PR #42]"),
+        (second.pk, "8.0.36"),
+    ]
+    assert found[1].change is None  # the first of its own trace
+    assert {p.run_id for p in group_points(first, [mb.pk], 1)} == {first.pk, second.pk}
+    html = client.get(f"/microbenchmarks/{mb.pk}/timeline", {"base": pr.pk}).content.decode()
+    assert "8.0.36 [PR #42]" in html
 
 
 def test_a_branch_that_is_no_base_branch_stays_out_and_a_release_branch_joins(
