@@ -117,6 +117,7 @@ def overview(comparison: Comparison, steps: list[str]) -> dict[str, Any]:
     labels = {key: comparison.version_label(key) for key in keys}
     rows = []
     figures = []
+    alone: dict[str, list[str]] = {}  # version label → the steps only it ran: not charted
     for i, step in enumerate(steps):
         cells = [_cell(comparison, key, step) for key in keys]
         unit = ibench.throughput_label(step)
@@ -132,6 +133,11 @@ def overview(comparison: Comparison, steps: list[str]) -> dict[str, Any]:
             )
             for key, cell in zip(keys, cells, strict=True)
         ]
+        measured = [point for point in points if point["value"] is not None]
+        if len(keys) > 1 and len(measured) == 1:
+            # One bar, with no base to divide by and no other version beside it, compares nothing.
+            alone.setdefault(measured[0]["version_label"], []).append(step)
+            continue
         figures.append(
             {
                 "id": f"ibench-step-{i}",
@@ -145,6 +151,7 @@ def overview(comparison: Comparison, steps: list[str]) -> dict[str, Any]:
         "rows": rows,
         "sla_rows": ibench_reports.sla_table(comparison),
         "step_figures": figures,
+        "steps_alone": list(alone.items()),
     }
 
 

@@ -179,10 +179,21 @@ def _form(
     if rendered:
         form.fields["group_set"].widget.choices = [("auto", "auto")] + [
             (name, name)
-            for name in [g.name for g in suites.group_sets()]
+            for name in [g.name for g in _built_in_group_sets(base)]
             + list(GroupSetDefinition.objects.values_list("name", flat=True))
         ]
     return form, base, series
+
+
+def _built_in_group_sets(base: Run | None) -> tuple[suites.GroupSet, ...]:
+    """The built-in group sets to offer: the base's suite's own (db_bench's sets group no sysbench test), every
+    suite's without a base or for a suite no longer registered."""
+    if base is None:
+        return suites.group_sets()
+    try:
+        return tuple(g for g in suites.get(base.workload.suite).group_sets if g.groups)
+    except LookupError:
+        return suites.group_sets()
 
 
 def _run_choice(run: Run) -> str:
@@ -476,8 +487,11 @@ def _compare_page(request: HtmxHttpRequest, shared: dict[str, Any], known: Serie
     if base is None:
         if request.GET.get("base"):
             raise Http404("no such base run")
-        # Asked for, or nothing imported yet (the picker then says so and points to the upload page).
+        # Asked for, or nothing imported yet (the picker then says so and points to the upload page), or nothing
+        # of the suite asked for (the db_bench link before any db_bench run): said so, and no run of another
+        # suite preselected in its place.
         context["choices"] = pick_choices()
+        context["suite_missing"] = _suite_label(request.GET.get("suite") or "")
         return render_to_string("reports/compare_pick.html", context, request)
     if form.is_valid():
         try:
@@ -512,6 +526,14 @@ def _reads_scan_eras(base: Run) -> bool:
         return suites.get(base.workload.suite).scan_eras
     except LookupError:  # a suite no longer registered: nothing says it has scan eras
         return False
+
+
+def _suite_label(name: str) -> str:
+    """The suite's name as people say it ("RocksDB db_bench"), or "" for none or an unknown one."""
+    try:
+        return suites.get(name).label if name else ""
+    except LookupError:
+        return ""
 
 
 def pick_choices() -> list[dict[str, Any]]:

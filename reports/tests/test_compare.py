@@ -294,3 +294,26 @@ def test_a_cell_with_a_result_where_the_base_has_none_says_no_base_not_missing()
 
     assert ">no base</td>" in cell(None, qps=1234.0) and "missing" not in cell(None, qps=1234.0)
     assert cell(None) == '<td class="num missing">missing</td>'
+
+
+def test_the_group_set_choice_offers_only_the_base_suites_sets_and_the_users_own(
+    small_base: Run, client: Client
+) -> None:
+    GroupSetDefinition.objects.create(name="mine", rules=[["all", "re:."]])
+    html = client.get("/compare/", {"base": small_base.pk}).content.decode()
+    select = html.split('<select name="group_set"', 1)[1].split("</select>", 1)[0]
+    offered = re.findall(r'<option value="([^"]*)"', select)
+    # db_bench's and the Insert Benchmark's sets group no sysbench test: not offered on a sysbench series.
+    assert offered == ["auto", "classic-42", "current-32", "mine"]
+
+
+def test_the_db_bench_link_without_any_db_bench_run_says_so_and_preselects_no_other_run(
+    small_base: Run, client: Client
+) -> None:
+    html = client.get("/compare/", {"suite": "db_bench"}).content.decode()
+    assert 'id="suite-missing"' in html and "No runs of RocksDB db_bench have been imported yet" in html
+    select = html.split('<select name="base"', 1)[1].split("</select>", 1)[0]
+    assert '<option value="" selected disabled>pick a base run</option>' in select
+    assert select.count("selected") == 1  # no sysbench run put in the db_bench page's place
+    # Any run can still be picked from there.
+    assert f'<option value="{small_base.pk}">' in select

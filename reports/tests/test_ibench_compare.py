@@ -8,6 +8,7 @@ way np.sh and iibench.py write them), since no published run misses it.
 from __future__ import annotations
 
 import io
+import json
 import re
 from pathlib import Path
 
@@ -264,7 +265,8 @@ def test_the_page_shows_each_step_absolute_and_relative_with_flags(ibench2021: P
     assert "23,148" in row and "20,790" in row and "12,970" in row
     assert 'class="num red"' in row and "0.56" in row and "0.90" in row
     assert 'id="ibench-sla"' in html and "met" in html.split('id="ibench-sla"', 1)[1]
-    assert html.count('data-figure="ibench-step-') == len(ALL_STEPS)
+    # A chart per step two versions or more ran; the steps only 8.0.22 ran are named instead (next test).
+    assert html.count('data-figure="ibench-step-') == len(STEPS)
     # The step in detail: every metric column relative (rel.l.i0's numbers for l.i0, the first step).
     metrics = html.split('id="ibench-metrics"', 1)[1]
     assert 'data-metric="wkbpi"' in metrics and "No raw client output" in html
@@ -333,6 +335,21 @@ def test_the_api_resolves_ibench_runs_by_name_and_returns_the_tables(ibench2021:
     data = client.get("/api/compare", {"base": "100m.my5649.cx6d"}).json()
     assert data["group_set"] == "ibench" and data["sla_missed"] == []
     assert data["qps"]["100m.my8022.cx6d"]["q100.2"] == 6087
+
+
+def test_steps_only_one_version_ran_are_named_not_drawn_as_charts_of_one_bar(ibench2021: Path, client: Client) -> None:
+    base = Run.objects.get(name="100m.my5649.cx6d")
+    html = client.get(reverse("reports:ibench"), {"base": base.pk}).content.decode()
+    figures = [
+        json.loads(m)
+        for m in re.findall(r'<script id="ibench-step-\d+" type="application/json">(.*?)</script>', html, re.S)
+    ]
+    # Every chart drawn compares: at least two bars with a value.
+    assert figures and all(sum(v is not None for v in f["data"][0]["y"]) >= 2 for f in figures)
+    assert "no base value" not in json.dumps(figures)
+    alone = html.split('id="steps-alone"', 1)[1].split("</p>", 1)[0]
+    only_new = [step for step in ALL_STEPS if step not in STEPS]
+    assert f"{', '.join(only_new)} (MySQL 8.0.22 alone)" in alone
 
 
 def test_a_step_the_base_did_not_run_says_no_base_where_the_version_has_a_value(
