@@ -250,6 +250,7 @@ def test_the_overview_draws_a_chart_per_group_and_links_every_page(series: dict[
     html = client.get(f"/compare/scaleup?base={series[BASE].pk}").content.decode()
 
     assert html.count('class="chart') >= 3
+    assert '<meta name="benchdash-plotly"' in html and 'id="plotly-js"' in html  # named: it is drawn
     assert "group=writes" in html and "&amp;mb=" in html
     assert "at the <em>same</em> number of clients" in html
 
@@ -370,6 +371,8 @@ def test_a_series_measured_at_one_concurrency_draws_no_chart_and_keeps_its_table
     for page in (overview, html):
         assert "measured at one concurrency only (1 client):" in page
         assert "data-figure=" not in page
+        # No chart, no plotly named (a preload of it would be warned about as never used).
+        assert 'id="plotly-js"' not in page
     assert cells(html, "scaleup-qps")["MariaDB 10.11.19 rel (base)"] == [
         f"{summary_qps()[(BASE, 'point-query_range=100')][0]:.0f}"
     ]
