@@ -362,6 +362,30 @@ def _group_line_trace(
 ) -> dict[str, Any]:
     """The line of one microbenchmark across the compared columns (see ``group_line_chart``)."""
     noisy = [comparison.noisy.get(key, {}).get(label, False) for key in keys]
+    plain = _plain_line(comparison, label, keys, axis, noisy)
+    if plain is not None:
+        ys, qps = plain
+        style = _line_style(i)
+        return _trace(
+            "scatter",
+            x=xs,
+            y=ys,
+            customdata=qps,
+            name=label,
+            mode="lines+markers",
+            line={"color": style["color"], "dash": style["dash"], "width": GUIDE_WIDTH},
+            marker={"symbol": style["symbol"], "size": 8, "color": style["color"]},
+            connectgaps=False,
+            error_y=_error_bars(
+                [relative_spread(comparison, k, label) for k in keys], [True] * len(keys), style["color"]
+            )
+            if _has_spread(comparison, keys, label)
+            else None,
+            hovertemplate=(
+                "<b>%{fullData.name}</b><br>%{x}<br>relative QPS: %{y:.2f}"
+                f"<br>QPS: %{{customdata:,}}<br>base QPS: {base_text}<extra></extra>"
+            ),
+        )
     points = [
         _group_line_point(comparison.relative[key].get(label), quiet, axis, edge_marks.get((key, label)))
         for key, quiet in zip(keys, noisy, strict=True)
@@ -396,6 +420,29 @@ def _group_line_trace(
             f"<br>QPS: {qps_part}<br>base QPS: {base_text}<extra></extra>"
         ),
     )
+
+
+def _plain_line(
+    comparison: Comparison, label: str, keys: list[str], axis: _LineAxis, noisy: list[bool]
+) -> tuple[list[float | None], list[float | None]] | None:
+    """(y, QPS) of a line whose every point is measured, finite, within the axis and not within noise, on a linear
+    axis: what most lines are, drawn without a hover text, mark or edge of their own (``_group_line_point`` gives
+    each of its points exactly this); None for any other line."""
+    if axis.log or any(noisy):
+        return None
+    relative, measured = comparison.relative, comparison.qps
+    rels = [relative[key].get(label) for key in keys]
+    start, end = axis.start, axis.end
+    # A missing value (None) or NaN fails the comparison, an infinite one the range.
+    if not all(rel is not None and start <= rel <= end for rel in rels):
+        return None
+    return [_sig(rel) for rel in rels], [_absolute(measured[key].get(label)) for key in keys]
+
+
+def _has_spread(comparison: Comparison, keys: list[str], label: str) -> bool:
+    """Whether any point of a line may have an error bar: its base or one of its columns was run more than once."""
+    cv = comparison.cv
+    return any(cv.get(key, {}).get(label) is not None for key in (comparison.base, *keys))
 
 
 def group_bar_chart(

@@ -6,7 +6,7 @@ import functools
 import hashlib
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any, NamedTuple, cast
 
@@ -553,7 +553,8 @@ def _comparison_entries(
     markers = record_markers.comparison_markers(comparison)
     charted, tabled, note = release_views(comparison, query)
     deferred = len(tabled.others) * len(tabled.labels) > RELATIVE_TABLE_INLINE_CELLS
-    entries = comparison_context(tabled, query, markers, label_rows=not deferred)
+    # A long comparison's group summaries (a row per version in each group) load when scrolled to, likewise.
+    entries = comparison_context(tabled, query, markers, label_rows=not deferred, summary_rows=not deferred)
     entries["relative_deferred"] = deferred
     scale = charts.Scale(y_min=options.get("y_min"), y_max=options.get("y_max"), log=bool(options.get("log")))
     view = options.get("view") or "lines"
@@ -632,16 +633,23 @@ def _group_markers(comparison: Comparison, group: str, markers: dict[str, Any]) 
 
 
 def comparison_context(
-    comparison: Comparison, query: QueryDict, markers: dict[str, Any] | None = None, *, label_rows: bool = True
+    comparison: Comparison,
+    query: QueryDict,
+    markers: dict[str, Any] | None = None,
+    *,
+    label_rows: bool = True,
+    summary_rows: bool = True,
+    groups: Collection[str] | None = None,
 ) -> dict[str, Any]:
     """Rows for the tables, so the template only prints (``label_rows=False``: not the table of every
-    microbenchmark, for a page that loads it apart)."""
+    microbenchmark, ``summary_rows=False``: not the rows of the groups' summaries, for a page that loads them
+    apart; ``groups``: only these groups' tables)."""
     others = comparison.others
     red, green = comparison.spec.red, comparison.spec.green
     group_tables = []
     for group in comparison.groups:
         members = [label for label in comparison.labels if comparison.group_of.get(label) == group]
-        if not members:
+        if not members or (groups is not None and group not in groups):
             continue  # a group set's group that this suite or run did not measure: nothing to show
         rows = []
         single = None
@@ -649,7 +657,7 @@ def comparison_context(
             # Min, max, avg and median of one value are that value: one plain row says it once.
             label = members[0]
             single = rendering.label_cells(comparison, others, label)
-        else:
+        elif summary_rows:
             summaries = comparison.summaries[group]
             rows = [
                 rendering.summary_row(
@@ -665,6 +673,7 @@ def comparison_context(
                 "single": single,
                 "single_label": members[0] if single is not None else "",
                 "regressions": (markers or {}).get("by_group", {}).get(group, []),
+                "deferred": single is None and not summary_rows,
             }
         )
     rows_of_labels = []
@@ -819,21 +828,25 @@ RELATIVE_TABLE_INLINE_CELLS = 5_000
 
 
 def compare_relative_table(request: HtmxHttpRequest) -> HttpResponse:
-    """The relative QPS of every microbenchmark for every version: loaded into a long comparison's page when
-    scrolled to, or opened alone."""
-    return comparison_page(request, lambda page: _relative_table_page(request, page))
+    """The relative QPS of every microbenchmark for every version, or with ``group`` one group's summary (a row
+    per version): loaded into a long comparison's page when scrolled to, or opened alone."""
+    return comparison_page(request, lambda page: _relative_table_page(request, page), also=("group",))
 
 
 def _relative_table_page(request: HtmxHttpRequest, page: ComparisonPage) -> str:
-    context = {
-        **comparison_context(page.tabled, page.data, record_markers.comparison_markers(page.comparison)),
-        "base": page.base,
-        "defaulted": page.defaulted,
-        "release_note": page.release_note,
-        **page.shared,
-    }
-    template = "reports/relative_table.html#table" if request.htmx else "reports/relative_table.html"
-    return render_to_string(template, context, request)
+    group = page.data.get("group")
+    markers = record_markers.comparison_markers(page.comparison)
+    if group is not None:
+        found = comparison_context(page.tabled, page.data, markers, label_rows=False, groups={group})
+        if not found["group_tables"]:
+            raise Http404(f"no group {group!r} in this comparison")
+        context = {**found, "table": found["group_tables"][0]}
+        fragment = "reports/relative_table.html#summary"
+    else:
+        context = comparison_context(page.tabled, page.data, markers)
+        fragment = "reports/relative_table.html#table"
+    context.update(base=page.base, defaulted=page.defaulted, release_note=page.release_note, **page.shared)
+    return render_to_string(fragment if request.htmx else "reports/relative_table.html", context, request)
 
 
 def compare_heatmap(request: HtmxHttpRequest) -> HttpResponse:

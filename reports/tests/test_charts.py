@@ -66,6 +66,29 @@ def test_a_page_sends_the_lines_without_the_x_they_share_with_the_axis_and_says_
     assert all("x" not in trace for trace in charts.for_the_page(bars)["data"])
 
 
+@pytest.mark.parametrize("scale", [{}, {"y_max": 1.05}, {"y_min": 0.97, "y_max": 1.1}, {"log": True}])
+def test_plain_lines_are_drawn_exactly_as_the_general_path_draws_them(
+    comparison: Comparison, monkeypatch: pytest.MonkeyPatch, scale: dict[str, Any]
+) -> None:
+    real = charts._plain_line
+    taken: list[bool] = []
+
+    def counted(*args: Any) -> Any:
+        found = real(*args)
+        taken.append(found is not None)
+        return found
+
+    monkeypatch.setattr(charts, "_plain_line", counted)
+    fast = [charts.group_line_chart(comparison, group, **scale) for group in comparison.groups]
+    monkeypatch.setattr(charts, "_plain_line", lambda *args: None)
+    general = [charts.group_line_chart(comparison, group, **scale) for group in comparison.groups]
+    assert json.dumps(fast) == json.dumps(general)
+    if not scale:
+        assert any(taken)  # the plain path drawn
+    if scale.get("y_max") == 1.05:
+        assert not all(taken)  # and lines with points beyond the axis, by the general path
+
+
 def test_the_reference_line_and_both_thresholds_are_drawn_as_shapes(comparison: Comparison) -> None:
     figure = charts.group_line_chart(comparison, "point queries")
     lines = {(s["y0"], s["line"].get("dash")) for s in figure["layout"]["shapes"] if s["type"] == "line"}
