@@ -403,7 +403,8 @@ class Benchdash:
         # take, or empty, each other's tasks.
         self.ingest_queue = f"{self.database}-{os.getpid()}{INGEST_QUEUE_SUFFIX}"
         self.archive_queue = f"{self.database}-{os.getpid()}{ARCHIVE_QUEUE_SUFFIX}"
-        self.static_root = self.work / "benchdash-static"
+        # Static files of this process's own too: a bench collecting them again never empties another's served ones.
+        self.static_root = self.work / f"benchdash-static-{os.getpid()}"
         self.env = {
             **os.environ,
             "DATABASE_URL": self.database_url,
@@ -660,3 +661,4 @@ def finish(servers: Sequence[Server], worker: subprocess.Popen[bytes], bd: Bench
     worker.terminate()
     worker.wait(timeout=30)
     bd.purge_queues()
+    shutil.rmtree(bd.static_root, ignore_errors=True)
