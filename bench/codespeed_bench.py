@@ -404,7 +404,7 @@ def measure_ingest(
         peer_rates.append(args.ingest_runs * len(names) / (time.perf_counter() - start))
         versions = tuple(f"9.{5 + attempt}.{i}" for i in range(args.ingest_runs))
         server = f"ingest-{stamp}-{attempt}"
-        bundle = peers.ingest_bundle(server, versions, seed=9000 + attempt)
+        bundle = peers.ingest_bundle(server, versions)
         seconds = peers.upload_until_refreshed(bd.url, token, bundle, server, queue)
         our_rates.append(args.ingest_runs * len(names) / seconds)
     peer, ours = statistics.median(peer_rates), statistics.median(our_rates)

@@ -311,7 +311,7 @@ def measure_ingest(args: argparse.Namespace, table: Table, lnt: Server, bd: Serv
 
         versions = tuple(f"9.{5 + attempt}.{i}" for i in range(args.ingest_runs))
         server = f"ingest-{stamp}-{attempt}"
-        bundle = peers.ingest_bundle(server, versions, seed=9000 + attempt)
+        bundle = peers.ingest_bundle(server, versions)
         seconds = peers.upload_until_refreshed(bd.url, token, bundle, server, queue)
         our_rates.append(args.ingest_runs * len(names) / seconds)
     import statistics

@@ -28,6 +28,7 @@ import sys
 import threading
 import time
 import urllib.request
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -402,7 +403,8 @@ class Benchdash:
         # take, or empty, each other's tasks.
         self.ingest_queue = f"{self.database}-{os.getpid()}{INGEST_QUEUE_SUFFIX}"
         self.archive_queue = f"{self.database}-{os.getpid()}{ARCHIVE_QUEUE_SUFFIX}"
-        self.static_root = self.work / "benchdash-static"
+        # Static files of this process's own too: a bench collecting them again never empties another's served ones.
+        self.static_root = self.work / f"benchdash-static-{os.getpid()}"
         self.env = {
             **os.environ,
             "DATABASE_URL": self.database_url,
@@ -584,15 +586,16 @@ def read_series() -> Iterator[SeriesData]:
         yield current
 
 
-def ingest_bundle(server: str, versions: Sequence[str], seed: int) -> bytes:
-    """A generated series for the ingest figure, its bytes unique to ``server``.
+def ingest_bundle(server: str, versions: Sequence[str]) -> bytes:
+    """A generated series for the ingest figure, new to benchdash however often the bench runs.
 
-    benchdash keeps an upload whose exact bytes it imported before as that earlier bundle and imports nothing:
-    the same spec uploaded again under another server name (a rerun with ``--reuse``) would never show up under
-    that name. The name written into the bundle makes every upload new."""
+    benchdash keeps an upload whose exact bytes it imported before as that earlier bundle, and skips a run whose
+    content it holds already: the same series uploaded again under another server name (a rerun on the same
+    databases) would import nothing. Its seed comes from ``server`` (a new name each time), and the name is
+    written into the bundle."""
     from runs import synthetic
 
-    spec = synthetic.SeriesSpec(versions=tuple(versions), seed=seed)
+    spec = synthetic.SeriesSpec(versions=tuple(versions), seed=zlib.crc32(server.encode()))
     return synthetic.bundle_bytes(spec, extra_files={"benchdash.toml": f'server = "{server}"\n'.encode()})
 
 
@@ -603,7 +606,7 @@ def upload_until_refreshed(url: str, token: str, bundle: bytes, server: str, que
     from run import queue_busy
 
     from reports.models import SeriesSummary
-    from runs.models import Bundle
+    from runs.models import Bundle, Run
 
     boundary = "peerbench"
     body = (
@@ -632,6 +635,8 @@ def upload_until_refreshed(url: str, token: str, bundle: bytes, server: str, que
         status = Bundle.objects.filter(pk=answer["bundle_id"]).values_list("status", flat=True).first()
         if status == Bundle.Status.FAILED:
             raise RuntimeError(f"the upload failed to import: {answer}")
+        if status == Bundle.Status.IMPORTED and not Run.objects.filter(server__name=server).exists():
+            raise RuntimeError(f"the upload imported no run under {server!r}: each was one benchdash held already")
         done = (
             status == Bundle.Status.IMPORTED
             and not queue_busy(broker, queue)
@@ -656,3 +661,4 @@ def finish(servers: Sequence[Server], worker: subprocess.Popen[bytes], bd: Bench
     worker.terminate()
     worker.wait(timeout=30)
     bd.purge_queues()
+    shutil.rmtree(bd.static_root, ignore_errors=True)

@@ -89,6 +89,8 @@ def filtered_regressions(form: RegressionFilterForm) -> QuerySet[Regression]:
         "previous_version",
         "fixed_in",
         "persists_until",
+        # Each row's figures name the base run (Regression.figures): one query per row otherwise.
+        "base_run",
     ).prefetch_related("bugs")
     data = form.cleaned_data if form.is_valid() else {}
     return RegressionFilters.from_mapping(data).apply(regressions)
