@@ -15,7 +15,7 @@ from ninja.files import UploadedFile
 from accounts.permissions import UPLOAD, api_auth
 from benchdash.api_errors import ErrorOut, ValidationErrorOut, responses
 from runs.attach import AttachError, attach_run, attachable
-from runs.importer import ImportFailed
+from runs.importer import ImportFailed, StorageFull
 from runs.manifest import ManifestError, check_upload_fields
 from runs.models import Bundle, Run, Server
 from runs.submit import submit_bundle
@@ -173,8 +173,11 @@ def _note(bundle: Bundle, *, already_imported: bool, new_runs: int, skipped: int
 @router.post(
     "/bundles/",
     auth=api_auth(UPLOAD),
-    # 422: a bad bundle (BundleOut, its error says why) or a request without the form's fields.
-    response=responses({201: BundleOut, 200: BundleOut, 202: BundleOut, 422: BundleOut | ValidationErrorOut}),
+    # 422: a bad bundle (BundleOut, its error says why) or a request without the form's fields; 507: the server's
+    # disk is full (the upload spool, or the archives' storage), nothing was stored.
+    response=responses(
+        {201: BundleOut, 200: BundleOut, 202: BundleOut, 422: BundleOut | ValidationErrorOut, 507: ErrorOut}
+    ),
 )
 def upload_bundle(
     request: HttpRequest,
@@ -189,7 +192,8 @@ def upload_bundle(
 ) -> Status[BundleOut] | Status[ErrorOut]:
     """Upload a result bundle. 201: imported now; 200: nothing new (these bytes were imported before, or every
     run they hold was: ``note`` says which); 202: queued for a worker (poll the bundle's ``url``: ``status``
-    and ``progress``); 422: the bundle is bad (``error`` says why; no run was stored), found before queueing.
+    and ``progress``); 422: the bundle is bad (``error`` says why; no run was stored), found before queueing;
+    507: the server's disk is full (``detail`` says so; nothing was stored: send it again later).
     ``commit``, ``branch``, ``pull_request``, ``repository`` (owner/name or its URL) and ``commit_time`` (ISO 8601)
     say where the build's code came from, for every run of the bundle (over its manifest's); the CI verdict
     (``/api/verdict/{bundle_id}``) compares by them.
@@ -217,6 +221,8 @@ def upload_bundle(
             user=request.user,
             overrides={"server": server, "workload": workload, **origin},
         )
+    except StorageFull as exc:
+        return Status(507, ErrorOut(detail=str(exc)))
     except ImportFailed as exc:
         return Status(400, ErrorOut(detail=str(exc)))
     bundle = submission.bundle

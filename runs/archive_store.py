@@ -18,18 +18,22 @@ hash that the real one replaces at the end.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
+import logging
 import tempfile
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from typing import IO, Any
 
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
+from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.db.models import BinaryField
 from django.db.models.functions import Length, Substr
 
 from runs.models import Bundle, BundleChunk, BundleData
+
+log = logging.getLogger(__name__)
 
 CHUNK_BYTES = 8 * 1024 * 1024
 # What the hash column holds while a once-only stream is written (never visible: it is inside the transaction).
@@ -44,6 +48,35 @@ class TooLarge(Exception):
 
 class ChangedWhileRead(Exception):
     """A file's bytes differ between its hashing and its storing (someone wrote to it meanwhile)."""
+
+
+class StorageFull(Exception):
+    """The disk that keeps the archives (the database's) filled up while this one was written; nothing was stored."""
+
+
+STORAGE_FULL = "the server's bundle storage is full; nothing was stored, try again later or ask an administrator"
+# SQLSTATE 53100 (disk_full): the database could not extend a file. Its ENOSPC, or EDQUOT on a disk with quotas.
+_DISK_FULL_SQLSTATE = "53100"
+
+
+def disk_full(exc: BaseException) -> bool:
+    """Whether an error says a disk is full: an OSError of ENOSPC or EDQUOT, or the database's disk_full."""
+    if isinstance(exc, OSError):
+        return exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    return getattr(exc.__cause__, "sqlstate", None) == _DISK_FULL_SQLSTATE
+
+
+def give_back_space() -> None:
+    """After a write that filled the disk was rolled back: vacuum the chunk table, so the pages its chunks took
+    are free for the next archive now rather than at the next autovacuum. Only outside a transaction (VACUUM
+    cannot run in one); a caller inside one calls it after its transaction ended."""
+    if connection.vendor != "postgresql" or connection.in_atomic_block:
+        return
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(f"VACUUM {BundleChunk._meta.db_table}")
+    except DatabaseError:
+        log.warning("could not vacuum the bundle chunks after a full disk", exc_info=True)
 
 
 def _is_buffer(source: object) -> bool:
@@ -109,7 +142,8 @@ def store(
     """Keep an archive as a bundle: (bundle, created). The same bytes twice give the same bundle.
 
     A bundle that failed before is queued again, so fixing the parser and uploading again retries it.
-    Raises TooLarge (nothing stored) past BUNDLE_MAX_BYTES, ChangedWhileRead if a file changed under us.
+    Raises TooLarge (nothing stored) past BUNDLE_MAX_BYTES, ChangedWhileRead if a file changed under us,
+    StorageFull (nothing stored: the transaction rolled back) if the disk filled up on the way.
     """
     limit = settings.BUNDLE_MAX_BYTES
     known: str | None = None
@@ -145,6 +179,12 @@ def store(
         if not digest:
             raise
         return _again(Bundle.objects.get(sha256=digest)), False
+    except (DatabaseError, OSError) as exc:
+        if not disk_full(exc):
+            raise
+        log.error("bundle %s not stored: the disk is full (%s)", name, exc)
+        give_back_space()
+        raise StorageFull(f"{name}: {STORAGE_FULL}") from exc
 
 
 def _write_chunks(bundle: Bundle, source: Source, *, name: str, limit: int) -> tuple[str, int]:

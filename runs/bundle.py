@@ -704,23 +704,7 @@ class _Reader:
         if plain == MANIFEST_NAME:
             self._add_manifest(scope, raw, parts, size, opener)
         elif run is not None and at is not None:
-            inside = parts[at + 1 :]
-            if len(inside) > 1:
-                run.ignored.append("/".join(inside))
-            elif not self.wanted(plain):
-                run.ignored.append(base)
-                if plain == base and sysbench.SAMPLE_CLOCK_RE.match(plain):
-                    with self._open(scope, raw, opener, _FIRST_LINE_BYTES) as fh:
-                        head = _read_exact(fh, _FIRST_LINE_BYTES)
-                    run.first_lines[plain] = head.split(b"\n", 1)[0].decode("utf-8", errors="replace")
-            elif plain in run.files:
-                twice = "appears twice in the same run directory"
-                raise self.error(
-                    scope, raw, f"{twice} (as {_show(plain)}, compressed or not)" if plain != base else twice
-                )
-            else:
-                run.files[plain] = self._read_kept(scope, raw, size, opener)
-                run.mtimes[plain] = mtime
+            self._add_to_run(scope, raw, run, parts[at + 1 :], size, mtime, opener)
         elif not scope.nested and base.endswith(NESTED_ARCHIVE_SUFFIXES):
             self._read_nested(scope, raw, parts, size, opener, path)
         elif (suite := suite_of(plain_parts)) is not None:
@@ -730,6 +714,28 @@ class _Reader:
         else:
             self.stray_sysbench_files += plain.startswith("sb.")
             self._skip(scope, parts)
+
+    def _add_to_run(
+        self, scope: _Scope, raw: str, run: RunDir, inside: list[str], size: int, mtime: float, opener: _Opener
+    ) -> None:
+        """A member of a run directory (``inside``: its path there): kept if the parsers read it, else listed as
+        ignored (with the first line of a sample file, whose clock dates the run)."""
+        base = inside[-1]
+        plain = plain_name(base)
+        if len(inside) > 1:
+            run.ignored.append("/".join(inside))
+        elif not self.wanted(plain):
+            run.ignored.append(base)
+            if plain == base and sysbench.SAMPLE_CLOCK_RE.match(plain):
+                with self._open(scope, raw, opener, _FIRST_LINE_BYTES) as fh:
+                    head = _read_exact(fh, _FIRST_LINE_BYTES)
+                run.first_lines[plain] = head.split(b"\n", 1)[0].decode("utf-8", errors="replace")
+        elif plain in run.files:
+            twice = "appears twice in the same run directory"
+            raise self.error(scope, raw, f"{twice} (as {_show(plain)}, compressed or not)" if plain != base else twice)
+        else:
+            run.files[plain] = self._read_kept(scope, raw, size, opener)
+            run.mtimes[plain] = mtime
 
     def _check_name(self, scope: _Scope, raw: str) -> list[str]:
         """Refuse unsafe or unreadable names and return the path's components."""

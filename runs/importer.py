@@ -58,6 +58,7 @@ __all__ = [
     "ImportFailed",
     "ImportReport",
     "PreParsed",
+    "StorageFull",
     "archive_directory",
     "bad_input",
     "claim_bundle",
@@ -142,6 +143,11 @@ class ImportReport:
         }
 
 
+class StorageFull(ImportFailed):
+    """The server's disk for archives is full: nothing was stored, and the same bundle may be sent again later.
+    A failure of the server, not of the bundle: the doors answer 507, not 4xx."""
+
+
 def store_bundle(
     data: archive_store.Source,
     *,
@@ -156,6 +162,8 @@ def store_bundle(
         return archive_store.store(data, name=name, kind=source, user=user, overrides=overrides)
     except (archive_store.TooLarge, archive_store.ChangedWhileRead) as exc:
         raise ImportFailed(str(exc)) from exc
+    except archive_store.StorageFull as exc:
+        raise StorageFull(str(exc)) from exc
 
 
 @dataclass(frozen=True)

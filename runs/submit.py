@@ -15,7 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from runs import archive_store
-from runs.importer import ImportFailed, claim_stale_after, mark_failed, store_bundle
+from runs.importer import ImportFailed, StorageFull, claim_stale_after, mark_failed, store_bundle
 from runs.models import Bundle
 from runs.parse import bad_input, check_bundle
 from runs.tasks import import_bundle_task
@@ -44,8 +44,19 @@ def submit_bundle(
     a failed import would be, and is not queued. The task is sent after the
     commit, so a worker never looks for a bundle row that is not there yet. If
     the broker is down the bundle stays queued; the periodic
-    ``requeue_bundles`` task sends it again once the broker is back.
+    ``requeue_bundles`` task sends it again once the broker is back. A disk that fills up while the archive
+    is stored raises StorageFull: nothing was stored, and the space it took is handed back.
     """
+    try:
+        return _submit(data, name=name, source=source, user=user, overrides=overrides)
+    except StorageFull:
+        archive_store.give_back_space()  # here no transaction is open any more (within one, VACUUM cannot run)
+        raise
+
+
+def _submit(
+    data: bytes | IO[bytes], *, name: str, source: str, user: Any, overrides: Mapping[str, Any] | None
+) -> Submission:
     earlier = Bundle.objects.filter(sha256=archive_store.sha256_of(data)[0]).only("status").first()
     if earlier is None or earlier.status == Bundle.Status.FAILED:
         try:

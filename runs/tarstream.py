@@ -162,16 +162,7 @@ class TarStream:
                 continue  # a long link target is of no use: links are refused anyway
 
             fields = {**pax_global, **pax}
-            raw_name = _cstring(block[0:100])
-            if block[257:263] == b"ustar\x00":  # POSIX ustar: a prefix may hold the leading folders
-                prefix = _cstring(block[345:500])
-                if prefix:
-                    raw_name = prefix + b"/" + raw_name
-            if long_name is not None:
-                raw_name = long_name
-            if "path" in fields:
-                raw_name = fields["path"]
-            name = raw_name.decode("utf-8", "surrogateescape")
+            name = _member_name(block, fields, long_name).decode("utf-8", "surrogateescape")
             kind = KINDS.get(kind_flag, "other")
             if kind == "file" and kind_flag == b"\x00" and name.endswith("/"):
                 kind = "dir"  # old tars mark folders only by the trailing slash
@@ -270,3 +261,17 @@ def _pax_float(value: bytes) -> float:
         return float(value)
     except ValueError:
         raise TarDamage("a tar extended header has an unreadable mtime") from None
+
+
+def _member_name(block: bytes, fields: dict[str, bytes], long_name: bytes | None) -> bytes:
+    """A member's name: its pax ``path``, else its GNU long name, else the header's (ustar: after its prefix)."""
+    if "path" in fields:
+        return fields["path"]
+    if long_name is not None:
+        return long_name
+    raw_name = _cstring(block[0:100])
+    if block[257:263] == b"ustar\x00":  # POSIX ustar: a prefix may hold the leading folders
+        prefix = _cstring(block[345:500])
+        if prefix:
+            raw_name = prefix + b"/" + raw_name
+    return raw_name

@@ -19,7 +19,7 @@ from benchdash import pagecache
 from benchdash.http import HtmxHttpRequest
 from runs.attach import AttachError, attach_run, attachable
 from runs.forms import RunFilterForm, UploadForm
-from runs.importer import ImportFailed, claim_stale_after
+from runs.importer import ImportFailed, StorageFull, claim_stale_after
 from runs.models import Bundle, Dbms, Result, Run, RunFile, Server
 from runs.signals import runs_stamp
 from runs.submit import submit_bundle
@@ -107,6 +107,7 @@ def upload(request: HtmxHttpRequest) -> HttpResponse:
     # Bound on every POST: an empty one (no file chosen) must say what is missing, not show a blank form.
     form = UploadForm(request.POST, request.FILES) if request.method == "POST" else UploadForm()
     duplicate = None
+    status = 200
     if request.method == "POST" and form.is_valid():
         uploaded = form.cleaned_data["bundle"]
         try:
@@ -117,6 +118,9 @@ def upload(request: HtmxHttpRequest) -> HttpResponse:
                 user=request.user,
                 overrides=form.overrides(),
             )
+        except StorageFull as exc:
+            form.add_error("bundle", str(exc))
+            status = 507  # the server's disk, not the bundle: it may be sent again once there is room
         except ImportFailed as exc:
             form.add_error("bundle", str(exc))
         else:
@@ -130,8 +134,9 @@ def upload(request: HtmxHttpRequest) -> HttpResponse:
     recent = Bundle.objects.select_related("uploaded_by")[:10]
     context = {"form": form, "recent": recent, "duplicate": duplicate}
     if request.htmx:
+        # htmx swaps in only a 2xx answer: the panel with its error comes as 200 (the page's own form says 507).
         return render(request, "runs/upload.html#panel", context)
-    return render(request, "runs/upload.html", context)
+    return render(request, "runs/upload.html", context, status=status)
 
 
 def bundle_list(request: HttpRequest) -> HttpResponse:

@@ -59,8 +59,9 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        from runs.archive_store import give_back_space
         from runs.bulk import analyze_if_grown
-        from runs.importer import ImportFailed, submit_and_import
+        from runs.importer import ImportFailed, StorageFull, submit_and_import
 
         # A false attach_existing is left out, so a manifest's own attach_existing = true still applies.
         overrides = {
@@ -79,6 +80,14 @@ class Command(BaseCommand):
                     report = submit_and_import(
                         data, name=name, source=Bundle.Source.COMMAND, overrides=overrides, pre_parsed=pre_parsed
                     )
+            except StorageFull as exc:
+                # Rolled back; its chunks' pages are handed back now that no transaction is open. The next
+                # bundles would find the disk as full: they are not tried.
+                give_back_space()
+                self.stderr.write(f"error: {exc}")
+                raise CommandError(
+                    f"the server's bundle storage is full: {path.name} and the bundles after it were not imported"
+                ) from exc
             except ImportFailed as exc:
                 failures += 1
                 self.stderr.write(f"error: {exc}")
