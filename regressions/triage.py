@@ -8,7 +8,7 @@ the other too (``with_other_views``), so the list reads the same triage whicheve
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
@@ -79,6 +79,7 @@ class LinkResult:
     bug: Bug
     linked: list[int]  # regressions the bug was newly linked to (the first one included)
     carried: list[int]  # of those, the regressions on other servers
+    filed: list[int] = field(default_factory=list)  # of those, the ones the link moved to "bug filed"
 
 
 def link_bug(
@@ -121,12 +122,13 @@ def link_bug_to_many(
             for regression in targets:
                 carried.extend(same_regression_elsewhere(regression).values_list("pk", flat=True))
             carried = [pk for pk in dict.fromkeys(carried) if pk not in ids]
-        linked = _link(bug, [*[r.pk for r in targets], *carried], user, carried=set(carried))
-    return LinkResult(bug=bug, linked=linked, carried=[pk for pk in carried if pk in linked])
+        linked, filed = _link(bug, [*[r.pk for r in targets], *carried], user, carried=set(carried))
+    return LinkResult(bug=bug, linked=linked, carried=[pk for pk in carried if pk in linked], filed=filed)
 
 
-def _link(bug: Bug, regression_ids: Sequence[int], user: Any, *, carried: set[int]) -> list[int]:
-    """Link in a fixed number of queries however many regressions; returns the ids newly linked."""
+def _link(bug: Bug, regression_ids: Sequence[int], user: Any, *, carried: set[int]) -> tuple[list[int], list[int]]:
+    """Link in a fixed number of queries however many regressions; returns the ids newly linked and, of those,
+    the ones moved to "bug filed"."""
     through = Regression.bugs.through
     already = set(
         through.objects.filter(bug=bug, regression_id__in=regression_ids).values_list("regression_id", flat=True)
@@ -148,7 +150,7 @@ def _link(bug: Bug, regression_ids: Sequence[int], user: Any, *, carried: set[in
         for pk in new
         if pk in states
     )
-    return [pk for pk in new if pk in states]
+    return [pk for pk in new if pk in states], to_filed
 
 
 def unlink_bug(regression: Regression, bug: Bug, *, user: AbstractBaseUser | AnonymousUser | None = None) -> bool:

@@ -25,7 +25,7 @@ from regressions.evidence import Evidence, EvidencePoint, Rule
 from regressions.filters import ANY, OPEN, RELEASE_VIEWS, TABS, RegressionFilters
 from regressions.models import Bug, Regression, TriageEvent
 from regressions.stories import METRICS, QPS
-from regressions.triage import link_bug_to_many, triage
+from regressions.triage import LinkResult, link_bug_to_many, triage
 from regressions.viewnote import view_note
 from reports import charts, stats
 from runs.models import Dbms, Run, Server
@@ -335,12 +335,60 @@ def regression_bulk(request: HttpRequest) -> HttpResponse:
         except ValueError as exc:
             messages.error(request, str(exc))
             return redirect(target)
-        carried = f", {len(result.carried)} on other servers" if result.carried else ""
-        messages.success(request, f"linked {result.bug.label} to {len(result.linked)} regression(s){carried}")
+        level, text = link_message(result, ids)
     else:
         changed = triage(ids, action, request.user, note)
-        messages.success(request, f"{changed} of {len(ids)} regression(s) marked {State(action).label}")
+        level, text = triage_message(changed, len(ids), str(State(action).label), bool(note))
+    messages.add_message(request, level, text)
     return redirect(target)
+
+
+def _regressions(n: int) -> str:
+    return f"{n} regression" + ("" if n == 1 else "s")
+
+
+def link_message(result: LinkResult, asked: list[int]) -> tuple[int, str]:
+    """What linking a bug did, said whole: to how many of the regressions asked (and elsewhere), and which moved
+    to "bug filed" by it (the state follows a link, so the user is told it did)."""
+    mine = [pk for pk in result.linked if pk in asked]
+    if not mine and not result.carried:
+        return (
+            messages.INFO,
+            f"{result.bug.label} was already linked to {'it' if len(asked) == 1 else 'them'}: nothing changed.",
+        )
+    text = f"Linked {result.bug.label} to {_regressions(len(mine))}"
+    if result.carried:
+        text += f" and to the same regression on {len(result.carried)} other server" + (
+            "s" * (len(result.carried) != 1)
+        )
+    moved = [pk for pk in result.filed if pk in asked]
+    if moved:
+        which = "it" if len(mine) == 1 else f"{len(moved)} of them"
+        text += f"; {which} moved to “bug filed”, as a linked bug means one is filed"
+    return messages.SUCCESS, text + "."
+
+
+def triage_message(changed: int, asked: int, state: str, noted: bool) -> tuple[int, str]:
+    """What a triage step did: the regressions it moved to ``state``, those already there, and the note, which
+    is saved in every one's history even where the state did not change."""
+    if changed == asked:
+        return messages.SUCCESS, f"{_regressions(asked)} marked “{state}”." + (" Note saved." if noted else "")
+    rest = asked - changed
+    already = (
+        "It was"
+        if asked == 1
+        else "All were"
+        if not changed
+        else "The other was"
+        if rest == 1
+        else f"The other {rest} were"
+    )
+    text = (
+        f"{changed} of {_regressions(asked)} marked “{state}”. " if changed else ""
+    ) + f"{already} “{state}” already"
+    if noted:
+        return messages.SUCCESS, f"Note saved. {text}."
+    return messages.INFO, f"{text}: nothing else changed." if changed else f"{text}: nothing changed."
 
 
 def _level(value: float | None) -> str:

@@ -316,6 +316,49 @@ def test_the_detail_page_shows_evidence_bugs_and_history(detected: list[Regressi
     assert "How stories are told" in body and "against 5.6.51" in body
 
 
+def _message(page: Any) -> str:
+    (message,) = [str(m) for m in page.context["messages"]]
+    return message
+
+
+def test_linking_a_bug_says_the_state_moved_and_the_detail_page_shows_the_typed_title(
+    detected: list[Regression], logged_in: Client
+) -> None:
+    record = next(r for r in detected if r.state == State.NEW)
+    url = reverse("regressions:regression_bulk")
+    title = "InnoDB point lookups slower"
+    page = logged_in.post(url, {"ids": [record.pk], "action": "link", "bug": "MDEV-33894", "title": title}, follow=True)
+    assert (
+        _message(page)
+        == "Linked MDEV-33894 to 1 regression; it moved to “bug filed”, as a linked bug means one is filed."
+    )
+    detail = logged_in.get(record.get_absolute_url()).content.decode()
+    assert f'<span class="bug-title">{title}</span>' in detail
+    again = logged_in.post(url, {"ids": [record.pk], "action": "link", "bug": "MDEV-33894"}, follow=True)
+    assert _message(again) == "MDEV-33894 was already linked to it: nothing changed."
+
+
+def test_marking_a_regression_in_the_state_it_has_says_the_note_was_saved_not_0_of_1(
+    detected: list[Regression], logged_in: Client
+) -> None:
+    record = detected[0]
+    triage([record.pk], State.BUG_FILED, None)
+    url = reverse("regressions:regression_bulk")
+    page = logged_in.post(url, {"ids": [record.pk], "action": State.BUG_FILED, "note": "upstream"}, follow=True)
+    assert _message(page) == "Note saved. It was “bug filed” already."
+    assert TriageEvent.objects.filter(regression=record, note="upstream").exists()
+    page = logged_in.post(url, {"ids": [record.pk], "action": State.BUG_FILED}, follow=True)
+    assert _message(page) == "It was “bug filed” already: nothing changed."
+    two = [record.pk, detected[1].pk]
+    page = logged_in.post(url, {"ids": two, "action": State.BUG_FILED}, follow=True)
+    assert (
+        _message(page)
+        == "1 of 2 regressions marked “bug filed”. The other was “bug filed” already: nothing else changed."
+    )
+    html = page.content.decode()
+    assert '<ul class="messages" role="status"><li class="info">' in html  # a styled box (benchdash.css)
+
+
 def _make_regressions(count: int, offset: int = 0) -> None:
     dbms, _ = Dbms.objects.get_or_create(name="MySQL")
     version, _ = Version.objects.get_or_create(dbms=dbms, text="8.0.30")
