@@ -550,7 +550,8 @@ def _residual_noise(
     steps among eight versions read σ 7 %, its residuals 2 %. Never above the σ it starts from."""
     current = sigma
     for _ in range(NOISE_ROUNDS):
-        outliers, segments = levels(values, versions, current, lines=lines)
+        set_aside, segments = levels(values, versions, current, lines=lines)
+        outliers = set(set_aside)
         residuals = [
             abs(math.log(values[i] / seg.level))  # type: ignore[operator]
             for seg in segments
@@ -808,13 +809,15 @@ def _levels(
         {*outlier_indexes(values, sigma, min_change=min_change, k=k, lines=lines)}
         | {*line_points(values, sigma, min_change=min_change, k=k, lines=lines)}
     )
-    kept = [None if i in outliers else v for i, v in enumerate(values)]
+    aside = set(outliers)
+    kept = [None if i in aside else v for i, v in enumerate(values)]
     segments = changepoints.detect(kept, versions, noise=sigma, min_change=min_change, k=k).segments
     around = lineage(values, lines) if lines else None
     paired = zigzag_excursions(segments, _one_point_gate(sigma, min_change, k), around)
     if paired:
-        outliers = sorted({*outliers, *paired})
-        kept = [None if i in outliers else v for i, v in enumerate(values)]
+        aside.update(paired)
+        outliers = sorted(aside)
+        kept = [None if i in aside else v for i, v in enumerate(values)]
         segments = changepoints.detect(kept, versions, noise=sigma, min_change=min_change, k=k).segments
     return tuple(outliers), tuple(segments)
 
