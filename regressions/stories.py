@@ -550,7 +550,8 @@ def _residual_noise(
     steps among eight versions read σ 7 %, its residuals 2 %. Never above the σ it starts from."""
     current = sigma
     for _ in range(NOISE_ROUNDS):
-        outliers, segments = levels(values, versions, current, lines=lines)
+        set_aside, segments = levels(values, versions, current, lines=lines)
+        outliers = set(set_aside)
         residuals = [
             abs(math.log(values[i] / seg.level))  # type: ignore[operator]
             for seg in segments
@@ -639,7 +640,7 @@ def line_points(
     return [
         here
         for before, here, after in zip(present, present[1:], present[2:], strict=False)
-        if here in tips and _excursion(values, before, here, (after,), gate)
+        if here in tips and _excursion(values[before], values[here], (values[after],), gate)  # type: ignore[arg-type]
     ]
 
 
@@ -655,45 +656,84 @@ def outlier_indexes(
     neighbours (``lineage``: in version order, or with ``lines`` within its release line); a point without a
     neighbour on either side never is one."""
     present = [i for i, v in enumerate(values) if v is not None and math.isfinite(v) and v > 0]
+    # The present values in a list of their own: a refresh runs this for every series it segments, each of up to
+    # hundreds of points, so each is read from it without a function call per point.
+    at: list[float] = [values[i] for i in present]  # type: ignore[misc]
     gate = _one_point_gate(sigma, min_change, k)
-    if present:
-        least, greatest = min(values[i] for i in present), max(values[i] for i in present)  # type: ignore[type-var]
-        if greatest / least - 1 <= gate and 1 - least / greatest <= gate:  # type: ignore[operator]
+    if at:
+        least, greatest = min(at), max(at)
+        if greatest / least - 1 <= gate and 1 - least / greatest <= gate:
             return []  # no point is that far from any other, so none from its neighbours
-    around = lineage(values, lines)
+    if not lines:
+        return [present[n] for n in _version_order_outliers(at, gate)]
+    return _line_outliers(values, present, at, lines, gate)
+
+
+def _version_order_outliers(at: Sequence[float], gate: float) -> list[int]:
+    """``outlier_indexes`` in version order, by position in ``at`` (the present values): each point against the
+    points either side, the same test as ``_line_outliers`` on a lineage of neighbours in a row, read without a
+    look-up or a call per point."""
     found: list[int] = []
-    for here in present:
-        before, after = around.before.get(here), around.after.get(here, ())
-        if here in found or before is None or not after:
+    last = len(at) - 1
+    for n in range(1, last):
+        if found and found[-1] == n:
+            continue  # the second point of a dip and a spike
+        a, x, b = at[n - 1], at[n], at[n + 1]
+        # Most points are no excursion: both parts of rule 3 need a point beyond the gate of the one before it.
+        if abs(x / a - 1) <= gate:
             continue
-        pair = _paired_excursion(values, around, here, gate)
-        if pair is not None:
-            found.extend((here, pair))
-        elif before not in found and _excursion(values, before, here, after, gate):
-            found.append(here)
+        if n + 1 < last and _dip_and_spike(a, x, b, at[n + 2], gate):
+            found += (n, n + 1)
+        elif (not found or found[-1] != n - 1) and _excursion(a, x, (b,), gate):
+            found.append(n)
     return found
 
 
-def _excursion(values: Sequence[float | None], before: int, here: int, after: Sequence[int], gate: float) -> bool:
-    """Whether ``here`` differs from the point before and from every point after it by more than ``gate`` the
-    same way, and each point after is back: within the gate of the point before, or past it the other way. An
-    overshooting return is still a one-version excursion, plus a step from before to after that segmentation
-    tells on its own; read as a story, the excursion would "arrive" and be "fixed" by that very step, beside a
-    second story arriving with it."""
-    a, x = values[before], values[here]
-    assert a is not None and x is not None
-    nexts = [values[i] for i in after]
-    up = x / a - 1 > gate and all(x / b - 1 > gate for b in nexts)  # type: ignore[operator]
-    down = 1 - x / a > gate and all(1 - x / b > gate for b in nexts)  # type: ignore[operator]
+def _line_outliers(
+    values: Sequence[float | None], present: Sequence[int], at: Sequence[float], lines: Sequence[str], gate: float
+) -> list[int]:
+    """``outlier_indexes`` with release lines: each present point (``at`` holds their values) against its
+    neighbours within its line (``lineage``)."""
+    value = dict(zip(present, at, strict=True))
+    around = lineage(values, lines)
+    found: list[int] = []
+    taken: set[int] = set()
+    for here in present:
+        before, after = around.before.get(here), around.after.get(here, ())
+        if here in taken or before is None or not after:
+            continue
+        a, x = value[before], value[here]
+        # As in version order: no part of rule 3 without a step beyond the gate from the point before.
+        if abs(x / a - 1) <= gate:
+            continue
+        pair = _paired_excursion(value, around, here, gate)
+        if pair is not None:
+            found += (here, pair)
+            taken.update((here, pair))
+        elif before not in taken and _excursion(a, x, [value[i] for i in after], gate):
+            found.append(here)
+            taken.add(here)
+    return found
+
+
+def _excursion(a: float, x: float, nexts: Sequence[float], gate: float) -> bool:
+    """Whether ``x`` differs from the value before it (``a``) and from every value after it (``nexts``) by more
+    than ``gate`` the same way, and each value after is back: within the gate of the value before, or past it the
+    other way. An overshooting return is still a one-version excursion, plus a step from before to after that
+    segmentation tells on its own; read as a story, the excursion would "arrive" and be "fixed" by that very
+    step, beside a second story arriving with it."""
+    up = x / a - 1 > gate and all(x / b - 1 > gate for b in nexts)
+    down = 1 - x / a > gate and all(1 - x / b > gate for b in nexts)
     if up:
-        return all(b / a - 1 <= gate for b in nexts)  # type: ignore[operator]
-    return down and all(1 - b / a <= gate for b in nexts)  # type: ignore[operator]
+        return all(b / a - 1 <= gate for b in nexts)
+    return down and all(1 - b / a <= gate for b in nexts)
 
 
-def _paired_excursion(values: Sequence[float | None], around: Lineage, here: int, gate: float) -> int | None:
+def _paired_excursion(value: Mapping[int, float], around: Lineage, here: int, gate: float) -> int | None:
     """The second point of a dip and a spike (or a spike and a dip) starting at ``here`` (rule 3's second part,
     read on the points themselves): two points in a row, the second the only one continuing the first, beyond
-    ``gate`` on opposite sides of the point before them, and every point after them back within ``gate``."""
+    ``gate`` on opposite sides of the point before them, and every point after them back within ``gate``.
+    ``value``: the present points' values by index."""
     follows = around.after.get(here, ())
     if len(follows) != 1:
         return None
@@ -701,17 +741,15 @@ def _paired_excursion(values: Sequence[float | None], around: Lineage, here: int
     after = around.after.get(second, ())
     if around.before.get(second) != here or not after:
         return None
-    before = around.before[here]
-    if all(_dip_and_spike(values, (before, here, second, b), gate) for b in after):
+    a, x1, x2 = value[around.before[here]], value[here], value[second]
+    if all(_dip_and_spike(a, x1, x2, value[b], gate) for b in after):
         return second
     return None
 
 
-def _dip_and_spike(values: Sequence[float | None], at: Sequence[int], gate: float) -> bool:
-    """Two versions in a row beyond ``gate`` on opposite sides of the version before them, and the version after
-    back within ``gate`` of it (rule 3's second part, read on the points themselves)."""
-    a, x1, x2, b = (values[i] for i in at)
-    assert a is not None and x1 is not None and x2 is not None and b is not None
+def _dip_and_spike(a: float, x1: float, x2: float, b: float, gate: float) -> bool:
+    """Two versions in a row (``x1``, ``x2``) beyond ``gate`` on opposite sides of the version before them (``a``),
+    and the version after (``b``) back within ``gate`` of it (rule 3's second part, read on the points themselves)."""
     first, second = x1 / a - 1, x2 / a - 1
     return first * second < 0 and min(abs(first), abs(second)) > gate and abs(b / a - 1) <= gate
 
@@ -771,13 +809,15 @@ def _levels(
         {*outlier_indexes(values, sigma, min_change=min_change, k=k, lines=lines)}
         | {*line_points(values, sigma, min_change=min_change, k=k, lines=lines)}
     )
-    kept = [None if i in outliers else v for i, v in enumerate(values)]
+    aside = set(outliers)
+    kept = [None if i in aside else v for i, v in enumerate(values)]
     segments = changepoints.detect(kept, versions, noise=sigma, min_change=min_change, k=k).segments
     around = lineage(values, lines) if lines else None
     paired = zigzag_excursions(segments, _one_point_gate(sigma, min_change, k), around)
     if paired:
-        outliers = sorted({*outliers, *paired})
-        kept = [None if i in outliers else v for i, v in enumerate(values)]
+        aside.update(paired)
+        outliers = sorted(aside)
+        kept = [None if i in aside else v for i, v in enumerate(values)]
         segments = changepoints.detect(kept, versions, noise=sigma, min_change=min_change, k=k).segments
     return tuple(outliers), tuple(segments)
 
