@@ -62,7 +62,7 @@ _FIRST_LINE_BYTES = 80
 RUN_DIR_RE = re.compile(r"x\.[^.]+\..+\.pk[01]")
 MANIFEST_NAME = "benchdash.toml"
 NESTED_ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.zst", ".tar.bz2", ".tar.xz", ".zip")
-IGNORED_LIST_CAP = 1000
+IGNORED_LIST_CAP = 20_000
 # Why a member outside any run directory was not read, in the words the bundle page and the import output show.
 OUTSIDE_RUN_DIR = "outside a run directory (x.<build>.<config>.pk<N>)"
 UNNAMED_FOLDER = "in a folder not named like a run directory and not named in a manifest's [run_dirs]"

@@ -46,8 +46,15 @@ _NEEDS_A_LOOK = (
     bundle.OUTSIDE_RUN_DIR,
     bundle.UNNAMED_FOLDER,
 )
-# How many ignored files a bundle lists (the rest are counted): enough to see what was left out.
-IGNORED_SHOWN = 200
+# How many files a bundle lists as read, and as not read (the rest are counted): every file of any real archive,
+# so the two lists account for each; a bound all the same on what a bundle's stats hold.
+IGNORED_SHOWN = 20_000
+MANIFEST_READ = "manifest: what it says of the runs below it (server, workload, build) put over what their files say"
+
+
+def manifest_file(folder: str) -> str:
+    """The path of the manifest of ``folder`` in the bundle."""
+    return f"{folder}/{MANIFEST_NAME}" if folder else MANIFEST_NAME
 
 
 def wanted(name: str) -> bool:
@@ -105,6 +112,8 @@ class ParsedRun:
     ignored_files: int = 0
     # (path in the bundle, why it was not read) for the files of this run that were not used.
     ignored: list[tuple[str, str]] = field(default_factory=list)
+    # (path in the bundle, what it became) for the files of this run that were read.
+    read: list[tuple[str, str]] = field(default_factory=list)
     sysbench: SysbenchDetail | None = None
     # What another suite's files said of the configuration's text and the server's CPUs.
     suite_config_text: str = ""
@@ -218,6 +227,7 @@ def parse_run(run_dir: RunDir, meta: RunMeta, *, bundle_name: str) -> ParsedRun:
         warnings=warnings,
         ignored_files=len(read.ignored),
         ignored=read.ignored,
+        read=read.read,
         sysbench=SysbenchDetail(
             pk=name.pk,
             cpus=read.cpus,
@@ -265,7 +275,8 @@ def parse_bundle(
         parsed = parse_run(run_dir, run_meta(manifests, folder, run_dir.name, given), bundle_name=name)
         runs.append(parsed)
         warnings.extend(parsed.warnings)
-    read = [(run.path, f"run directory: {run.tests} microbenchmarks, {len(run.results)} results") for run in runs]
+    read = [item for run in runs for item in run.read]
+    read.extend((manifest_file(folder), MANIFEST_READ) for folder in contents.manifests)
     ignored = contents.ignored_count + sum(r.ignored_files for r in runs)
     listed = [(path, contents.ignored_reasons.get(path, rundir.NOT_A_RESULT)) for path in contents.ignored]
     for parsed_run in runs:

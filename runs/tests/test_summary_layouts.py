@@ -17,6 +17,7 @@ from django.core.management import CommandError, call_command
 
 from runs.importer import ImportFailed, archive_directory, submit_and_import
 from runs.models import Bundle, Result, Run
+from runs.parse import MANIFEST_READ
 
 pytestmark = pytest.mark.django_db
 
@@ -215,7 +216,8 @@ def test_the_december_2020_layout_is_imported_and_every_cell_reproduced(corpus: 
     report = _import(folder.parent)
     assert Run.objects.count() == 6
     assert report.read == [
-        {"path": "c48/dop8/o.qps.abs.in", "what": "QPS of 6 runs × 27 microbenchmarks at concurrencies 8"}
+        {"path": "c48/dop8/benchdash.toml", "what": MANIFEST_READ},
+        {"path": "c48/dop8/o.qps.abs.in", "what": "QPS of 6 runs × 27 microbenchmarks at concurrencies 8"},
     ]
     assert [item["path"] for item in report.ignored] == ["c48/dop8/o.qps.rel.in"]
     for kind in ("abs", "rel"):

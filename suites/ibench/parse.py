@@ -838,6 +838,13 @@ def parse_bundle_files(
 
     Raises ParseError naming the file when one cannot be read.
     """
+    found = read_bundle_files(files)
+    return found.runs_found, found.warnings, found.not_read
+
+
+def read_bundle_files(files: Iterable[tuple[str, bytes, float]]) -> _Assembly:
+    """(path, bytes, mtime) of every Insert Benchmark file of a bundle → what was read: the runs
+    (``runs_found``), warnings, and each file as read (what it became) or not read (why)."""
     files = list(files)
     found = _Assembly()
     for path, data, mtime in files:
@@ -854,12 +861,15 @@ def parse_bundle_files(
     for (run_dir, step_dir), slot in sorted(found.raw.items()):
         found.add_raw_step(run_dir, step_dir, slot)
     for path, data, mtime in found.merged:
-        _read_merged(path, data, mtime, found.runs, found.run_for, found.warnings)
+        names = _read_merged(path, data, mtime, found.runs, found.run_for, found.warnings)
+        found.read.append((path, f"merged table of step {_merged_step(path)}: a row for each of runs {names}"))
     runs = list(found.runs.values())
     for run in runs:
         _estimate_clients(run)
     runs.sort(key=lambda r: (r.tag.rows or "", r.tag.build, r.tag.config))
-    return runs, found.warnings, found.not_read
+    found.runs_found = runs
+    found.read.sort()
+    return found
 
 
 @dataclass
@@ -876,6 +886,9 @@ class _Assembly:
     )
     old_query_dirs: dict[str, set[tuple[int, int]]] = field(default_factory=lambda: defaultdict(set))
     merged: list[tuple[str, bytes, float]] = field(default_factory=list)
+    # (path, what it became) of each file read; the runs assembled, in order, once every file is read.
+    read: list[tuple[str, str]] = field(default_factory=list)
+    runs_found: list[IbenchRun] = field(default_factory=list)
 
     def run_for(self, tag: Tag) -> IbenchRun:
         key = (tag.rows, tag.build, tag.config)
@@ -898,8 +911,11 @@ class _Assembly:
         run = self.run_for(tag)
         run.sources.append(path)
         run.mtimes.append(mtime)
-        for step, row in zip(summary_steps(table), (r for r in table.rows if r is not None), strict=True):
+        steps = summary_steps(table)
+        for step, row in zip(steps, (r for r in table.rows if r is not None), strict=True):
             run.add_step(step, StepResult(values=dict(row.values), source=path, precision=1, printed=row.cells))
+        span = f"{steps[0]} to {steps[-1]}" if steps else "none"
+        self.read.append((path, f"summary table of run {run.name}: a row for each of its {len(steps)} steps ({span})"))
 
     def read_step_file(self, kind: str, path: str, parts: Sequence[str], text: str, mtime: float) -> None:
         """An o.res or a client's o.ib of a step directory, kept with the step's other files."""
@@ -932,6 +948,10 @@ class _Assembly:
         run.mtimes.extend(slot["mtime"])
         run.add_step(step, step_from_res(step, slot["res"], slot["clients"], source=source))
         _step_clients(run, run_dir, slot)
+        if slot.get("res_path"):
+            self.read.append((slot["res_path"], f"run {run.name}, step {step}: the step's rates and response times"))
+        for path in slot.get("client_paths", []):
+            self.read.append((path, f"run {run.name}, step {step}: one client's output"))
 
 
 def _step_clients(run: IbenchRun, run_dir: str, slot: dict[str, Any]) -> None:
@@ -985,7 +1005,7 @@ def _read_merged(
     runs: dict[tuple[str | None, str, str], IbenchRun],
     run_for: Any,
     warnings: list[str],
-) -> None:
+) -> str:
     """Rows of a merged table: one run each (tag without the rows, which the folder names), for one step."""
     match = _MERGED_NAME_RE.match(path.rsplit("/", 1)[-1])
     assert match is not None
@@ -994,6 +1014,7 @@ def _read_merged(
     table = parse_table(data.decode("utf-8", errors="replace"), name=path)
     warnings.extend(table.warnings)
     rows_folder = rows_from_path(path)
+    names: list[str] = []
     for row in table.rows:
         if row is None or not row.tag:
             continue
@@ -1006,7 +1027,15 @@ def _read_merged(
             if len(same) == 1:
                 tag = same[0].tag
         run = run_for(tag)
+        names.append(run.name)
         if path not in run.sources:
             run.sources.append(path)
             run.mtimes.append(mtime)
         run.add_step(step, StepResult(values=dict(row.values), source=path, precision=0, printed=row.cells))
+    return ", ".join(names) or "(none)"
+
+
+def _merged_step(path: str) -> str:
+    match = _MERGED_NAME_RE.match(path.rsplit("/", 1)[-1])
+    assert match is not None
+    return step_name(match["step"]) or match["step"]

@@ -32,12 +32,12 @@ def parse_files(files: Sequence[ResultFile], *, bundle: str, required: bool) -> 
     merged tables, step directories): they are read together, so each run is assembled once."""
     # The files themselves, not their bytes: the parser decodes each when it reads it, so they are never all in
     # memory at once.
-    found, warnings, not_read = parse.parse_bundle_files((f.path, f, f.mtime) for f in files)  # type: ignore[misc]
-    runs = [_suite_run(run) for run in found]
+    found = parse.read_bundle_files((f.path, f, f.mtime) for f in files)  # type: ignore[misc]
+    runs = [_suite_run(run) for run in found.runs_found]
     if required and not runs:
         names = ", ".join(sorted(f.path for f in files)[:5])
         raise parse.ParseError(f"{bundle}: no Insert Benchmark results (an ips … tag header) in {names}")
-    return SuiteParse(runs=runs, warnings=warnings, not_read=not_read)
+    return SuiteParse(runs=runs, warnings=found.warnings, not_read=found.not_read, read=found.read)
 
 
 def _suite_run(run: parse.IbenchRun) -> SuiteRun:

@@ -147,6 +147,8 @@ class RunDirRead:
     load_inserts_per_s: float | None
     config_text: str | RunDirFile
     files: list[tuple[str, str, RunDirFile]]  # (name, kind, file) of the settings files kept
+    # (path in the bundle, what it became) of each file read: every file of the directory is here or in ``ignored``.
+    read: list[tuple[str, str]] = field(default_factory=list)
 
 
 def read_run_dir(run_dir: RunDirectory, *, where: str, skip: Collection[str] = ()) -> RunDirRead:
@@ -166,6 +168,7 @@ def read_run_dir(run_dir: RunDirectory, *, where: str, skip: Collection[str] = (
         if fn is not None and fn.kind == "met" and (fn.test, fn.range_size, fn.dop or 1) not in used_mets
     )
     load = _load_step(found, results, commands)
+    read = _read_files_list(found, run_dir.name)
     warnings.extend(_zero_qps_warnings(run_dir.name, results))
     reported = {key: metrics["qps"] for key, metrics in found.summaries.items() if "qps" in metrics}
     scan_formula, scan_warnings = sysbench.run_scan_formula(found.outputs, reported)
@@ -191,7 +194,36 @@ def read_run_dir(run_dir: RunDirectory, *, where: str, skip: Collection[str] = (
         load_inserts_per_s=load.inserts_per_s if load else None,
         config_text=next((kept for (_, kind, kept) in found.files if kind == CONFIG), ""),
         files=found.files,
+        read=read,
     )
+
+
+def _read_files_list(found: _Found, run: str) -> list[tuple[str, str]]:
+    """(path, what it became) of each file of the directory that was read: its result files not listed as not
+    read, and the settings files kept."""
+    not_read = {path for path, _ in found.ignored}
+    read = [
+        (f"{found.inside}/{file_name}", f"run {run}: {_what_became(fn)}")
+        for file_name, fn in found.file_names.items()
+        if fn is not None and f"{found.inside}/{file_name}" not in not_read
+    ]
+    read.extend((f"{found.inside}/{name}", f"run {run}: kept as its {kind} settings") for name, kind, _ in found.files)
+    return sorted(read)
+
+
+def _what_became(fn: sysbench.ResultFileName) -> str:
+    """What a result file of a run directory became, in the words of the bundle page."""
+    label = sysbench.test_label(fn.test, fn.range_size)
+    at = f" at {fn.dop} client{'s' if fn.dop != 1 else ''}" if fn.dop else ""
+    if fn.kind == "o":
+        return f"{label}{at}: QPS, transactions/s and latency (its result)"
+    if fn.kind == "met":
+        return f"{label}{at}: HW metrics of that result (cpu/o, cs/o, r/o, rKB/o, wKB/o, …)"
+    if fn.kind == "prepare.o":
+        return "the load step: rows loaded and how long it took"
+    if fn.kind == "prepare.met":
+        return "HW metrics of the load step"
+    return f"{label}: {fn.kind[2:]} at each of the run's concurrencies (the scripts' summary; this test has no sb.o)"
 
 
 def _read_files(run_dir: RunDirectory, where: str, skip: Collection[str]) -> _Found:
