@@ -169,6 +169,7 @@ def _refused_unless_read(case: Any, response: Any) -> None:
     assert response.status_code in (400, 401, 403, 404, 405, 422), (case.method, case.path, response.status_code)
 
 
+@pytest.mark.slow(30)
 def test_no_generated_request_with_an_admin_token_breaks_any_check_of_the_schema(
     api_schema: Any, admin_token: str
 ) -> None:

@@ -320,6 +320,7 @@ def test_every_url_is_classified() -> None:
             assert url.methods == set(RULES[url.name]), url
 
 
+@pytest.mark.slow(6)
 @pytest.mark.parametrize("public", [True, False], ids=["public", "private"])
 @pytest.mark.parametrize("role", ROLES)
 def test_every_url_answers_each_role_as_the_rule_says(
