@@ -55,6 +55,16 @@ def test_on_a_phone_the_header_takes_two_short_rows(page: Page, demo_data: DemoD
     assert page.evaluate("() => document.documentElement.scrollWidth") <= PHONE[0]
 
 
+@pytest.mark.parametrize("viewport", [PHONE], indirect=True)
+def test_logged_in_on_a_phone_the_page_is_no_wider_than_the_screen(
+    page: Page, log_in: Callable[[str], None], demo_data: DemoData
+) -> None:
+    log_in("admin")  # the account link's name, hidden for the eye, sits at the end of the scrolling row
+    page.goto("/runs/")
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= PHONE[0]
+    assert page.get_by_role("link", name="admin · API tokens").count() == 1  # still there for screen readers
+
+
 @pytest.mark.parametrize("viewport", [LAPTOP], indirect=True)
 def test_the_comparisons_first_chart_is_in_view_without_scrolling(page: Page, demo_data: DemoData) -> None:
     page.goto(f"/compare/?base={Run.objects.get(name=SMALL_BASE_RUN).pk}")
