@@ -445,6 +445,59 @@ def _has_spread(comparison: Comparison, keys: list[str], label: str) -> bool:
     return any(cv.get(key, {}).get(label) is not None for key in (comparison.base, *keys))
 
 
+def group_absolute_chart(
+    comparison: Comparison,
+    group: str,
+    *,
+    y_min: float | None = None,
+    y_max: float | None = None,
+    log: bool = False,
+) -> dict[str, Any]:
+    """Absolute QPS of each microbenchmark of ``group`` across the base and the compared columns, one trace each.
+
+    The x axis is ``group_line_chart``'s with the base first (it is a value here, not 1.0); y is QPS as the runs
+    measured it (``_absolute``), ``None`` where missing; the axis starts at 0, or is logarithmic with ``log``,
+    where microbenchmarks thousands of QPS apart each stay readable. ``y_min`` and ``y_max`` are the page's range
+    of relative QPS: they do not apply to QPS and are not used.
+    """
+    del y_min, y_max
+    if group not in comparison.groups:
+        raise ValueError(f"unknown group {group!r}; this comparison has {', '.join(comparison.groups)}")
+    members = [label for label in comparison.labels if comparison.group_of.get(label) == group]
+    columns = [comparison.column(comparison.base), *_compared_columns(comparison)]
+    keys = [c.key for c in columns]
+    ticks = column_labels(columns, sep="<br>")
+    xs = [ticks[k] for k in keys]
+    traces = []
+    for i, label in enumerate(members):
+        style = _line_style(i)
+        traces.append(
+            _trace(
+                "scatter",
+                x=xs,
+                y=[_absolute(comparison.qps[key].get(label)) for key in keys],
+                name=label,
+                mode="lines+markers",
+                line={"color": style["color"], "dash": style["dash"], "width": GUIDE_WIDTH},
+                marker={"symbol": style["symbol"], "size": 8, "color": style["color"]},
+                connectgaps=False,
+                hovertemplate="<b>%{fullData.name}</b><br>%{x}<br>QPS: %{y:,}<extra></extra>",
+            )
+        )
+    title = (
+        f"{group} <span style='font-size:12px'>(QPS; the base, {column_labels(columns)[comparison.base]}, first)</span>"
+    )
+    layout = _base_layout(title=title, height=500)
+    # QPS is in the title: an axis title would sit on the tick labels on a phone.
+    yaxis: dict[str, Any] = {"automargin": True, "gridcolor": "#e5e8ee", "separatethousands": True}
+    if log:
+        yaxis["type"] = "log"
+    else:
+        yaxis["rangemode"] = "tozero"
+    layout.update(xaxis=_category_axis(xs, xs), meta={"keys": {ticks[k]: k for k in keys}}, yaxis=yaxis)
+    return _figure(traces, layout)
+
+
 def group_bar_chart(
     comparison: Comparison,
     group: str,

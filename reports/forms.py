@@ -40,7 +40,11 @@ class CompareForm(forms.Form):
     view = forms.ChoiceField(
         label="Charts",
         required=False,
-        choices=[("lines", "lines across versions"), ("bars", "bars, newest versions")],
+        choices=[
+            ("lines", "lines across versions"),
+            ("bars", "bars, newest versions"),
+            ("absolute", "absolute QPS across versions"),
+        ],
         initial="lines",
     )
 

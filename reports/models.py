@@ -66,7 +66,10 @@ class Report(models.Model):
     y_max = models.FloatField(null=True, blank=True)
     log = models.BooleanField(default=False)
     view = models.CharField(
-        max_length=8, blank=True, default="", choices=[("", "default"), ("lines", "lines"), ("bars", "bars")]
+        max_length=8,
+        blank=True,
+        default="",
+        choices=[("", "default"), ("lines", "lines"), ("bars", "bars"), ("absolute", "absolute QPS")],
     )
     group_y_max = models.JSONField(default=dict, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)

@@ -421,7 +421,7 @@ COMPARE_KINDS = {
     "y_min": _AXIS,
     "y_max": _AXIS,
     "y_max_*": _AXIS,
-    "view": pagecache.choice("lines", "bars"),
+    "view": pagecache.choice("lines", "bars", "absolute"),
     "releases": pagecache.choice("long-term", "all"),
 }
 # "?base=" with nothing chosen asks for the run picker: kept, not dropped as an empty value.
@@ -796,7 +796,7 @@ def group_charts(
     template needs for json_script; ``tops``: a group chart's own y-axis top, over the page's."""
     scale = scale or charts.Scale(y_min=None, y_max=None, log=False)
     tops = tops or {}
-    draw = charts.group_bar_chart if view == "bars" else charts.group_line_chart
+    draw = {"bars": charts.group_bar_chart, "absolute": charts.group_absolute_chart}.get(view, charts.group_line_chart)
     present = {g for g in comparison.group_of.values() if g}
 
     def build() -> list[dict[str, Any]]:

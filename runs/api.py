@@ -91,11 +91,9 @@ class BundleOut(Schema):
         [], description="what the import noticed: 0 QPS results, runs already imported for another server"
     )
     ignored_files: int = Field(0, description="how many files of the bundle were not read")
-    ignored: list[IgnoredFileOut] = Field(
-        [], description="the first of those files (at most 200), each with why it was not read"
-    )
+    ignored: list[IgnoredFileOut] = Field([], description="those files (up to 20,000), each with why it was not read")
     read: list[ReadFileOut] = Field(
-        [], description="the run directories and summary tables read (at most 200), each with what was read of it"
+        [], description="every file read (up to 20,000), each with what it became (which run, which results)"
     )
 
 

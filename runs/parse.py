@@ -190,8 +190,8 @@ class ParsedBundle:
     server_info: dict[str, Any] = field(default_factory=dict)
     # (path in the bundle, why it was not read): the first IGNORED_SHOWN of the ignored_files.
     ignored: list[tuple[str, str]] = field(default_factory=list)
-    # (path in the bundle, what was read of it): each run directory, and each file of the other suites that
-    # list theirs (the summary tables), the first IGNORED_SHOWN.
+    # (path in the bundle, what it became): each file read (of run directories, manifests, the other suites'
+    # files), the first IGNORED_SHOWN.
     read: list[tuple[str, str]] = field(default_factory=list)
 
 
