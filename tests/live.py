@@ -278,6 +278,25 @@ def forget_queue(queue: str) -> None:
         client.close()
 
 
+def queue_idle(queue: str) -> bool:
+    """Nothing waits on ``queue`` and nothing taken from it is unfinished: with late acknowledgement (the site's
+    setting) a task a worker is running, or holds for a countdown, stays among the unacknowledged messages."""
+    import redis
+
+    prefix = settings.BROKER_KEY_PREFIX
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    try:
+        if any(client.llen(prefix + queue + step) for step in ("", *_PRIORITY_LISTS)):
+            return False
+        for _tag, payload in client.hscan_iter(f"{prefix}unacked"):
+            with contextlib.suppress(ValueError, TypeError, IndexError):
+                if json.loads(payload)[2] == queue:
+                    return False
+        return True
+    finally:
+        client.close()
+
+
 def stop(process: subprocess.Popen[bytes], timeout: float = 20) -> None:
     """Stop one process we started, by its id: TERM, then KILL if it lingers ``timeout`` seconds."""
     if process.poll() is None:
