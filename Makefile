@@ -56,9 +56,10 @@ serve: migrate
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
 
 # Without DATABASE_URL / REDIS_URL the tests that need PostgreSQL, Redis or MariaDB are skipped; the summary's
-# last lines count them (conftest.py).
+# last lines count them (conftest.py). Bytecode is written even where PYTHONDONTWRITEBYTECODE is set: the
+# servers, workers and commands the tests start would otherwise each compile the whole project again.
 test: install
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal
 
 # Style, types (the application code, settings in pyproject.toml), the apps' layering contract and the
 # complexity budget (no new function over 15, the baseline's may only shrink: .ci/complexity.py).

@@ -72,6 +72,7 @@ def detection_paused() -> Iterator[None]:
         bundle_imported.connect(refresh_imported_series)
 
 
+@pytest.mark.slow(40)
 def test_an_injected_noisy_result_is_dismissed_as_noise_and_its_repeats_are_kept(
     lab: tuple[Target, Target], mariadb: Server
 ) -> None:
@@ -108,6 +109,7 @@ def test_an_injected_noisy_result_is_dismissed_as_noise_and_its_repeats_are_kept
     assert Run.objects.filter(server=run.server, workload=run.workload).count() == 8
 
 
+@pytest.mark.slow(40)
 def test_a_real_step_is_confirmed_by_three_repeats_before_it_is_told(
     lab: tuple[Target, Target], mariadb: Server
 ) -> None:
