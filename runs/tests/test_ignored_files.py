@@ -83,7 +83,7 @@ def test_a_real_tarball_lists_its_unread_files_with_reasons_bounded(
     tarball = corpus / "sysbench-pg-tarballs" / f"{PG174}.tar.gz"
     with tarfile.open(tarball) as tar:
         members = [m.name for m in tar if m.isfile()]
-    call_command("import_bundle", str(tarball), "--server", "pg-48")
+    call_command("import_bundle", str(tarball), "--server", "pg-48", verbosity=2)
     out = capsys.readouterr().out
     bundle = Bundle.objects.get()
     listed = bundle.stats["ignored"]
@@ -113,6 +113,29 @@ def test_a_real_tarball_lists_its_unread_files_with_reasons_bounded(
     resource = Client().get(f"/api/bundles/{bundle.pk}").json()
     assert resource["ignored_files"] == total
     assert resource["ignored"] == listed
+
+
+def test_the_command_counts_a_long_list_by_reason_and_lists_each_file_only_when_asked(
+    corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tarball = corpus / "sysbench-pg-tarballs" / f"{PG174}.tar.gz"
+    call_command("import_bundle", str(tarball), "--server", "pg-48")
+    out = capsys.readouterr().out
+    bundle = Bundle.objects.get()
+    read, listed, total = bundle.stats["read"], bundle.stats["ignored"], bundle.stats["ignored_files"]
+    assert len(read) + len(listed) > 1000  # a run-directory archive: every file is on the bundle's page
+
+    # On the terminal: how many were read, and the files not read counted by reason, every count adding up.
+    assert f"  {len(read)} files read (--verbosity 2 lists each with what it became)\n" in out
+    assert f"  {total} files not read, by reason (--verbosity 2 lists each):\n" in out
+    by_reason: dict[str, int] = {}
+    for item in listed:
+        by_reason[item["reason"]] = by_reason.get(item["reason"], 0) + 1
+    for reason, count in by_reason.items():
+        assert f"    {count} × {reason}\n" in out
+    assert sum(by_reason.values()) == total
+    assert read[0]["path"] not in out and listed[0]["path"] not in out
+    assert len(out.splitlines()) < 60
 
 
 def test_files_that_look_like_results_but_were_not_used_are_listed_first(

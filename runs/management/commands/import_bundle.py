@@ -6,7 +6,7 @@ import contextlib
 import io
 import multiprocessing
 import os
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
@@ -19,6 +19,9 @@ from django.db import DatabaseError, InterfaceError, OperationalError
 from runs.attach import attach_run, attachable
 from runs.models import Build, Bundle, Config, Result, Run, Version
 from runs.signals import announce_import
+
+# Up to this many files read and not read, the command lists each on a line at the default verbosity.
+FILES_LISTED = 40
 
 # The importer (with the archive readers, the parsers and psycopg) is imported when a bundle is read, not
 # when the command starts: ``--help`` and a mistyped option answer without it.
@@ -119,7 +122,7 @@ class Command(BaseCommand):
             added_results += sum(run.results for run in report.runs)
             self.stdout.write(f"{name}: bundle {report.bundle_id}, {len(report.runs)} runs")
             self._write_runs(report)
-            self._write_files(report)
+            self._write_files(report, options["verbosity"])
         # Planner statistics of the tables a big import grew, so pages plan their queries for the new size. A run
         # adds at most one build, version and config, and a series' pages join them to its runs: without their
         # statistics the planner takes each for one row and picks a nested loop per version.
@@ -135,8 +138,24 @@ class Command(BaseCommand):
         for warning in report.warnings:
             self.stdout.write(f"  warning: {warning}")
 
-    def _write_files(self, report: ImportReport) -> None:
-        """What the import read of each file, and the files it did not read and why."""
+    def _write_files(self, report: ImportReport, verbosity: int) -> None:
+        """What the import read of each file, and the files it did not read and why: each file on a line when the
+        lists are short or with ``--verbosity 2``; otherwise the counts, and the files not read counted by reason
+        (a run-directory archive has a thousand of them; the bundle's page lists every one)."""
+        listed = len(report.read) + len(report.ignored)
+        if verbosity >= 2 or listed <= FILES_LISTED:
+            self._list_files(report)
+            return
+        if report.read:
+            self.stdout.write(f"  {len(report.read)} files read (--verbosity 2 lists each with what it became)")
+        if report.ignored_files:
+            self.stdout.write(f"  {report.ignored_files} files not read, by reason (--verbosity 2 lists each):")
+            for reason, count in Counter(item["reason"] for item in report.ignored).most_common():
+                self.stdout.write(f"    {count} × {reason}")
+            if report.ignored_files > len(report.ignored):
+                self.stdout.write(f"    {report.ignored_files - len(report.ignored)} more, beyond the list kept")
+
+    def _list_files(self, report: ImportReport) -> None:
         if report.read:
             self.stdout.write(f"  {len(report.read)} files read:")
             for item in report.read:
