@@ -1262,13 +1262,15 @@ def story_chart(points: Sequence[StoryPoint], *, title: str, y_title: str, kind:
         last_labelled = at
         # A fix, whether of the story or of one release line ("fixed in the 8.0 line"), is green.
         colour = arrival_colour if mark == "arrived" else (GREEN if mark.startswith("fixed") else REFERENCE)
+        # The column by its position, not its name: plotly.js reads a shape's or a label's name that looks like a
+        # number ("17.4", "11.22": Postgres versions) as a position on the category axis, far off to the right.
         shapes.append(
             {
                 "type": "line",
                 "xref": "x",
                 "yref": "paper",
-                "x0": point["version"],
-                "x1": point["version"],
+                "x0": at,
+                "x1": at,
                 "y0": 0,
                 "y1": 1,
                 "line": {"color": colour, "width": 1.5, "dash": "dashdot"},
@@ -1276,7 +1278,7 @@ def story_chart(points: Sequence[StoryPoint], *, title: str, y_title: str, kind:
         )
         annotations.append(
             {
-                "x": point["version"],
+                "x": at,
                 "y": 1,
                 "xref": "x",
                 "yref": "paper",

@@ -181,7 +181,8 @@ def test_the_drilldown_lists_its_stories_and_bugs_and_the_story_page_charts_the_
     figure = _figure(client.get(story.get_absolute_url()).content.decode())
     # One labelled line per event, at its version: the arrival first, then each later step.
     events = [e["version"] for e in story.story_events]
-    marks = [(a["x"], a["text"]) for a in figure["layout"]["annotations"]]
+    columns = figure["layout"]["xaxis"]["categoryarray"]  # a label stands at its column's position
+    marks = [(columns[a["x"]], a["text"]) for a in figure["layout"]["annotations"]]
     assert marks[0] == (story.arrived_in.text, "arrived") and [x for x, _ in marks] == events
     assert figure["data"][0]["x"][-1] == "9.5.0" and "9.4.0" not in figure["data"][0]["x"]
     outlier = Regression.objects.filter(releases="long-term", outlier=True, metric="qps").first()
