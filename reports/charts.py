@@ -1233,15 +1233,25 @@ def with_markers(figure: dict[str, Any], markers: Sequence[Marker]) -> dict[str,
             if marker["text"] not in texts:
                 texts.append(marker["text"])
     columns = list(layout.get("xaxis", {}).get("categoryarray") or [])
-    for x, ends in at.items():
+    # A label within two columns of the one before it stands above that one: side by side, "MySQL bug #102037
+    # (arrived)" at 5.7.44 and "MySQL bug #111111 (arrived)" at 8.0.43 print over each other (at 390 px always).
+    previous, raised, below, top = -3, False, 0, 1
+    for x, ends in sorted(at.items(), key=lambda item: columns.index(item[0]) if item[0] in columns else 0):
         for colour in dict.fromkeys(colour for _what, colour in ends):
             shapes.append(_marker_line(x, colour))
-        annotations.append(_marker_label(x, ends, columns))
+        column = columns.index(x) if x in columns else 0
+        raised = column - previous <= 2 and not raised
+        lift = below if raised else 0  # in lines: the height of the label it stands above
+        previous, below, top = column, len(ends), max(top, lift + len(ends))
+        annotations.append({**_marker_label(x, ends, columns), "yshift": MARKER_LINE_PX * lift})
     layout["shapes"] = shapes
     layout["annotations"] = annotations
-    extra = max(len(ends) for ends in at.values()) - 1
+    extra = top - 1
     if extra and "margin" in layout:
         layout["margin"] = {**layout["margin"], "t": layout["margin"].get("t", 0) + MARKER_LINE_PX * extra}
+        if layout.get("title"):
+            # Kept at the top: plotly.js centres a title in the top margin, so it would sink onto the labels.
+            layout["title"] = {**layout["title"], "y": 1, "yref": "container", "yanchor": "top", "pad": {"t": 10}}
     return {**figure, "layout": layout}
 
 
@@ -1315,13 +1325,15 @@ def story_chart(points: Sequence[StoryPoint], *, title: str, y_title: str, kind:
         last_labelled = at
         # A fix, whether of the story or of one release line ("fixed in the 8.0 line"), is green.
         colour = arrival_colour if mark == "arrived" else (GREEN if mark.startswith("fixed") else REFERENCE)
+        # The column by its position, not its name: plotly.js reads a shape's or a label's name that looks like a
+        # number ("17.4", "11.22": Postgres versions) as a position on the category axis, far off to the right.
         shapes.append(
             {
                 "type": "line",
                 "xref": "x",
                 "yref": "paper",
-                "x0": point["version"],
-                "x1": point["version"],
+                "x0": at,
+                "x1": at,
                 "y0": 0,
                 "y1": 1,
                 "line": {"color": colour, "width": 1.5, "dash": "dashdot"},
@@ -1329,7 +1341,7 @@ def story_chart(points: Sequence[StoryPoint], *, title: str, y_title: str, kind:
         )
         annotations.append(
             {
-                "x": point["version"],
+                "x": at,
                 "y": 1,
                 "xref": "x",
                 "yref": "paper",

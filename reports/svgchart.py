@@ -1116,7 +1116,7 @@ class _Chart:
                 self.bottom - float(y_value) * (self.bottom - self.top)
                 if note.get("yref", "y") == "paper"
                 else self._py(float(y_value))
-            )
+            ) - (float(note["yshift"]) if _finite(note.get("yshift")) else 0.0)  # plotly's yshift: up, in px
             lines = _rich_lines(text, size)
             box_width, box_height = _block_size(lines, size)
             box_width += 2

@@ -287,3 +287,16 @@ def test_neighbouring_event_labels_of_a_story_chart_take_two_rows() -> None:
     one_row: list[charts.StoryPoint] = [{**p, "mark": ""} if p["version"] == "8.0.44" else p for p in points]
     single = charts.story_chart(one_row, title="t", y_title="relative QPS", kind="regression")["layout"]
     assert layout["margin"]["t"] > single["margin"]["t"]
+
+
+def test_a_story_charts_event_lines_stand_at_their_columns_when_versions_look_like_numbers() -> None:
+    # Postgres versions: plotly.js reads a shape's x of "17.4" as the category axis's position 17.4, not the
+    # column named 17.4, so the lines and labels stood far to the right of a three-column chart.
+    points: list[charts.StoryPoint] = [
+        {"version": v, "value": x, "level": x, "mark": mark}
+        for v, x, mark in (("10.23", 1.0, ""), ("11.22", 1.44, "arrived"), ("17.4", 2.26, "better again"))
+    ]
+    layout = charts.story_chart(points, title="t", y_title="relative QPS", kind="improvement")["layout"]
+    columns = layout["xaxis"]["categoryarray"]
+    assert [(s["x0"], s["x1"]) for s in layout["shapes"]] == [(1, 1), (2, 2)]
+    assert {a["text"]: columns[a["x"]] for a in layout["annotations"]} == {"arrived": "11.22", "better again": "17.4"}

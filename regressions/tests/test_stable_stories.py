@@ -178,10 +178,15 @@ def test_the_drilldown_lists_its_stories_and_bugs_and_the_story_page_charts_the_
     assert f'href="{story.get_absolute_url()}"' in section and f"arrived in {story.arrived_in.text}" in section
     assert 'href="https://bugs.mysql.com/bug.php?id=102037"' in section
     # The story page: the series with the arrival marked, the outliers of a story that has some set apart.
-    figure = _figure(client.get(story.get_absolute_url()).content.decode())
+    story_page = client.get(story.get_absolute_url()).content.decode()
+    figure = _figure(story_page)
+    # data-figure is the charts' hook (benchdash.js draws each with plotly.js): only charts carry it.
+    hooks = re.findall(r'data-figure="([^"]*)"', story_page)
+    assert hooks and all(f'<script id="{hook}" type="application/json">' in story_page for hook in hooks), hooks
     # One labelled line per event, at its version: the arrival first, then each later step.
     events = [e["version"] for e in story.story_events]
-    marks = [(a["x"], a["text"]) for a in figure["layout"]["annotations"]]
+    columns = figure["layout"]["xaxis"]["categoryarray"]  # a label stands at its column's position
+    marks = [(columns[a["x"]], a["text"]) for a in figure["layout"]["annotations"]]
     assert marks[0] == (story.arrived_in.text, "arrived") and [x for x, _ in marks] == events
     assert figure["data"][0]["x"][-1] == "9.5.0" and "9.4.0" not in figure["data"][0]["x"]
     outlier = Regression.objects.filter(releases="long-term", outlier=True, metric="qps").first()

@@ -103,6 +103,26 @@ def test_bugs_of_two_regressions_arrived_in_one_version_share_one_label_kept_ins
     _assert_plotly_keeps(drawn)
 
 
+def test_labels_of_neighbouring_columns_stand_one_above_the_other_with_the_room_for_it(comparison: Comparison) -> None:
+    # Side by side, "MySQL bug #102037 (arrived)" and "MySQL bug #111111 (arrived)" one column apart print over
+    # each other (at 390 px a column is ~45 px): the second goes a line higher, the top margin a line taller.
+    assert len(comparison.others) >= 2
+    chart = charts.group_line_chart(comparison, comparison.groups[0])
+    first, second = comparison.others[0].key, comparison.others[1].key
+    markers = [
+        Marker(arrived=second, fixed=None, text="MySQL bug #111111", kind="regression"),
+        Marker(arrived=first, fixed=None, text="MySQL bug #102037", kind="regression"),
+    ]
+    drawn = charts.with_markers(chart, markers)
+    added = drawn["layout"]["annotations"][len(chart["layout"].get("annotations", [])) :]
+    shifts = {a["text"]: a["yshift"] for a in added}
+    assert shifts == {"MySQL bug #102037 (arrived)": 0, "MySQL bug #111111 (arrived)": charts.MARKER_LINE_PX}
+    assert drawn["layout"]["margin"]["t"] == chart["layout"]["margin"]["t"] + charts.MARKER_LINE_PX
+    # The title stays at the top of the taller margin, above the raised label, not centred in it.
+    assert drawn["layout"]["title"]["yref"] == "container" and drawn["layout"]["title"]["y"] == 1
+    _assert_plotly_keeps(drawn)
+
+
 def test_a_regression_and_an_improvement_at_one_version_get_a_line_each_and_the_room_for_it(
     comparison: Comparison,
 ) -> None:
@@ -119,6 +139,8 @@ def test_a_regression_and_an_improvement_at_one_version_get_a_line_each_and_the_
         f'<span style="color:{charts.GREEN}">MDEV-2 (arrived)</span>',
     ]
     assert drawn["layout"]["margin"]["t"] == chart["layout"]["margin"]["t"] + charts.MARKER_LINE_PX
+    # The title stays at the top of the taller margin, above the raised label, not centred in it.
+    assert drawn["layout"]["title"]["yref"] == "container" and drawn["layout"]["title"]["y"] == 1
     _assert_plotly_keeps(drawn)
 
 

@@ -197,6 +197,23 @@ def test_a_bug_marker_is_a_vertical_line_at_its_version_with_its_label(compariso
     assert "MySQL bug #102037 (arrived)" in _texts(root)
 
 
+def test_a_marker_label_raised_above_its_neighbours_is_drawn_higher(comparison: Comparison) -> None:
+    # plotly's yshift (with_markers lifts a label that would print over its neighbour's): up by that many px.
+    figure = charts.group_line_chart(comparison, "point queries")
+    keys = figure["layout"]["meta"]["keys"]
+    marked = charts.with_markers(
+        figure,
+        [
+            charts.Marker(arrived=keys["MySQL 8.0.43"], fixed=None, text="MySQL bug #102037", kind="regression"),
+            charts.Marker(arrived=keys["MySQL 8.0.44"], fixed=None, text="MySQL bug #111111", kind="regression"),
+        ],
+    )
+    root = _draw(marked)
+    y_of = {"".join(e.itertext()): float(e.get("y") or 0) for e in root.iter(f"{SVG}text") if e.get("y")}
+    lifted = y_of["MySQL bug #102037 (arrived)"] - y_of["MySQL bug #111111 (arrived)"]
+    assert lifted == pytest.approx(charts.MARKER_LINE_PX, abs=0.1)
+
+
 def test_axes_have_their_tick_labels_and_titles_and_the_chart_its_title(comparison: Comparison) -> None:
     figure = charts.group_line_chart(comparison, "writes")
     root = _draw(figure)
