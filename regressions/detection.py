@@ -517,17 +517,7 @@ def find_stories(
             members_of[s.group].append(s)
     group_qps = {group: stories.group_series(group, found) for group, found in members_of.items()}
     told = stories.stories_for(built.qps, min_change=min_change, k=k, groups=group_qps)
-    # The metric series of every subject: a microbenchmark's own, a group's the median of its members'.
-    metric_series: dict[tuple[bool, str], list[stories.Series]] = {}
-    by_group: dict[str, dict[str, list[stories.Series]]] = defaultdict(lambda: defaultdict(list))
-    for s in built.qps:
-        metric_series[(False, s.subject)] = built.metrics.get(s.subject, [])
-        for m in metric_series[(False, s.subject)] if s.group else ():
-            by_group[s.group][m.metric].append(m)  # type: ignore[index]
-    for group, by_metric in by_group.items():
-        metric_series[(True, group)] = [
-            replace(stories.group_series(group, found), metric=name) for name, found in by_metric.items()
-        ]
+    metric_series = _metric_series(built)
     # The steps of a subject's metrics, once per subject however many stories it tells.
     steps_of: dict[tuple[bool, str], list[stories.MetricStep]] = {}
 
@@ -559,13 +549,43 @@ def find_stories(
         )
         for story in told
     ]
-    # Metric stories of their own, per microbenchmark and per group: the steps no QPS story of it accounts for.
+    own = _own_metric_stories(
+        built, metric_series, qps_of_subject, told, min_change=max(min_change, metric_min_change), k=k
+    )
+    groups = [s for s in own if s.is_group]
+    return result + groups + stories.fold_into_groups([s for s in own if not s.is_group], groups)
+
+
+def _metric_series(built: StorySeries) -> dict[tuple[bool, str], list[stories.Series]]:
+    """The metric series of every subject, keyed (is a group, subject): a microbenchmark's own, a group's the
+    median of its members' (one per metric any member has)."""
+    metric_series: dict[tuple[bool, str], list[stories.Series]] = {}
+    by_group: dict[str, dict[str, list[stories.Series]]] = defaultdict(lambda: defaultdict(list))
+    for s in built.qps:
+        metric_series[(False, s.subject)] = built.metrics.get(s.subject, [])
+        for m in metric_series[(False, s.subject)] if s.group else ():
+            by_group[s.group][m.metric].append(m)  # type: ignore[index]
+    for group, by_metric in by_group.items():
+        metric_series[(True, group)] = [
+            replace(stories.group_series(group, found), metric=name) for name, found in by_metric.items()
+        ]
+    return metric_series
+
+
+def _own_metric_stories(
+    built: StorySeries,
+    metric_series: dict[tuple[bool, str], list[stories.Series]],
+    qps_of_subject: dict[tuple[bool, str], stories.Series],
+    told: Sequence[stories.Story],
+    *,
+    min_change: float,
+    k: float,
+) -> list[stories.Story]:
+    """Metric stories of their own, per microbenchmark and per group: the steps no QPS story of it accounts for,
+    each with its subject's QPS change."""
     qps_of: dict[tuple[bool, str], list[stories.Story]] = defaultdict(list)
     for story in told:
         qps_of[(story.is_group, story.subject)].append(story)
-    qps_series = {(False, s.subject): s for s in built.qps}
-    for group in by_group:
-        qps_series[(True, group)] = group_qps[group]
     group_of = {s.subject: s.group for s in built.qps}
     own: list[stories.Story] = []
     for (is_group, subject), found in metric_series.items():
@@ -573,14 +593,13 @@ def find_stories(
             own.extend(
                 stories.with_qps_change(
                     replace(story, group=subject if is_group else group_of.get(subject)),
-                    qps_series.get((is_group, subject)),
+                    qps_of_subject.get((is_group, subject)),
                 )
                 for story in stories.metric_stories(
-                    m, qps_of[(is_group, subject)], built.versions, min_change=max(min_change, metric_min_change), k=k
+                    m, qps_of[(is_group, subject)], built.versions, min_change=min_change, k=k
                 )
             )
-    groups = [s for s in own if s.is_group]
-    return result + groups + stories.fold_into_groups([s for s in own if not s.is_group], groups)
+    return own
 
 
 def _standing_for(story: stories.Story, told: Sequence[stories.Story]) -> stories.Story | None:
