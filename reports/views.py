@@ -880,6 +880,9 @@ def _heatmap_page(request: HtmxHttpRequest, page: ComparisonPage) -> str:
         "defaulted": defaulted,
         "base_label": comparison.version_label(comparison.base),
         "figure": figure,
+        # Wide enough for each version's column to print its value (3 rem) beside the row names, at most the 44 rem
+        # past which the heatmap scrolls sideways: two versions fit a phone without scrolling.
+        "min_width_rem": min(44, 16 + 3 * len(charted.columns)),
         "config": charts.plot_config(f"{comparison.server}-heatmap"),
         "cell_url": f"{reverse('reports:drilldown', args=[0]).replace('/0/', '/MB_ID/')}?{drill_query}",
         "legend": HEATMAP_LEGEND,

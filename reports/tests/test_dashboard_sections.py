@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -139,6 +140,16 @@ def test_the_heatmap_page_shows_the_legend_and_its_values_as_a_table(imported: R
     html = client.get("/compare/heatmap", {"base": imported.pk}).content.decode()
     assert WORSE_DARK in html and BETTER_DARK in html and "heatmap-legend" in html
     assert 'id="heatmap-table"' in html and "point-query_range=100" in html
+
+
+def test_the_heatmap_is_as_wide_as_its_versions_need_so_a_few_fit_a_phone(imported: Run, client: Client) -> None:
+    html = client.get("/compare/heatmap", {"base": imported.pk}).content.decode()
+    width = re.search(r'<div class="chart" style="min-width: (\d+)rem" data-figure="heatmap-figure"', html)
+    table = html[html.index('id="heatmap-table"') :]
+    versions = table[: table.index("</thead>")].count('<th class="num" title=')
+    assert width is not None and 0 < versions < 9
+    # Row names and a 3 rem column per version, not the 44 rem that many versions need (and scroll sideways).
+    assert int(width.group(1)) == 16 + 3 * versions <= 40
 
 
 def test_error_bars_are_one_standard_deviation_of_repeats_and_absent_without_them() -> None:
