@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import redis
@@ -44,9 +45,25 @@ async def _postgresql_select_one(params: dict[str, Any]) -> None:
         await connection.close()
 
 
+def _probe_postgresql(params: dict[str, Any]) -> None:
+    asyncio.run(asyncio.wait_for(_postgresql_select_one(params), TIMEOUT_SECONDS))
+
+
 def _postgresql(params: dict[str, Any]) -> str:
     try:
-        asyncio.run(asyncio.wait_for(_postgresql_select_one(params), TIMEOUT_SECONDS))
+        asyncio.get_running_loop()
+    except RuntimeError:
+        running = False
+    else:
+        running = True
+    try:
+        if running:
+            # An event loop already runs in this thread (an async server's, a browser driver's): asyncio.run would
+            # refuse, so the probe gets a thread and a loop of its own.
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                pool.submit(_probe_postgresql, params).result()
+        else:
+            _probe_postgresql(params)
     except TimeoutError:
         return "unavailable (no answer)"
     except Exception as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Iterator
 from datetime import timedelta
@@ -292,6 +293,20 @@ def test_healthz_answers_ok_when_the_database_answers(client: Client) -> None:
     response = client.get("/healthz")
     assert response.status_code == 200
     assert response.json()["database"] == "ok" and response["Content-Type"] == "application/json"
+
+
+def test_healthz_answers_ok_when_an_event_loop_already_runs_in_its_thread(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An async server's thread, or a browser driver's in the browser tests: asyncio.run would refuse to start there,
+    # and the probe called the database down.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+    async def probe() -> Any:
+        return client.get("/healthz")
+
+    response = asyncio.run(probe())
+    assert response.status_code == 200 and response.json()["database"] == "ok"
 
 
 # --------------------------------------------------------------------------- query counts
