@@ -65,6 +65,62 @@ def pytest_configure(config: pytest.Config) -> None:
     app.conf.broker_transport_options = settings.CELERY_BROKER_TRANSPORT_OPTIONS
 
 
+# The test database as ``migrate`` leaves it (what the data migrations create: role groups and their permissions,
+# the measured-scan rows), serialized once per process when the database is set up.
+_MIGRATED: dict[str, str] = {}
+# Whether a transactional test has run since this process last had the migrated state.
+_FLUSHED: list[bool] = [False]
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup: None, django_db_blocker: Any) -> None:
+    """pytest-django's own set-up, then the migrated state kept (``_MIGRATED``)."""
+    from django.db import connection
+
+    with django_db_blocker.unblock():
+        _MIGRATED["default"] = connection.creation.serialize_db_to_string()
+
+
+def _transactional(item: pytest.Item) -> bool | None:
+    """True for a test that commits (and is flushed after), False for one in a rolled-back transaction, None for one
+    without the database: pytest-django's own reading (its ``get_order_number``)."""
+    marker = item.get_closest_marker("django_db")
+    fixtures = getattr(item, "fixturenames", [])
+    if "transactional_db" in fixtures or "live_server" in fixtures:
+        return True
+    if marker is not None:
+        return bool(
+            marker.kwargs.get("transaction") or marker.kwargs.get("reset_sequences") or marker.args[:1] == (True,)
+        )
+    return False if "db" in fixtures else None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    """A test in a rolled-back transaction after a transactional one (whose flush emptied every table, the data
+    migrations' rows with them) starts from the migrated state again, as Django's serialized rollback restores it.
+    pytest-django runs the transactional tests last for this; the long ones that lead the workers' shares
+    (``long_tests_first``) and the tests a worker steals from another's share come before others."""
+    if _FLUSHED[0] and _transactional(item) is False and "default" in _MIGRATED:
+        from django.core.management import call_command
+        from django.db import connection
+        from pytest_django.plugin import blocking_manager_key
+
+        with item.config.stash[blocking_manager_key].unblock():
+            call_command("flush", interactive=False, inhibit_post_migrate=True, verbosity=0)
+            connection.creation.deserialize_db_from_string(_MIGRATED["default"])
+        _FLUSHED[0] = False
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    result = yield
+    if _transactional(item):
+        _FLUSHED[0] = True
+    return result
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under pytest-xdist, the long tests (marker ``slow``) lead the shares the workers start with
