@@ -98,8 +98,9 @@ def _nothing_left(where: Path, before: int) -> None:
     assert list(Bundle.objects.values_list("original_name", flat=True)) == ["earlier.tgz"]
     assert BundleChunk.objects.count() == 1
     # The rolled-back chunks' pages were vacuumed off the table's end: the tablespace is as it was, but for the
-    # free-space and visibility maps VACUUM writes (a few pages).
-    assert _used(where) - before <= 64 * 1024, (_used(where), before)
+    # free-space and visibility maps VACUUM writes for the table and its TOAST table (a few pages each: 72 KB seen),
+    # nothing like the 6 MB the refused archive took.
+    assert _used(where) - before <= 256 * 1024, (_used(where), before)
 
 
 def test_the_api_answers_507_leaves_nothing_and_takes_the_next_bundle(
