@@ -30,14 +30,6 @@ def bundle(seed: int, version: str, *, slower: float = 1.0) -> bytes:
 
 
 @pytest.fixture
-def uploader(user_with_role: Callable[..., Any]) -> Client:
-    from accounts.permissions import create_token
-
-    token = create_token(user_with_role("uploader"), "CI")[1]
-    return Client(headers={"Authorization": f"Bearer {token}"})
-
-
-@pytest.fixture
 def upload(uploader: Client, django_capture_on_commit_callbacks: Any) -> Callable[..., Run]:
     """Upload and import a bundle (its series refreshed, detection run, as after any upload); its one run."""
 

@@ -29,14 +29,6 @@ def bundle(seed: int, *, slower: float = 1.0, version: str = "8.0.36") -> bytes:
 
 
 @pytest.fixture
-def uploader(user_with_role: Callable[..., Any]) -> Client:
-    from accounts.permissions import create_token
-
-    token = create_token(user_with_role("uploader"), "CI")[1]
-    return Client(headers={"Authorization": f"Bearer {token}"})
-
-
-@pytest.fixture
 def upload(uploader: Client, django_capture_on_commit_callbacks: Any) -> Callable[..., dict[str, Any]]:
     def send(data: bytes, **fields: Any) -> dict[str, Any]:
         with django_capture_on_commit_callbacks(execute=True):
