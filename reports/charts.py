@@ -238,6 +238,13 @@ def _edge_marks(
     return found
 
 
+def _group_members(comparison: Comparison, group: str) -> list[str]:
+    """The microbenchmarks of ``group`` in the comparison's order; ValueError naming the groups it has."""
+    if group not in comparison.groups:
+        raise ValueError(f"unknown group {group!r}; this comparison has {', '.join(comparison.groups)}")
+    return [label for label in comparison.labels if comparison.group_of.get(label) == group]
+
+
 def group_line_chart(
     comparison: Comparison,
     group: str,
@@ -265,9 +272,7 @@ def group_line_chart(
       point, ``[relative QPS text, QPS]``. The base QPS is constant per line, so
       it is written into that trace's hovertemplate.
     """
-    if group not in comparison.groups:
-        raise ValueError(f"unknown group {group!r}; this comparison has {', '.join(comparison.groups)}")
-    members = [label for label in comparison.labels if comparison.group_of.get(label) == group]
+    members = _group_members(comparison, group)
     columns = _compared_columns(comparison)
     keys = [c.key for c in columns]
     base_qps = comparison.qps.get(comparison.base, {})
@@ -461,9 +466,7 @@ def group_absolute_chart(
     of relative QPS: they do not apply to QPS and are not used.
     """
     del y_min, y_max
-    if group not in comparison.groups:
-        raise ValueError(f"unknown group {group!r}; this comparison has {', '.join(comparison.groups)}")
-    members = [label for label in comparison.labels if comparison.group_of.get(label) == group]
+    members = _group_members(comparison, group)
     columns = [comparison.column(comparison.base), *_compared_columns(comparison)]
     keys = [c.key for c in columns]
     ticks = column_labels(columns, sep="<br>")
@@ -516,9 +519,7 @@ def group_bar_chart(
     labelled with its value ("▲2.87"); a missing value is no bar, and says
     "missing" in the hover of the others.
     """
-    if group not in comparison.groups:
-        raise ValueError(f"unknown group {group!r}; this comparison has {', '.join(comparison.groups)}")
-    members = [label for label in comparison.labels if comparison.group_of.get(label) == group]
+    members = _group_members(comparison, group)
     columns = _compared_columns(comparison)
     shown = columns[-limit:] if limit > 0 else columns
     red, green = comparison.spec.red, comparison.spec.green
