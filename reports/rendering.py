@@ -20,6 +20,10 @@ from reports.stats import GroupSummary
 from reports.stats import flag as stats_flag
 from reports.templatetags.benchdash import fixed, number_cell, rel
 
+# An id no microbenchmark has, reversed once into the drill-down's address and replaced by each row's id: a table
+# of every microbenchmark would otherwise reverse the URL once per row.
+_ID_HOLE = 2_147_483_647
+
 if TYPE_CHECKING:
     from reports.compare import Column, Comparison
     from reports.views import SeriesChoice
@@ -114,6 +118,51 @@ def label_cells(comparison: Comparison, others: Sequence[Any], label: str) -> Sa
 
 def cells(pieces: list[str]) -> SafeString:
     return mark_safe("".join(pieces))  # every piece is built and escaped by cell
+
+
+def regression_badges(items: Sequence[dict[str, Any]]) -> SafeString:
+    """The badges of a group's or a microbenchmark's regression records: each linked bug, or the record itself when
+    none is linked."""
+    parts = []
+    for item in items:
+        kind = escape(str(item["kind"]))
+        arrived_version = escape(str(item["arrived_version"]))
+        for key, url in item["bugs"]:
+            parts.append(
+                f' <a class="badge bug" href="{escape(str(url))}" title="linked to the {kind} that arrived in '
+                f'{arrived_version}">{escape(str(key))}</a>'
+            )
+        if not item["bugs"] and item["arrived"]:
+            arrow = "▼" if item["kind"] == "regression" else "▲"
+            parts.append(
+                f' <a class="badge {kind}" href="{escape(str(item["url"]))}" title="{kind} '
+                f'({escape(str(item["state"]))})">{arrow} {arrived_version}</a>'
+            )
+    return mark_safe("".join(parts))  # every text escaped above
+
+
+def relative_rows(rows: Sequence[dict[str, Any]], export_query: str, span: int) -> SafeString:
+    """The body of the table of every microbenchmark: a heading row per group, then a row per microbenchmark with
+    its link to the drill-down, its regression badges, the base's QPS and its cells (``span``: the table's
+    columns). One loop here instead of a template loop with an include per row."""
+    hole = reverse("reports:drilldown", args=[_ID_HOLE])
+    before, after = hole.split(str(_ID_HOLE))
+    query = escape(export_query)
+    parts = []
+    group = None
+    for row in rows:
+        if row["group"] != group:
+            group = row["group"]
+            parts.append(
+                f'\n      <tr class="group-row"><th colspan="{span}" scope="colgroup">{escape(str(group))}</th></tr>'
+            )
+        label = escape(row["label"])
+        parts.append(
+            f'\n      <tr data-label="{label}"><td><a href="{before}{int(row["mb_id"])}{after}?{query}">{label}</a>'
+            f"{regression_badges(row['regressions'])}</td>{number_cell(row['base_qps'])}"
+            f"\n      {row['cells']}</tr>\n    "
+        )
+    return mark_safe("".join(parts))  # every text escaped above; the cells by cell
 
 
 def summary_row(key: str, label: str, s: GroupSummary, red: float, green: float) -> dict[str, SafeString]:

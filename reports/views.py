@@ -673,6 +673,7 @@ def comparison_context(
                 "single": single,
                 "single_label": members[0] if single is not None else "",
                 "regressions": (markers or {}).get("by_group", {}).get(group, []),
+                "badges": rendering.regression_badges((markers or {}).get("by_group", {}).get(group, [])),
                 "deferred": single is None and not summary_rows,
             }
         )
@@ -698,6 +699,7 @@ def comparison_context(
         "base_label": comparison.version_label(comparison.base),
         "group_tables": group_tables,
         "label_rows": rows_of_labels,
+        "relative_rows": rendering.relative_rows(rows_of_labels, export_query.urlencode(), len(others) + 2),
         "export_query": export_query.urlencode(),
         "api_query": api_query(comparison).urlencode(),
         "concurrency_rule": CONCURRENCY_RULE,
