@@ -586,10 +586,9 @@ def _series_results(
     latency: tuple[Latency, ...] | None = None
     if microbenchmark_id is None:
         results = tuple(
-            SeriesResult(run_id, mb_id, test, range_size, dop, qps, tuple(metrics), suite, warmup, tps)
-            for run_id, mb_id, test, range_size, dop, qps, *metrics, suite, warmup, tps in rows.order_by().values_list(
-                *columns
-            )
+            # By position, the metrics one slice of the row: this runs once per result.
+            _new_result(SeriesResult, (*row[:_METRICS_AT], row[_METRICS_AT:_METRICS_END], *row[_METRICS_END:]))
+            for row in rows.order_by().values_list(*columns)
         )
     else:
         found = list(rows.order_by().values_list(*columns, "lat_avg_ms", "lat_pct_ms", "lat_pct"))
@@ -599,6 +598,13 @@ def _series_results(
         )
         latency = tuple(Latency(row[0], row[4], *row[-3:]) for row in found if row[1] == microbenchmark_id)
     return results, latency
+
+
+# Where a result row's HW metrics are (``_series_results``' columns), and a SeriesResult made from a tuple of its
+# fields without the generated __new__'s per-call cost.
+_METRICS_AT = 6
+_METRICS_END = _METRICS_AT + len(HW_METRICS)
+_new_result = tuple.__new__
 
 
 def _series_group_set(spec: ComparisonSpec, base_run: Run) -> groupsets.GroupSet | None:
@@ -767,7 +773,13 @@ def _samples(series: Series, column_of_run: Mapping[int, str], base_key: str) ->
         found.measured_dops.update(d for d, warmup in series.dops if not warmup)
     samples, label_of, microbenchmark_ids = found.samples, found.label_of, found.microbenchmark_ids
     run_of = {run.id: run for run in series.runs}
-    stored_qps = spec.scan_formula == "spec"  # scan_qps is then the stored QPS: no call per result
+    # scan_qps is the stored QPS but for the runs whose own scripts used the other scan formula: only their
+    # results are read through it (none, for the spec's formula).
+    other_era = (
+        set()
+        if spec.scan_formula == "spec"
+        else {run.id for run in series.runs if eras.other_era(run.scan_formula)}
+    )
     # Unpacked rather than read by name: this loop runs once per result (8,400 at 200 versions).
     for row in results:
         run_id, microbenchmark_id, test, range_size, dop_of_row, qps_value, hw, _, is_warmup, _ = row
@@ -782,7 +794,7 @@ def _samples(series: Series, column_of_run: Mapping[int, str], base_key: str) ->
             found.measured_dops.add(dop_of_row)
             if key == base_key:
                 found.base_labels[dop_of_row].add(label)
-        if not stored_qps:
+        if other_era and run_id in other_era:
             qps_value = scan_qps(row, run_of[run_id], spec.scan_formula)
         samples[(key, label, dop_of_row)].append((qps_value, hw))
     return found
