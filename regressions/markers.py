@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from django.urls import reverse
 
+from benchdash import urlpattern
 from regressions import bugs as bugrefs
 from regressions import stories
 from regressions.models import Regression, TriageEvent
@@ -56,10 +56,11 @@ def comparison_markers(comparison: Comparison) -> dict[str, Any]:
             bugs[regression_id].append((bugrefs.label(tracker, key), url))
     by_label: dict[str, list[dict[str, Any]]] = {}
     by_group: dict[str, list[dict[str, Any]]] = {}
+    record_url = urlpattern.by_id("regressions:regression")
     for pk, kind, state, arrived, fixed, microbenchmark_id, test, range_size, group in found:
         item = {
             "id": pk,
-            "url": reverse("regressions:regression", args=[pk]),
+            "url": record_url(pk),
             "kind": kind,
             "state": state,
             "arrived": column_of_version.get(arrived),

@@ -15,14 +15,11 @@ from typing import TYPE_CHECKING, Any
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 
+from benchdash import urlpattern
 from reports import charts
 from reports.stats import GroupSummary
 from reports.stats import flag as stats_flag
 from reports.templatetags.benchdash import fixed, number_cell, rel
-
-# An id no microbenchmark has, reversed once into the drill-down's address and replaced by each row's id: a table
-# of every microbenchmark would otherwise reverse the URL once per row.
-_ID_HOLE = 2_147_483_647
 
 if TYPE_CHECKING:
     from reports.compare import Column, Comparison
@@ -145,8 +142,7 @@ def relative_rows(rows: Sequence[dict[str, Any]], export_query: str, span: int) 
     """The body of the table of every microbenchmark: a heading row per group, then a row per microbenchmark with
     its link to the drill-down, its regression badges, the base's QPS and its cells (``span``: the table's
     columns). One loop here instead of a template loop with an include per row."""
-    hole = reverse("reports:drilldown", args=[_ID_HOLE])
-    before, after = hole.split(str(_ID_HOLE))
+    drilldown = urlpattern.by_id("reports:drilldown")
     query = escape(export_query)
     parts = []
     group = None
@@ -158,7 +154,7 @@ def relative_rows(rows: Sequence[dict[str, Any]], export_query: str, span: int) 
             )
         label = escape(row["label"])
         parts.append(
-            f'\n      <tr data-label="{label}"><td><a href="{before}{int(row["mb_id"])}{after}?{query}">{label}</a>'
+            f'\n      <tr data-label="{label}"><td><a href="{drilldown(row["mb_id"])}?{query}">{label}</a>'
             f"{regression_badges(row['regressions'])}</td>{number_cell(row['base_qps'])}"
             f"\n      {row['cells']}</tr>\n    "
         )
