@@ -441,7 +441,8 @@ def _plain_line(
     # A missing value (None) or NaN fails the comparison, an infinite one the range.
     if not all(rel is not None and start <= rel <= end for rel in rels):
         return None
-    return [_sig(rel) for rel in rels], [_absolute(measured[key].get(label)) for key in keys]
+    # Each rel is finite here: _sig's text rounding without its checks, as this runs once per point.
+    return [float(f"{rel:.4g}") for rel in rels], [_absolute(measured[key].get(label)) for key in keys]  # type: ignore[str-format]
 
 
 def _has_spread(comparison: Comparison, keys: list[str], label: str) -> bool:
@@ -951,6 +952,8 @@ def _absolute(value: float | None) -> float | None:
     """
     if value is None or not math.isfinite(value):
         return None
+    if value >= 1000:
+        return round(value)  # four or more integer digits (log10 ≥ 3): most QPS, without the logarithm
     if value == 0:
         return 0
     digits = 3 - math.floor(math.log10(abs(value)))
