@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-
 from benchdash import urlpattern
 from regressions import bugs as bugrefs
 from regressions import stories

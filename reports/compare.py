@@ -776,9 +776,7 @@ def _samples(series: Series, column_of_run: Mapping[int, str], base_key: str) ->
     # scan_qps is the stored QPS but for the runs whose own scripts used the other scan formula: only their
     # results are read through it (none, for the spec's formula).
     other_era = (
-        set()
-        if spec.scan_formula == "spec"
-        else {run.id for run in series.runs if eras.other_era(run.scan_formula)}
+        set() if spec.scan_formula == "spec" else {run.id for run in series.runs if eras.other_era(run.scan_formula)}
     )
     # Unpacked rather than read by name: this loop runs once per result (8,400 at 200 versions).
     for row in results:
