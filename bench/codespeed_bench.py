@@ -440,12 +440,7 @@ def measure_first_charts(
             our_ms / peer_ms,
             f"median of {args.browser_repeat}; benchdash computing the page",
         )
-        table.add(
-            f"{figure}: script KB carried before the first chart",
-            f"{peer[0].script_bytes / 1024:.0f}",
-            f"{ours[0].script_bytes / 1024:.0f}",
-            ours[0].script_bytes / max(1, peer[0].script_bytes),
-        )
+        peers.script_rows(table, f"{figure}: ", peer, ours)
 
 
 if __name__ == "__main__":

@@ -345,12 +345,7 @@ def measure_first_chart(args: argparse.Namespace, table: Table, peer_url: str, o
         ours / peer,
         f"median of {args.browser_repeat}; requests to other hosts refused",
     )
-    table.add(
-        "script KB carried before the first chart",
-        f"{drawn[0][0].script_bytes / 1024:.0f}",
-        f"{drawn[1][0].script_bytes / 1024:.0f}",
-        drawn[1][0].script_bytes / max(1, drawn[0][0].script_bytes),
-    )
+    peers.script_rows(table, "", drawn[0], drawn[1])
 
 
 if __name__ == "__main__":

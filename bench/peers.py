@@ -330,17 +330,21 @@ BENCHDASH_FIRST_CHART = (
 
 @dataclass
 class FirstChart:
-    """One cold page load in Chromium: from navigation start until ``drawn`` is true, and what was fetched."""
+    """One cold page load in Chromium: from navigation start until ``drawn`` is true, and what was fetched: before
+    the chart (``script_bytes``), and in all once the page is loaded and its network quiet (``all_script_bytes``:
+    a script asked for after the first chart, plotly.js say, is sent to every visitor all the same)."""
 
     ms: float
     html_bytes: int
     script_bytes: int
+    all_script_bytes: int
 
 
 def first_chart(urls: Sequence[tuple[str, str]], repeat: int) -> list[list[FirstChart]]:
     """Each (url, JavaScript condition that holds once the first chart shows data) loaded ``repeat`` times,
     interleaved, each time in a fresh browser context (nothing cached). The bytes are what the network carried
-    (resource timing's transferSize) before the chart was drawn."""
+    (resource timing's transferSize) before the chart was drawn, and the script it carried in all once the page's
+    network was quiet."""
     from playwright.sync_api import sync_playwright
 
     from tests.browser.chromium import CHROMIUM, CHROMIUM_ARGS
@@ -351,16 +355,20 @@ def first_chart(urls: Sequence[tuple[str, str]], repeat: int) -> list[list[First
         if (CONDITION) {
           const at = performance.now();
           const nav = performance.getEntriesByType("navigation")[0];
-          let scripts = 0;
-          for (const r of performance.getEntriesByType("resource")) {
-            if (new URL(r.name).pathname.endsWith(".js")) scripts += r.transferSize;
-          }
-          done([at, nav.transferSize, scripts]);
+          done([at, nav.transferSize, SCRIPTS()]);
           return;
         }
         requestAnimationFrame(frame);
       })();
     })"""
+    scripts = """() => {
+      let scripts = 0;
+      for (const r of performance.getEntriesByType("resource")) {
+        if (new URL(r.name).pathname.endsWith(".js")) scripts += r.transferSize;
+      }
+      return scripts;
+    }"""
+    probe = probe.replace("SCRIPTS", f"({scripts})")
     found: list[list[FirstChart]] = [[] for _ in urls]
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
@@ -372,11 +380,23 @@ def first_chart(urls: Sequence[tuple[str, str]], repeat: int) -> list[list[First
                 context.route(re.compile(r"^https?://(?!127\.0\.0\.1[:/]).*"), lambda route: route.abort())
                 page = context.new_page()
                 page.goto(url, wait_until="commit", timeout=120_000)
-                at, html, scripts = page.evaluate(probe.replace("CONDITION", condition))
-                found[index].append(FirstChart(ms=at, html_bytes=html, script_bytes=scripts))
+                at, html, before = page.evaluate(probe.replace("CONDITION", condition))
+                page.wait_for_load_state("networkidle", timeout=120_000)
+                found[index].append(FirstChart(at, html, before, page.evaluate(scripts)))
                 context.close()
         browser.close()
     return found
+
+
+def script_rows(table: Table, figure: str, peer: Sequence[FirstChart], ours: Sequence[FirstChart]) -> None:
+    """The script the network carried (medians of the cold loads): before the first chart, and in all."""
+    for label, bytes_of in (
+        ("script KB carried before the first chart", lambda load: load.script_bytes),
+        ("script KB carried in all (page loaded, network quiet)", lambda load: load.all_script_bytes),
+    ):
+        peer_kb = statistics.median(bytes_of(load) for load in peer) / 1024
+        our_kb = statistics.median(bytes_of(load) for load in ours) / 1024
+        table.add(f"{figure}{label}", f"{peer_kb:.0f}", f"{our_kb:.0f}", our_kb / peer_kb if peer_kb else None)
 
 
 # --- benchdash's side ------------------------------------------------------------------------------------------
