@@ -57,7 +57,7 @@ import urllib.request
 from pathlib import Path
 
 import peers
-from peers import REPO, Benchdash, Server, Table, get, interleaved, load, sent_bytes, throughput
+from peers import REPO, Benchdash, Server, Table, get, interleaved, load, sent_bytes, throughputs
 
 OUT = peers.OUT
 VENV = OUT / "codespeed-venv"
@@ -352,8 +352,9 @@ def measure_page(
     table.timings(f"{figure}, from scratch", scratch[0], scratch[1], "Codespeed: page + JSON")
     warm = interleaved(args.requests, [(peer, peer_page, None), (cached, lambda: get(cached.url + ours), None)])
     table.timings(f"{figure}, benchdash from its page cache", warm[0], warm[1], "Codespeed has no cache: it computes")
-    peer_rate, peer_errors = throughput(peer_page, args.clients, args.pages)
-    our_rate, our_errors = throughput(lambda: get(computing.url + ours), args.clients, args.pages)
+    (peer_rate, peer_errors), (our_rate, our_errors) = throughputs(
+        peer_page, lambda: get(computing.url + ours), args.clients, args.pages
+    )
     table.add(
         f"{figure}, pages/s with {args.clients} clients, both computing",
         f"{peer_rate:.1f}",

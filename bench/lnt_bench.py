@@ -53,7 +53,7 @@ import urllib.request
 from pathlib import Path
 
 import peers
-from peers import REPO, Benchdash, Server, Table, get, interleaved, load, sent_bytes, throughput
+from peers import REPO, Benchdash, Server, Table, get, interleaved, load, sent_bytes, throughputs
 
 LNT_REQUIREMENTS = REPO / "bench" / "lnt-requirements.txt"
 SUITE = "sysbench"
@@ -267,8 +267,9 @@ def measure_page(
         args.requests, [(peer, lambda: get(peer_url), None), (cached, lambda: get(cached.url + ours), None)]
     )
     table.timings(f"{figure}, benchdash from its page cache", warm[0], warm[1], "LNT has no cache: it computes")
-    peer_rate, peer_errors = throughput(lambda: get(peer_url), args.clients, args.pages)
-    our_rate, our_errors = throughput(lambda: get(computing.url + ours), args.clients, args.pages)
+    (peer_rate, peer_errors), (our_rate, our_errors) = throughputs(
+        lambda: get(peer_url), lambda: get(computing.url + ours), args.clients, args.pages
+    )
     table.add(
         f"{figure}, pages/s with {args.clients} clients, both computing",
         f"{peer_rate:.1f}",

@@ -254,8 +254,24 @@ def interleaved(
     return timings
 
 
-def throughput(fetch: Callable[[], object], clients: int, pages: int) -> tuple[float, int]:
-    """Pages/s with ``clients`` threads sharing a fixed number of page loads; (rate, errors)."""
+def throughputs(
+    peer: Callable[[], object], ours: Callable[[], object], clients: int, pages: int
+) -> tuple[tuple[float, int], tuple[float, int]]:
+    """Pages/s of the peer and of benchdash, each as (rate, errors): ``pages`` loads each with ``clients`` threads,
+    in four rounds of half of them, peer, benchdash, benchdash, peer, so a load rising or falling meanwhile weighs on
+    both alike."""
+    seconds = {"peer": 0.0, "ours": 0.0}
+    errors = {"peer": 0, "ours": 0}
+    half = max(1, pages // 2)
+    for side in ("peer", "ours", "ours", "peer"):
+        took, failed = timed_loads(peer if side == "peer" else ours, clients, half)
+        seconds[side] += took
+        errors[side] += failed
+    return (2 * half / seconds["peer"], errors["peer"]), (2 * half / seconds["ours"], errors["ours"])
+
+
+def timed_loads(fetch: Callable[[], object], clients: int, pages: int) -> tuple[float, int]:
+    """Seconds ``clients`` threads took to share ``pages`` page loads, and how many failed."""
     from run import run_threads
 
     lock = threading.Lock()
@@ -274,7 +290,7 @@ def throughput(fetch: Callable[[], object], clients: int, pages: int) -> tuple[f
                 with lock:
                     errors[0] += 1
 
-    return pages / run_threads(client, clients), errors[0]
+    return run_threads(client, clients), errors[0]
 
 
 # --- the table -------------------------------------------------------------------------------------------------
