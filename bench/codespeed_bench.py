@@ -273,7 +273,7 @@ def main() -> int:
         print(f"building both sides ({load()})", flush=True)
         bd.create()
         bundles = []
-        for name, versions, seed in (("s60", peers.SERIES_60, 1), ("s200", peers.SERIES_200, 2)):
+        for name, versions, seed in peers.SERIES:
             path = work / f"{name}.tar.gz"
             path.write_bytes(peers.series_bundle(name, versions, seed))
             bundles.append(path)

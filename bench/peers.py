@@ -45,6 +45,8 @@ from run import free_port, percentile  # noqa: E402
 # one-microbenchmark page and the long comparison read a 200-version series (unambiguous version names).
 SERIES_60 = tuple(f"8.{i // 100}.{i % 100}" for i in range(60))
 SERIES_200 = tuple(f"9.{i // 100}.{i % 100}" for i in range(200))
+# Each series: its server's name in benchdash (a Codespeed project, an LNT machine), its versions, its seed.
+SERIES = (("s60", SERIES_60, 1), ("s200", SERIES_200, 2))
 
 
 def load() -> str:
@@ -594,11 +596,20 @@ def benchmark_name(test: str, range_size: int | None) -> str:
 
 
 def read_series() -> Iterator[SeriesData]:
-    """Every series benchdash holds (one per server here), read back from its database in version order."""
+    """The bench's series (``SERIES``), read back from benchdash's database in version order; the ingest figures'
+    series, which a previous run on the same database left there, are not read."""
+    for found in _read_series():
+        wanted = dict((name, versions) for name, versions, _seed in SERIES)[found.name]
+        if tuple(version for _id, version, _values in found.runs) != wanted:
+            raise RuntimeError(f"benchdash's series {found.name} does not hold the {len(wanted)} versions generated")
+        yield found
+
+
+def _read_series() -> Iterator[SeriesData]:
     from runs.models import Result
 
     rows = (
-        Result.objects.filter(microbenchmark__is_warmup=False)
+        Result.objects.filter(microbenchmark__is_warmup=False, run__server__name__in=[name for name, *_ in SERIES])
         .order_by("run__server__name", "run__build__version__sort_key", "run_id", "microbenchmark__test")
         .values_list(
             "run__server__name",
