@@ -236,9 +236,41 @@ def load_codespeed(cs_env: dict[str, str], database: str) -> dict[str, object]:
         capture_output=True,
         text=True,
     ).stdout.splitlines()[-1]
-    (SITE / f"ids-{database}.json").write_text(answer)
     loaded: dict[str, object] = json.loads(answer)
     return loaded
+
+
+def codespeed_ids(database: str) -> dict[str, object] | None:
+    """What the pages ask Codespeed for, read from its database as a previous run (from any checkout) loaded it;
+    None when it does not hold the bench's series in full (then it is loaded again)."""
+    import psycopg
+
+    server_url = re.sub(r"/[^/]*$", "", os.environ["DATABASE_URL"])
+    try:
+        conn = psycopg.connect(f"{server_url}/{database}")
+    except psycopg.OperationalError:
+        return None  # no such database yet
+    with conn:
+        try:
+            executables = dict(conn.execute("SELECT name, id FROM codespeed_executable").fetchall())
+            env = conn.execute("SELECT id FROM codespeed_environment WHERE name = %s", [ENVIRONMENT]).fetchone()
+            results = conn.execute(
+                "SELECT count(*) FROM codespeed_result r JOIN codespeed_executable e ON e.id = r.executable_id"
+                " WHERE e.name = ANY(%s)",
+                [[name for name, *_ in peers.SERIES]],
+            ).fetchone()
+        except psycopg.errors.UndefinedTable:
+            return None
+    expected = sum(len(versions) for _name, versions, _seed in peers.SERIES) * len(benchmark_names())
+    if env is None or results is None or results[0] != expected or not all(n in executables for n, *_ in peers.SERIES):
+        return None
+    return {"results": results[0], "executables": executables, "env": env[0]}
+
+
+def benchmark_names() -> list[str]:
+    from runs import synthetic
+
+    return [peers.benchmark_name(test, size) for test, size, _ in synthetic.TESTS]
 
 
 def main() -> int:
@@ -267,8 +299,7 @@ def main() -> int:
         # benchdash's database as a previous run (of this bench or of lnt_bench.py) built it; Codespeed's too if
         # it has one.
         bd.collect_static()
-        loaded = SITE / f"ids-{cs_database}.json"
-        ids = json.loads(loaded.read_text()) if loaded.exists() else load_codespeed(cs_env, cs_database)
+        ids = codespeed_ids(cs_database) or load_codespeed(cs_env, cs_database)
     else:
         print(f"building both sides ({load()})", flush=True)
         bd.create()
@@ -376,9 +407,7 @@ def measure_ingest(
     args: argparse.Namespace, table: Table, codespeed: Server, bd: Server, token: str, queue: str
 ) -> None:
     print(f"ingest ({load()})", flush=True)
-    from runs import synthetic
-
-    names = [peers.benchmark_name(test, size) for test, size, _ in synthetic.TESTS]
+    names = benchmark_names()
     stamp = int(time.time())  # new projects and servers each time: a rerun on the same databases adds, never merges
     peer_rates, our_rates = [], []
     for attempt in range(3):
