@@ -408,7 +408,8 @@ def measure_ingest(
 ) -> None:
     print(f"ingest ({load()})", flush=True)
     names = benchmark_names()
-    stamp = int(time.time())  # new projects and servers each time: a rerun on the same databases adds, never merges
+    # New projects and servers each time: a rerun on the same databases, or another bench at once, adds, never merges.
+    stamp = f"{int(time.time())}-{os.getpid()}"
     peer_rates, our_rates = [], []
     for attempt in range(3):
         start = time.perf_counter()

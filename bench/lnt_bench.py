@@ -296,7 +296,8 @@ def measure_ingest(args: argparse.Namespace, table: Table, lnt: Server, bd: Serv
 
     names = [peers.benchmark_name(test, size) for test, size, _ in TESTS]
     peer_rates, our_rates = [], []
-    stamp = int(time.time())  # new machines and servers each time: a rerun on the same databases adds, never merges
+    # New machines and servers each time: a rerun on the same databases, or another bench at once, adds, never merges.
+    stamp = f"{int(time.time())}-{os.getpid()}"
     for attempt in range(3):
         start = time.perf_counter()
         for index in range(args.ingest_runs):
