@@ -150,10 +150,10 @@ def main() -> int:
             other = Run.objects.exclude(pk=base.pk).values_list("pk", flat=True).first()
             cache.clear()
             with CaptureQueriesContext(connection) as two:
-                client.get(f"/compare/?base={base.pk}&runs={other}")
+                assert client.get(f"/compare/?base={base.pk}&runs={other}").status_code == 200
             cache.clear()
             with CaptureQueriesContext(connection) as everything:
-                client.get(url)
+                assert client.get(url).status_code == 200
 
             long = long_series_pages(client, args.long_runs, args.never_asked)
 
@@ -199,6 +199,8 @@ def main() -> int:
         f"CPU p50 {statistics.median(long.deferred_cpu_ms):.1f} ms, "
         f"HTML {statistics.median(long.deferred_html) / 1024:.0f} KB raw"
     )
+    for part, (cpu, size) in long.parts.items():
+        print(f"    {part}: {cpu:.1f} ms CPU, {size / 1024:.0f} KB (the last base's)")
     long_ok = long_cpu < TARGET_LONG_CPU_MS and long_kb < TARGET_LONG_HTML_KB
     print(
         f"target {long.runs}-run page, never-asked base, < {TARGET_LONG_CPU_MS:g} ms CPU and "
@@ -230,6 +232,7 @@ class LongPages:
     deferred_cpu_ms: list[float] = field(default_factory=list)
     deferred_html: list[int] = field(default_factory=list)
     deferred_requests: int = 0
+    parts: dict[str, tuple[float, int]] = field(default_factory=dict)  # the last page's parts: (CPU ms, bytes)
     load: float = 0.0
 
 
@@ -282,13 +285,16 @@ def long_series_pages(client: Any, runs: int, never_asked: int) -> LongPages:
         pages.html.append(len(response.content))
         pages.gzipped.append(len(gzip.compress(response.content, compresslevel=6)))
         deferred = [html.unescape(url) for url in DEFERRED.findall(response.content.decode())]
-        start_cpu, size = time.process_time(), 0
+        pages.parts = {}
         for url in deferred:
+            part_cpu = time.process_time()
             part = client.get(url, HTTP_HX_REQUEST="true")
             assert part.status_code == 200, (url, part.status_code)
-            size += len(part.content)
-        pages.deferred_cpu_ms.append((time.process_time() - start_cpu) * 1000)
-        pages.deferred_html.append(size)
+            # The part's path and what it shows (its group), without the base, which changes with every page.
+            shown = re.sub(r"(^|&)(base|dop)=[^&]*", "", url.split("?", 1)[-1]).strip("&")
+            pages.parts[f"{url.split('?')[0]}?{shown}"] = ((time.process_time() - part_cpu) * 1000, len(part.content))
+        pages.deferred_cpu_ms.append(sum(cpu for cpu, _ in pages.parts.values()))
+        pages.deferred_html.append(sum(size for _, size in pages.parts.values()))
         pages.deferred_requests = len(deferred)
     pages.load = os.getloadavg()[0]
     return pages
