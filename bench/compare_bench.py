@@ -215,8 +215,23 @@ def main() -> int:
     return 0 if warm_ok and cold_ok and same and long_ok else 1
 
 
-# A part of a page htmx asks for once it is scrolled into view (the comparison's tables, say).
-DEFERRED = re.compile(r'hx-get="([^"]+)" hx-trigger="revealed"')
+# A part of a page htmx asks for once it is scrolled into view (the comparison's tables, say): an element whose
+# hx-trigger names "revealed", and its hx-get, in whatever order the attributes come.
+REVEALED = re.compile(r"<[^>]*\shx-trigger=\"[^\"]*\brevealed\b[^\"]*\"[^>]*>")
+HX_GET = re.compile(r'\shx-get="([^"]+)"')
+
+
+def deferred_parts(page: str) -> list[str]:
+    """The URLs of what ``page`` asks for once scrolled into view; refuses a revealed element without one."""
+    urls = []
+    for element in REVEALED.findall(page):
+        found = HX_GET.search(element)
+        if found is None:
+            raise RuntimeError(f"a part deferred until revealed that this bench cannot ask for: {element[:200]}")
+        urls.append(html.unescape(found[1]))
+    if len(urls) != page.count("revealed"):
+        raise RuntimeError("the page defers parts this bench does not find: it would leave them out of the figure")
+    return urls
 
 
 @dataclass
@@ -284,7 +299,7 @@ def long_series_pages(client: Any, runs: int, never_asked: int) -> LongPages:
         pages.queries.append(len(queries))
         pages.html.append(len(response.content))
         pages.gzipped.append(len(gzip.compress(response.content, compresslevel=6)))
-        deferred = [html.unescape(url) for url in DEFERRED.findall(response.content.decode())]
+        deferred = deferred_parts(response.content.decode())
         pages.parts = {}
         for url in deferred:
             part_cpu = time.process_time()
