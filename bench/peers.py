@@ -399,11 +399,26 @@ def first_chart(urls: Sequence[tuple[str, str]], repeat: int) -> list[list[First
                 page = context.new_page()
                 page.goto(url, wait_until="commit", timeout=120_000)
                 at, html, before = page.evaluate(probe.replace("CONDITION", condition))
-                page.wait_for_load_state("networkidle", timeout=120_000)
+                settle(page)
                 found[index].append(FirstChart(at, html, before, page.evaluate(scripts)))
                 context.close()
         browser.close()
     return found
+
+
+def settle(page: Any, quiet_s: float = 2.0, limit_s: float = 30.0) -> None:
+    """Wait until ``page`` has loaded and asked for nothing more for ``quiet_s`` seconds (at most ``limit_s``).
+
+    Playwright's "networkidle" (500 ms without a request) comes too early on a loaded machine: a script a page
+    asks for once its first chart is drawn (benchdash's plotly.js, from an idle callback) can come later."""
+    page.wait_for_load_state("networkidle", timeout=120_000)
+    count = "() => performance.getEntriesByType('resource').length"
+    seen, quiet_since, start = page.evaluate(count), time.monotonic(), time.monotonic()
+    while time.monotonic() - quiet_since < quiet_s and time.monotonic() - start < limit_s:
+        page.wait_for_timeout(250)
+        now = page.evaluate(count)
+        if now != seen:
+            seen, quiet_since = now, time.monotonic()
 
 
 def script_rows(table: Table, figure: str, peer: Sequence[FirstChart], ours: Sequence[FirstChart]) -> None:
