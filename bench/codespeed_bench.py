@@ -267,6 +267,31 @@ def codespeed_ids(database: str) -> dict[str, object] | None:
     return {"results": results[0], "executables": executables, "env": env[0]}
 
 
+def forget_ingested(database: str) -> int:
+    """Delete from Codespeed every project but the bench's series (what its ingest figure added, in this run or an
+    earlier one on the same database); how many. Its comparison shows every project's latest revision: left there,
+    they would add columns to its page and JSON with every run."""
+    import psycopg
+
+    server_url = re.sub(r"/[^/]*$", "", os.environ["DATABASE_URL"])
+    keep = [name for name, *_ in peers.SERIES]
+    with psycopg.connect(f"{server_url}/{database}") as conn:
+        projects = [row[0] for row in conn.execute("SELECT id FROM codespeed_project WHERE name <> ALL(%s)", [keep])]
+        if projects:
+            executables = "SELECT id FROM codespeed_executable WHERE project_id = ANY(%(p)s)"
+            revisions = "SELECT id FROM codespeed_revision WHERE project_id = ANY(%(p)s)"
+            for statement in (
+                f"DELETE FROM codespeed_report WHERE executable_id IN ({executables}) OR revision_id IN ({revisions})",
+                f"DELETE FROM codespeed_result WHERE executable_id IN ({executables}) OR revision_id IN ({revisions})",
+                "DELETE FROM codespeed_revision WHERE project_id = ANY(%(p)s)",
+                "DELETE FROM codespeed_executable WHERE project_id = ANY(%(p)s)",
+                "DELETE FROM codespeed_branch WHERE project_id = ANY(%(p)s)",
+                "DELETE FROM codespeed_project WHERE id = ANY(%(p)s)",
+            ):
+                conn.execute(statement, {"p": projects})
+    return len(projects)
+
+
 def benchmark_names() -> list[str]:
     from runs import synthetic
 
@@ -311,6 +336,8 @@ def main() -> int:
         bd.import_bundles(bundles)
         ids = load_codespeed(cs_env, cs_database)
     print(f"Codespeed holds {ids['results']:,} results", flush=True)
+    if dropped := forget_ingested(cs_database):
+        print(f"deleted {dropped} projects an earlier ingest figure left in Codespeed", flush=True)
 
     from runs.models import Result, Run
 
@@ -351,6 +378,7 @@ def main() -> int:
         for figure, (peer_urls, ours) in pages.items():
             measure_page(args, table, figure, codespeed, peer_urls, cached, computing, ours)
         measure_ingest(args, table, codespeed, cached, token, bd.ingest_queue)
+        forget_ingested(cs_database)  # the first charts below show the comparison as measured above
         table.rss(codespeed, cached, computing)
         measure_first_charts(args, table, pages, codespeed, computing)
     finally:
