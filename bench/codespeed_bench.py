@@ -57,7 +57,7 @@ import urllib.request
 from pathlib import Path
 
 import peers
-from peers import REPO, Benchdash, Server, Table, get, interleaved, load, sent_bytes, throughput
+from peers import REPO, Benchdash, Server, Table, get, interleaved, load, sent_bytes, throughputs
 
 OUT = peers.OUT
 VENV = OUT / "codespeed-venv"
@@ -236,9 +236,66 @@ def load_codespeed(cs_env: dict[str, str], database: str) -> dict[str, object]:
         capture_output=True,
         text=True,
     ).stdout.splitlines()[-1]
-    (SITE / f"ids-{database}.json").write_text(answer)
     loaded: dict[str, object] = json.loads(answer)
     return loaded
+
+
+def codespeed_ids(database: str) -> dict[str, object] | None:
+    """What the pages ask Codespeed for, read from its database as a previous run (from any checkout) loaded it;
+    None when it does not hold the bench's series in full (then it is loaded again)."""
+    import psycopg
+
+    server_url = re.sub(r"/[^/]*$", "", os.environ["DATABASE_URL"])
+    try:
+        conn = psycopg.connect(f"{server_url}/{database}")
+    except psycopg.OperationalError:
+        return None  # no such database yet
+    with conn:
+        try:
+            executables = dict(conn.execute("SELECT name, id FROM codespeed_executable").fetchall())
+            env = conn.execute("SELECT id FROM codespeed_environment WHERE name = %s", [ENVIRONMENT]).fetchone()
+            results = conn.execute(
+                "SELECT count(*) FROM codespeed_result r JOIN codespeed_executable e ON e.id = r.executable_id"
+                " WHERE e.name = ANY(%s)",
+                [[name for name, *_ in peers.SERIES]],
+            ).fetchone()
+        except psycopg.errors.UndefinedTable:
+            return None
+    expected = sum(len(versions) for _name, versions, _seed in peers.SERIES) * len(benchmark_names())
+    if env is None or results is None or results[0] != expected or not all(n in executables for n, *_ in peers.SERIES):
+        return None
+    return {"results": results[0], "executables": executables, "env": env[0]}
+
+
+def forget_ingested(database: str) -> int:
+    """Delete from Codespeed every project but the bench's series (what its ingest figure added, in this run or an
+    earlier one on the same database); how many. Its comparison shows every project's latest revision: left there,
+    they would add columns to its page and JSON with every run."""
+    import psycopg
+
+    server_url = re.sub(r"/[^/]*$", "", os.environ["DATABASE_URL"])
+    keep = [name for name, *_ in peers.SERIES]
+    with psycopg.connect(f"{server_url}/{database}") as conn:
+        projects = [row[0] for row in conn.execute("SELECT id FROM codespeed_project WHERE name <> ALL(%s)", [keep])]
+        if projects:
+            executables = "SELECT id FROM codespeed_executable WHERE project_id = ANY(%(p)s)"
+            revisions = "SELECT id FROM codespeed_revision WHERE project_id = ANY(%(p)s)"
+            for statement in (
+                f"DELETE FROM codespeed_report WHERE executable_id IN ({executables}) OR revision_id IN ({revisions})",
+                f"DELETE FROM codespeed_result WHERE executable_id IN ({executables}) OR revision_id IN ({revisions})",
+                "DELETE FROM codespeed_revision WHERE project_id = ANY(%(p)s)",
+                "DELETE FROM codespeed_executable WHERE project_id = ANY(%(p)s)",
+                "DELETE FROM codespeed_branch WHERE project_id = ANY(%(p)s)",
+                "DELETE FROM codespeed_project WHERE id = ANY(%(p)s)",
+            ):
+                conn.execute(statement, {"p": projects})
+    return len(projects)
+
+
+def benchmark_names() -> list[str]:
+    from runs import synthetic
+
+    return [peers.benchmark_name(test, size) for test, size, _ in synthetic.TESTS]
 
 
 def main() -> int:
@@ -267,19 +324,20 @@ def main() -> int:
         # benchdash's database as a previous run (of this bench or of lnt_bench.py) built it; Codespeed's too if
         # it has one.
         bd.collect_static()
-        loaded = SITE / f"ids-{cs_database}.json"
-        ids = json.loads(loaded.read_text()) if loaded.exists() else load_codespeed(cs_env, cs_database)
+        ids = codespeed_ids(cs_database) or load_codespeed(cs_env, cs_database)
     else:
         print(f"building both sides ({load()})", flush=True)
         bd.create()
         bundles = []
-        for name, versions, seed in (("s60", peers.SERIES_60, 1), ("s200", peers.SERIES_200, 2)):
+        for name, versions, seed in peers.SERIES:
             path = work / f"{name}.tar.gz"
             path.write_bytes(peers.series_bundle(name, versions, seed))
             bundles.append(path)
         bd.import_bundles(bundles)
         ids = load_codespeed(cs_env, cs_database)
     print(f"Codespeed holds {ids['results']:,} results", flush=True)
+    if dropped := forget_ingested(cs_database):
+        print(f"deleted {dropped} projects an earlier ingest figure left in Codespeed", flush=True)
 
     from runs.models import Result, Run
 
@@ -320,6 +378,7 @@ def main() -> int:
         for figure, (peer_urls, ours) in pages.items():
             measure_page(args, table, figure, codespeed, peer_urls, cached, computing, ours)
         measure_ingest(args, table, codespeed, cached, token, bd.ingest_queue)
+        forget_ingested(cs_database)  # the first charts below show the comparison as measured above
         table.rss(codespeed, cached, computing)
         measure_first_charts(args, table, pages, codespeed, computing)
     finally:
@@ -352,8 +411,9 @@ def measure_page(
     table.timings(f"{figure}, from scratch", scratch[0], scratch[1], "Codespeed: page + JSON")
     warm = interleaved(args.requests, [(peer, peer_page, None), (cached, lambda: get(cached.url + ours), None)])
     table.timings(f"{figure}, benchdash from its page cache", warm[0], warm[1], "Codespeed has no cache: it computes")
-    peer_rate, peer_errors = throughput(peer_page, args.clients, args.pages)
-    our_rate, our_errors = throughput(lambda: get(computing.url + ours), args.clients, args.pages)
+    (peer_rate, peer_errors), (our_rate, our_errors) = throughputs(
+        peer_page, lambda: get(computing.url + ours), args.clients, args.pages
+    )
     table.add(
         f"{figure}, pages/s with {args.clients} clients, both computing",
         f"{peer_rate:.1f}",
@@ -375,10 +435,9 @@ def measure_ingest(
     args: argparse.Namespace, table: Table, codespeed: Server, bd: Server, token: str, queue: str
 ) -> None:
     print(f"ingest ({load()})", flush=True)
-    from runs import synthetic
-
-    names = [peers.benchmark_name(test, size) for test, size, _ in synthetic.TESTS]
-    stamp = int(time.time())  # new projects and servers each time: a rerun on the same databases adds, never merges
+    names = benchmark_names()
+    # New projects and servers each time: a rerun on the same databases, or another bench at once, adds, never merges.
+    stamp = f"{int(time.time())}-{os.getpid()}"
     peer_rates, our_rates = [], []
     for attempt in range(3):
         start = time.perf_counter()
@@ -440,12 +499,7 @@ def measure_first_charts(
             our_ms / peer_ms,
             f"median of {args.browser_repeat}; benchdash computing the page",
         )
-        table.add(
-            f"{figure}: script KB carried before the first chart",
-            f"{peer[0].script_bytes / 1024:.0f}",
-            f"{ours[0].script_bytes / 1024:.0f}",
-            ours[0].script_bytes / max(1, peer[0].script_bytes),
-        )
+        peers.script_rows(table, f"{figure}: ", peer, ours)
 
 
 if __name__ == "__main__":

@@ -53,7 +53,7 @@ import urllib.request
 from pathlib import Path
 
 import peers
-from peers import REPO, Benchdash, Server, Table, get, interleaved, load, sent_bytes, throughput
+from peers import REPO, Benchdash, Server, Table, get, interleaved, load, sent_bytes, throughputs
 
 LNT_REQUIREMENTS = REPO / "bench" / "lnt-requirements.txt"
 SUITE = "sysbench"
@@ -200,7 +200,7 @@ def main() -> int:
         print(f"building both sides ({load()})", flush=True)
         bd.create()
         bundles = []
-        for name, versions, seed in (("s60", peers.SERIES_60, 1), ("s200", peers.SERIES_200, 2)):
+        for name, versions, seed in peers.SERIES:
             path = work / f"{name}.tar.gz"
             path.write_bytes(peers.series_bundle(name, versions, seed))
             bundles.append(path)
@@ -267,8 +267,9 @@ def measure_page(
         args.requests, [(peer, lambda: get(peer_url), None), (cached, lambda: get(cached.url + ours), None)]
     )
     table.timings(f"{figure}, benchdash from its page cache", warm[0], warm[1], "LNT has no cache: it computes")
-    peer_rate, peer_errors = throughput(lambda: get(peer_url), args.clients, args.pages)
-    our_rate, our_errors = throughput(lambda: get(computing.url + ours), args.clients, args.pages)
+    (peer_rate, peer_errors), (our_rate, our_errors) = throughputs(
+        lambda: get(peer_url), lambda: get(computing.url + ours), args.clients, args.pages
+    )
     table.add(
         f"{figure}, pages/s with {args.clients} clients, both computing",
         f"{peer_rate:.1f}",
@@ -295,7 +296,8 @@ def measure_ingest(args: argparse.Namespace, table: Table, lnt: Server, bd: Serv
 
     names = [peers.benchmark_name(test, size) for test, size, _ in TESTS]
     peer_rates, our_rates = [], []
-    stamp = int(time.time())  # new machines and servers each time: a rerun on the same databases adds, never merges
+    # New machines and servers each time: a rerun on the same databases, or another bench at once, adds, never merges.
+    stamp = f"{int(time.time())}-{os.getpid()}"
     for attempt in range(3):
         start = time.perf_counter()
         for index in range(args.ingest_runs):
@@ -345,12 +347,7 @@ def measure_first_chart(args: argparse.Namespace, table: Table, peer_url: str, o
         ours / peer,
         f"median of {args.browser_repeat}; requests to other hosts refused",
     )
-    table.add(
-        "script KB carried before the first chart",
-        f"{drawn[0][0].script_bytes / 1024:.0f}",
-        f"{drawn[1][0].script_bytes / 1024:.0f}",
-        drawn[1][0].script_bytes / max(1, drawn[0][0].script_bytes),
-    )
+    peers.script_rows(table, "", drawn[0], drawn[1])
 
 
 if __name__ == "__main__":

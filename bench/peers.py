@@ -45,6 +45,8 @@ from run import free_port, percentile  # noqa: E402
 # one-microbenchmark page and the long comparison read a 200-version series (unambiguous version names).
 SERIES_60 = tuple(f"8.{i // 100}.{i % 100}" for i in range(60))
 SERIES_200 = tuple(f"9.{i // 100}.{i % 100}" for i in range(200))
+# Each series: its server's name in benchdash (a Codespeed project, an LNT machine), its versions, its seed.
+SERIES = (("s60", SERIES_60, 1), ("s200", SERIES_200, 2))
 
 
 def load() -> str:
@@ -254,8 +256,24 @@ def interleaved(
     return timings
 
 
-def throughput(fetch: Callable[[], object], clients: int, pages: int) -> tuple[float, int]:
-    """Pages/s with ``clients`` threads sharing a fixed number of page loads; (rate, errors)."""
+def throughputs(
+    peer: Callable[[], object], ours: Callable[[], object], clients: int, pages: int
+) -> tuple[tuple[float, int], tuple[float, int]]:
+    """Pages/s of the peer and of benchdash, each as (rate, errors): ``pages`` loads each with ``clients`` threads,
+    in four rounds of half of them, peer, benchdash, benchdash, peer, so a load rising or falling meanwhile weighs on
+    both alike."""
+    seconds = {"peer": 0.0, "ours": 0.0}
+    errors = {"peer": 0, "ours": 0}
+    half = max(1, pages // 2)
+    for side in ("peer", "ours", "ours", "peer"):
+        took, failed = timed_loads(peer if side == "peer" else ours, clients, half)
+        seconds[side] += took
+        errors[side] += failed
+    return (2 * half / seconds["peer"], errors["peer"]), (2 * half / seconds["ours"], errors["ours"])
+
+
+def timed_loads(fetch: Callable[[], object], clients: int, pages: int) -> tuple[float, int]:
+    """Seconds ``clients`` threads took to share ``pages`` page loads, and how many failed."""
     from run import run_threads
 
     lock = threading.Lock()
@@ -274,7 +292,7 @@ def throughput(fetch: Callable[[], object], clients: int, pages: int) -> tuple[f
                 with lock:
                     errors[0] += 1
 
-    return pages / run_threads(client, clients), errors[0]
+    return run_threads(client, clients), errors[0]
 
 
 # --- the table -------------------------------------------------------------------------------------------------
@@ -330,17 +348,21 @@ BENCHDASH_FIRST_CHART = (
 
 @dataclass
 class FirstChart:
-    """One cold page load in Chromium: from navigation start until ``drawn`` is true, and what was fetched."""
+    """One cold page load in Chromium: from navigation start until ``drawn`` is true, and what was fetched: before
+    the chart (``script_bytes``), and in all once the page is loaded and its network quiet (``all_script_bytes``:
+    a script asked for after the first chart, plotly.js say, is sent to every visitor all the same)."""
 
     ms: float
     html_bytes: int
     script_bytes: int
+    all_script_bytes: int
 
 
 def first_chart(urls: Sequence[tuple[str, str]], repeat: int) -> list[list[FirstChart]]:
     """Each (url, JavaScript condition that holds once the first chart shows data) loaded ``repeat`` times,
     interleaved, each time in a fresh browser context (nothing cached). The bytes are what the network carried
-    (resource timing's transferSize) before the chart was drawn."""
+    (resource timing's transferSize) before the chart was drawn, and the script it carried in all once the page's
+    network was quiet."""
     from playwright.sync_api import sync_playwright
 
     from tests.browser.chromium import CHROMIUM, CHROMIUM_ARGS
@@ -351,16 +373,20 @@ def first_chart(urls: Sequence[tuple[str, str]], repeat: int) -> list[list[First
         if (CONDITION) {
           const at = performance.now();
           const nav = performance.getEntriesByType("navigation")[0];
-          let scripts = 0;
-          for (const r of performance.getEntriesByType("resource")) {
-            if (new URL(r.name).pathname.endsWith(".js")) scripts += r.transferSize;
-          }
-          done([at, nav.transferSize, scripts]);
+          done([at, nav.transferSize, SCRIPTS()]);
           return;
         }
         requestAnimationFrame(frame);
       })();
     })"""
+    scripts = """() => {
+      let scripts = 0;
+      for (const r of performance.getEntriesByType("resource")) {
+        if (new URL(r.name).pathname.endsWith(".js")) scripts += r.transferSize;
+      }
+      return scripts;
+    }"""
+    probe = probe.replace("SCRIPTS", f"({scripts})")
     found: list[list[FirstChart]] = [[] for _ in urls]
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
@@ -372,11 +398,38 @@ def first_chart(urls: Sequence[tuple[str, str]], repeat: int) -> list[list[First
                 context.route(re.compile(r"^https?://(?!127\.0\.0\.1[:/]).*"), lambda route: route.abort())
                 page = context.new_page()
                 page.goto(url, wait_until="commit", timeout=120_000)
-                at, html, scripts = page.evaluate(probe.replace("CONDITION", condition))
-                found[index].append(FirstChart(ms=at, html_bytes=html, script_bytes=scripts))
+                at, html, before = page.evaluate(probe.replace("CONDITION", condition))
+                settle(page)
+                found[index].append(FirstChart(at, html, before, page.evaluate(scripts)))
                 context.close()
         browser.close()
     return found
+
+
+def settle(page: Any, quiet_s: float = 2.0, limit_s: float = 30.0) -> None:
+    """Wait until ``page`` has loaded and asked for nothing more for ``quiet_s`` seconds (at most ``limit_s``).
+
+    Playwright's "networkidle" (500 ms without a request) comes too early on a loaded machine: a script a page
+    asks for once its first chart is drawn (benchdash's plotly.js, from an idle callback) can come later."""
+    page.wait_for_load_state("networkidle", timeout=120_000)
+    count = "() => performance.getEntriesByType('resource').length"
+    seen, quiet_since, start = page.evaluate(count), time.monotonic(), time.monotonic()
+    while time.monotonic() - quiet_since < quiet_s and time.monotonic() - start < limit_s:
+        page.wait_for_timeout(250)
+        now = page.evaluate(count)
+        if now != seen:
+            seen, quiet_since = now, time.monotonic()
+
+
+def script_rows(table: Table, figure: str, peer: Sequence[FirstChart], ours: Sequence[FirstChart]) -> None:
+    """The script the network carried (medians of the cold loads): before the first chart, and in all."""
+    for label, bytes_of in (
+        ("script KB carried before the first chart", lambda load: load.script_bytes),
+        ("script KB carried in all (page loaded, network quiet)", lambda load: load.all_script_bytes),
+    ):
+        peer_kb = statistics.median(bytes_of(load) for load in peer) / 1024
+        our_kb = statistics.median(bytes_of(load) for load in ours) / 1024
+        table.add(f"{figure}{label}", f"{peer_kb:.0f}", f"{our_kb:.0f}", our_kb / peer_kb if peer_kb else None)
 
 
 # --- benchdash's side ------------------------------------------------------------------------------------------
@@ -558,11 +611,20 @@ def benchmark_name(test: str, range_size: int | None) -> str:
 
 
 def read_series() -> Iterator[SeriesData]:
-    """Every series benchdash holds (one per server here), read back from its database in version order."""
+    """The bench's series (``SERIES``), read back from benchdash's database in version order; the ingest figures'
+    series, which a previous run on the same database left there, are not read."""
+    for found in _read_series():
+        wanted = dict((name, versions) for name, versions, _seed in SERIES)[found.name]
+        if tuple(version for _id, version, _values in found.runs) != wanted:
+            raise RuntimeError(f"benchdash's series {found.name} does not hold the {len(wanted)} versions generated")
+        yield found
+
+
+def _read_series() -> Iterator[SeriesData]:
     from runs.models import Result
 
     rows = (
-        Result.objects.filter(microbenchmark__is_warmup=False)
+        Result.objects.filter(microbenchmark__is_warmup=False, run__server__name__in=[name for name, *_ in SERIES])
         .order_by("run__server__name", "run__build__version__sort_key", "run_id", "microbenchmark__test")
         .values_list(
             "run__server__name",
