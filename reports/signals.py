@@ -9,6 +9,7 @@ from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
 from benchdash import pagecache
+from reports import drilldowns
 from reports.models import GroupSetDefinition
 from reports.tasks import refresh_after_import
 from runs.signals import bundle_imported
@@ -20,6 +21,8 @@ def group_sets_changed(**kwargs: Any) -> None:
     """A group set was defined, edited or removed: every shared page (their selectors, their groups) is stale."""
     # After the commit: bumped earlier, a request in between would cache the old page under the new key.
     transaction.on_commit(pagecache.bump_generation)
+    # The drill-downs computed ahead read the group sets too: none may outlive them.
+    drilldowns.forget_all()
 
 
 @receiver(bundle_imported)

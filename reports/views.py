@@ -26,7 +26,7 @@ import suites
 from accounts.permissions import SAVE_REPORT, permission_required
 from benchdash import disposition, pagecache
 from benchdash.http import ROW_ID_LIMIT, HtmxHttpRequest, row_id
-from reports import charts, releaseview, rendering
+from reports import charts, drilldowns, releaseview, rendering
 from reports import markers as record_markers
 from reports.compare import (
     BASE_RELATED,
@@ -38,6 +38,7 @@ from reports.compare import (
     ComparisonSpec,
     get_comparison,
     get_microbenchmark_comparison,
+    series_stamp,
     series_stamp_of,
 )
 from reports.errorbars import with_error_bars
@@ -243,8 +244,13 @@ class RequestedComparison:
         return get_comparison(self.spec, base=self.base, stamp=self.series_stamp)
 
     def microbenchmark_comparison(self, microbenchmark_id: int) -> Comparison:
-        """The comparison of one microbenchmark (``get_microbenchmark_comparison``), likewise."""
-        return get_microbenchmark_comparison(self.spec, microbenchmark_id, base=self.base, stamp=self.series_stamp)
+        """The comparison of one microbenchmark: as the series' refresh stored it when it is the default one and
+        the series has not changed since (``reports.drilldowns``), else ``get_microbenchmark_comparison``, likewise."""
+        stamp = self.series_stamp or series_stamp(self.base.server_id, self.base.workload_id)
+        found = drilldowns.stored(self.spec, stamp, microbenchmark_id)
+        if found is not None:
+            return found
+        return get_microbenchmark_comparison(self.spec, microbenchmark_id, base=self.base, stamp=stamp)
 
 
 def requested_comparison(
