@@ -5,7 +5,6 @@ from scratch, and it is read from what the refresh stored whenever the series ha
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -26,7 +25,7 @@ VERSIONS = ("8.0.1", "8.0.2", "8.0.3", "8.0.4", "8.0.5", "8.0.6")
 
 
 @pytest.fixture
-def stored_reads(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[bool]]:
+def stored_reads(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     """Whether each page read found a stored comparison (True) or computed its own (False)."""
     found: list[bool] = []
     real = drilldowns.stored
@@ -37,7 +36,7 @@ def stored_reads(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[bool]]:
         return comparison
 
     monkeypatch.setattr(drilldowns, "stored", counted)
-    yield found
+    return found
 
 
 def _import(versions: tuple[str, ...], name: str, seed: int = 7) -> None:
@@ -61,7 +60,8 @@ def _check_every_page(monkeypatch: pytest.MonkeyPatch, stored_reads: list[bool])
     stored rows not read): the same page. Returns, per page, whether it was read from what was stored."""
     base = Run.objects.order_by("build__version__sort_key", "pk").first()
     assert base is not None
-    microbenchmarks = sorted(set(Result.objects.filter(run__server=base.server).values_list("microbenchmark_id", flat=True)))
+    found = Result.objects.filter(run__server=base.server).values_list("microbenchmark_id", flat=True)
+    microbenchmarks = sorted(set(found))
     assert len(microbenchmarks) >= 40
     stored_reads.clear()
     served = {mb: _page(f"/microbenchmarks/{mb}/?base={base.pk}") for mb in microbenchmarks}
