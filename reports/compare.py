@@ -41,7 +41,7 @@ BASE_RELATED = ("server", "workload", "build__version")
 HW_METRICS = ("cpu_o", "cs_o", "r_o", "rkb_o", "wkb_o", "o_s")
 CACHE_SECONDS = 24 * 3600
 # Bump when the payload's shape changes, so old cached payloads are never read.
-PAYLOAD_VERSION = 9
+PAYLOAD_VERSION = 10
 
 
 class ComparisonError(ValueError):
@@ -157,6 +157,9 @@ class Comparison:
     # One microbenchmark's comparison (``get_microbenchmark_comparison`` computing it): that microbenchmark's
     # latencies, read with its results; None otherwise (its page then reads them). See ``Series.latency``.
     latency: tuple[Latency, ...] | None = None
+    # What a page works out from it and keeps with it, by name (``reports.drilldowns`` stores a drill-down's
+    # table rows and charts with the comparison they come from); empty as computed.
+    derived: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def __getstate__(self) -> dict[str, Any]:
         # What is cached of a comparison: its cells, not the maps read from them (each process reads those again),
