@@ -110,3 +110,31 @@ def test_a_changed_group_set_definition_drops_what_was_stored() -> None:
     assert DrilldownData.objects.exists()
     GroupSetDefinition.objects.create(name="mine", rules=[["points", "re:point"]])
     assert not DrilldownData.objects.exists()
+
+
+def test_a_run_or_version_changed_in_place_drops_what_was_stored(
+    django_capture_on_commit_callbacks: Any, monkeypatch: pytest.MonkeyPatch, stored_reads: list[bool]
+) -> None:
+    _import(VERSIONS[:3], "first.tgz")
+    assert DrilldownData.objects.exists()
+    version = Run.objects.order_by("build__version__sort_key").last().build.version  # type: ignore[union-attr]
+    version.text = "8.0.9"
+    with django_capture_on_commit_callbacks(execute=True):
+        version.save()
+    assert not DrilldownData.objects.exists()
+    # The page is computed from scratch meanwhile, with the corrected version; the next refresh stores it again.
+    assert not any(_check_every_page(monkeypatch, stored_reads))
+    run = Run.objects.first()
+    assert run is not None
+    refresh_series(run.server_id, run.workload_id)
+    assert all(_check_every_page(monkeypatch, stored_reads))
+
+
+def test_runs_changed_in_place_by_a_command_drop_what_was_stored(django_capture_on_commit_callbacks: Any) -> None:
+    from runs.signals import runs_changed
+
+    _import(VERSIONS[:3], "first.tgz")
+    assert DrilldownData.objects.exists()
+    with django_capture_on_commit_callbacks(execute=True):
+        runs_changed.send(sender=Run)
+    assert not DrilldownData.objects.exists()
