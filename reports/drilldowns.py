@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import pickle
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
@@ -34,6 +35,8 @@ from reports.compare import (
 from reports.errorbars import with_error_bars
 from reports.models import DrilldownData
 from runs.models import Result
+
+log = logging.getLogger(__name__)
 
 # Bump with any change to what a stored comparison holds (besides PAYLOAD_VERSION's): old rows are never read.
 FORMAT = 2
@@ -63,9 +66,15 @@ def stored(spec: ComparisonSpec, stamp: str, microbenchmark_id: int) -> Comparis
     )
     if found is None:
         return None
-    comparison = pickle.loads(bytes(found))  # written by the worker (store), never from a request
+    try:
+        comparison = pickle.loads(bytes(found))  # written by the worker (store), never from a request
+    except (AttributeError, ImportError, TypeError, pickle.UnpicklingError) as exc:
+        # A row of a release whose comparison had another shape (FORMAT not bumped): computed instead, and said.
+        log.warning("stored drill-down of microbenchmark %s not readable (%s): computed", microbenchmark_id, exc)
+        return None
     if not isinstance(comparison, Comparison):
-        raise TypeError(f"stored drill-down of microbenchmark {microbenchmark_id} is not a comparison")
+        log.warning("stored drill-down of microbenchmark %s is not a comparison: computed", microbenchmark_id)
+        return None
     return comparison
 
 

@@ -138,3 +138,15 @@ def test_runs_changed_in_place_by_a_command_drop_what_was_stored(django_capture_
     with django_capture_on_commit_callbacks(execute=True):
         runs_changed.send(sender=Run)
     assert not DrilldownData.objects.exists()
+
+
+def test_a_stored_row_that_cannot_be_read_is_computed_instead_and_said(caplog: pytest.LogCaptureFixture) -> None:
+    _import(VERSIONS[:3], "first.tgz")
+    row = DrilldownData.objects.first()
+    assert row is not None
+    DrilldownData.objects.filter(pk=row.pk).update(comparison=b"not a pickle")
+    base = Run.objects.order_by("build__version__sort_key", "pk").first()
+    assert base is not None
+    response = Client().get(f"/microbenchmarks/{row.microbenchmark_id}/?base={base.pk}")
+    assert response.status_code == 200
+    assert "not readable" in caplog.text
