@@ -9,9 +9,11 @@ from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
 from benchdash import pagecache
+from reports import drilldowns
 from reports.models import GroupSetDefinition
 from reports.tasks import refresh_after_import
-from runs.signals import bundle_imported
+from runs.models import Build, Config, Dbms, Microbenchmark, Result, Run, Server, Version, Workload
+from runs.signals import bundle_imported, runs_changed
 
 
 @receiver(post_save, sender=GroupSetDefinition)
@@ -20,6 +22,29 @@ def group_sets_changed(**kwargs: Any) -> None:
     """A group set was defined, edited or removed: every shared page (their selectors, their groups) is stale."""
     # After the commit: bumped earlier, a request in between would cache the old page under the new key.
     transaction.on_commit(pagecache.bump_generation)
+    # The drill-downs computed ahead read the group sets too: none may outlive them.
+    drilldowns.forget_all()
+
+
+# What a stored drill-down was computed from besides the runs' number and ids (its stamp): names, versions, builds,
+# configs, run fields. Their creation comes with new runs (a new stamp); their deletion takes runs with it.
+_SERIES_MODELS = (Dbms, Version, Build, Config, Server, Workload, Run, Microbenchmark, Result)
+
+
+def _series_edited(created: bool = False, raw: bool = False, **kwargs: Any) -> None:
+    """A stored row of the series changed in place (the admin, a correction): no drill-down computed ahead may
+    outlive it; the next refresh of each series computes them again."""
+    if not created and not raw:
+        transaction.on_commit(drilldowns.forget_all)
+
+
+for _model in _SERIES_MODELS:
+    post_save.connect(_series_edited, sender=_model, dispatch_uid=f"drilldowns-{_model.__name__}")
+
+
+@receiver(runs_changed)
+def runs_changed_in_place(**kwargs: Any) -> None:
+    transaction.on_commit(drilldowns.forget_all)
 
 
 @receiver(bundle_imported)
