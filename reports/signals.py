@@ -4,14 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
+import django.dispatch
 from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
 from benchdash import pagecache
 from reports.models import GroupSetDefinition
-from reports.tasks import refresh_after_import
 from runs.signals import bundle_imported
+
+# Sent after a series' comparisons and summaries are fresh, with server_id and workload_id, when it has
+# runs, and ``comparisons``: the comparisons the refresh computed, by spec, so a receiver asking for the same
+# one neither computes it again nor reads it back from the cache; and ``started_at``, when the refresh began (every
+# bundle imported before then is in it). The regressions app listens and detects again, in the same task.
+# (Defined here, not in reports.series, so that the receivers connect without importing the comparisons.)
+series_refreshed = django.dispatch.Signal()
 
 
 @receiver(post_save, sender=GroupSetDefinition)
@@ -25,4 +32,8 @@ def group_sets_changed(**kwargs: Any) -> None:
 @receiver(bundle_imported)
 def refresh_imported_series(bundle_id: int, **kwargs: Any) -> None:
     """New runs arrived: their series' comparisons, home-page summaries and regressions are refreshed."""
+    # Imported here: the tasks module brings Celery and the comparisons, which a process that imports nothing
+    # (a command's --help, a migration) has no use for.
+    from reports.tasks import refresh_after_import
+
     refresh_after_import(bundle_id)
