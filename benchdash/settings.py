@@ -66,8 +66,9 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "django_celery_beat",
-    # Only for its static files: the API docs page then loads Swagger UI from us, not from a CDN.
-    "ninja",
+    # django-ninja's static files and templates (the API docs page loads Swagger UI from us, not from a CDN),
+    # without importing ninja when Django starts (benchdash.apidocs).
+    "benchdash.apidocs.NinjaFilesConfig",
     "axes",
     "accounts",
     "runs",
