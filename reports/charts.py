@@ -454,18 +454,15 @@ def group_absolute_chart(
     comparison: Comparison,
     group: str,
     *,
-    y_min: float | None = None,
-    y_max: float | None = None,
     log: bool = False,
 ) -> dict[str, Any]:
     """Absolute QPS of each microbenchmark of ``group`` across the base and the compared columns, one trace each.
 
     The x axis is ``group_line_chart``'s with the base first (it is a value here, not 1.0); y is QPS as the runs
     measured it (``_absolute``), ``None`` where missing; the axis starts at 0, or is logarithmic with ``log``,
-    where microbenchmarks thousands of QPS apart each stay readable. ``y_min`` and ``y_max`` are the page's range
-    of relative QPS: they do not apply to QPS and are not used.
+    where microbenchmarks thousands of QPS apart each stay readable. The page's y-axis range (and a chart's own
+    top) is one of relative QPS, which does not apply to QPS: the page does not pass it (``group_charts``).
     """
-    del y_min, y_max
     members = _group_members(comparison, group)
     columns = [comparison.column(comparison.base), *_compared_columns(comparison)]
     keys = [c.key for c in columns]
