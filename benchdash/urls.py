@@ -37,6 +37,9 @@ class LocalSwagger(Swagger):
         return render(request, self.template, context)
 
 
+# Every app's ModelAdmins (the admin app does not import them when Django starts: benchdash.adminsite).
+admin.autodiscover()
+
 # Reads are open while browsing is public; every write endpoint names the role it needs (accounts.permissions).
 api = NinjaAPI(
     title="benchdash API",

@@ -96,6 +96,9 @@ NOT_FOR_A_COMMANDS_START = (
     "reports.tasks",
     "regressions.detection",
     "runner.benchmark",
+    "runs.admin",
+    "runner.admin",
+    "cryptography",
     *HEAVY,
 )
 
@@ -141,6 +144,22 @@ for task in tasks:
     assert task.app.main == "benchdash", task.name
     assert task.app.conf.broker_url == settings.CELERY_BROKER_URL, task.app.conf.broker_url
     assert task.name in task.app.tasks, task.name
+"""
+    out = subprocess.run([sys.executable, "-c", _SETUP + code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+
+
+def test_the_admins_system_check_checks_every_apps_modeladmins_without_the_url_configuration() -> None:
+    # Django starts without importing the admin modules (benchdash.adminsite); its check must still see them all.
+    code = """
+import sys
+from django.contrib import admin
+from django.core import checks
+assert "runs.admin" not in sys.modules and not admin.site._registry
+assert checks.run_checks(tags=[checks.Tags.admin]) == []
+from runs.models import Bundle
+from runner.models import Target
+assert Bundle in admin.site._registry and Target in admin.site._registry, sorted(map(str, admin.site._registry))
 """
     out = subprocess.run([sys.executable, "-c", _SETUP + code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr

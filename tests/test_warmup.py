@@ -1,4 +1,5 @@
-"""A web worker loads its URLs, views, templates and Celery app at start (benchdash.warmup), not on its first visitor."""
+"""A web worker loads its URLs, views, templates and Celery app at start (benchdash.warmup), not on its first
+visitor."""
 
 from __future__ import annotations
 
