@@ -1,6 +1,6 @@
 """Start-up benchmark: how long a command or a web process takes to start, before it does any work.
 
-    .venv/bin/python bench/startup_bench.py [--repeat 7] [--target 1.0]
+    .venv/bin/python bench/startup_bench.py [--repeat 7] [--target 0.5]
 
 Runs each command ``--repeat`` times in a fresh interpreter (SQLite in a
 throwaway folder, no broker) and prints the median and worst wall time and the
@@ -15,7 +15,9 @@ application): the comparison and drill-down of a small real series (our
 MariaDB bundle in tests/data), each rendered from scratch twice in one new
 process, so what the first visitor after a worker's start pays shows beside
 what the next one pays. Exits 1 when
-``import_bundle --help`` misses ``--target`` seconds (median wall time).
+``import_bundle --help`` misses ``--target`` seconds of CPU time (median): on a busy
+machine wall time measures the queue for the cores, while a single-threaded
+start's CPU time is close to its wall time on an idle one.
 """
 
 from __future__ import annotations
@@ -32,7 +34,20 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-HEAVY = ("plotly", "scipy", "ruptures", "numpy", "pandas")
+# Libraries a start should load only if it uses them (Celery's core always loads: django_celery_beat's models
+# import it; its app, with the Redis client, loads where tasks are).
+HEAVY = (
+    "plotly",
+    "scipy",
+    "ruptures",
+    "numpy",
+    "pandas",
+    "pydantic",
+    "ninja",
+    "prometheus_client",
+    "redis",
+    "cryptography",
+)
 
 # A web process: settings, apps, URL configuration (every view module with it), then what loaded.
 WEB_START = f"""
@@ -126,7 +141,7 @@ def first_page_times(env: dict[str, str]) -> dict[str, float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=7)
-    parser.add_argument("--target", type=float, default=1.0, help="seconds for import_bundle --help (median)")
+    parser.add_argument("--target", type=float, default=0.5, help="CPU seconds for import_bundle --help (median)")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="benchdash-startup-") as var_dir:
@@ -160,8 +175,8 @@ def main() -> int:
     for name in first_pages[0]:
         values = [times[name] for times in first_pages]
         print(f"  {name:<24} {statistics.median(values):>7.0f} {max(values):>7.0f}")
-    met = rows[0][1] < args.target
-    print(f"target import_bundle --help < {args.target:g} s: {'met' if met else 'MISSED'}")
+    met = rows[0][3] < args.target
+    print(f"target import_bundle --help < {args.target:g} s of CPU time: {'met' if met else 'MISSED'}")
     return 0 if met else 1
 
 
