@@ -98,6 +98,7 @@ NOT_FOR_A_COMMANDS_START = (
     "runner.benchmark",
     "runs.admin",
     "runner.admin",
+    "runner.sysbench_runner",
     "cryptography",
     *HEAVY,
 )
