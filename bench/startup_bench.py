@@ -15,8 +15,9 @@ application): the comparison and drill-down of a small real series (our
 MariaDB bundle in tests/data), each rendered from scratch twice in one new
 process, so what the first visitor after a worker's start pays shows beside
 what the next one pays. Exits 1 when
-``import_bundle --help`` misses ``--target`` seconds of CPU (median; on a shared
-machine its wall time measures the neighbours as much as the command).
+``import_bundle --help`` misses ``--target`` seconds of CPU time (median): on a busy
+machine wall time measures the queue for the cores, while a single-threaded
+start's CPU time is close to its wall time on an idle one.
 """
 
 from __future__ import annotations
@@ -33,7 +34,20 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-HEAVY = ("plotly", "scipy", "ruptures", "numpy", "pandas")
+# Libraries a start should load only if it uses them (Celery's core always loads: django_celery_beat's models
+# import it; its app, with the Redis client, loads where tasks are).
+HEAVY = (
+    "plotly",
+    "scipy",
+    "ruptures",
+    "numpy",
+    "pandas",
+    "pydantic",
+    "ninja",
+    "prometheus_client",
+    "redis",
+    "cryptography",
+)
 
 # A web process: settings, apps, URL configuration (every view module with it), then what loaded.
 WEB_START = f"""
@@ -162,7 +176,7 @@ def main() -> int:
         values = [times[name] for times in first_pages]
         print(f"  {name:<24} {statistics.median(values):>7.0f} {max(values):>7.0f}")
     met = rows[0][3] < args.target
-    print(f"target import_bundle --help < {args.target:g} s of CPU: {'met' if met else 'MISSED'}")
+    print(f"target import_bundle --help < {args.target:g} s of CPU time: {'met' if met else 'MISSED'}")
     return 0 if met else 1
 
 

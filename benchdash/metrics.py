@@ -8,7 +8,8 @@ Two kinds of figure:
   ``regressions.tasks.deliver_alert_task``). With ``PROMETHEUS_MULTIPROC_DIR`` set (one directory shared by
   the gunicorn workers and the Celery workers of one machine), ``/metrics`` adds up every process's;
 - read when scraped, so they are right whichever process did the work: the length of each Celery queue in
-  Redis, and what the apps register here (bundles per status, alert deliveries per state) from the database.
+  Redis, and what the apps register in ``benchdash.metric_sources`` (bundles per status, alert deliveries per
+  state) from the database.
 
 Read like the API: public while browsing is public, else a logged-in session or an API token.
 """
@@ -28,6 +29,8 @@ from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, 
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
+
+from benchdash import metric_sources
 
 REQUESTS = Counter("benchdash_http_requests", "HTTP requests answered", ["view", "method", "status"])
 REQUEST_SECONDS = Histogram(
@@ -51,14 +54,6 @@ STEP_SECONDS = Histogram(
     ["step"],
     buckets=(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300),
 )
-
-# Figures read when scraped: callables giving metric families (an app registers its own in its ready()).
-_SOURCES: list[Callable[[], Iterable[Metric]]] = []
-
-
-def register(source: Callable[[], Iterable[Metric]]) -> None:
-    if source not in _SOURCES:
-        _SOURCES.append(source)
 
 
 def gauge(name: str, documentation: str, label: str, values: dict[str, int]) -> GaugeMetricFamily:
@@ -91,7 +86,8 @@ class _ReadWhenScraped(Collector):
         return []
 
     def collect(self) -> Iterable[Metric]:
-        for source in [queue_lengths, *_SOURCES]:
+        # Figures read when scraped: the queue, and what the apps registered (benchdash.metric_sources).
+        for source in [queue_lengths, *metric_sources.sources()]:
             yield from source()
 
 

@@ -55,7 +55,8 @@ BENCHDASH_TARGET_NETWORKS = env.list("BENCHDASH_TARGET_NETWORKS", default=["127.
 VAR_DIR = Path(env.str("BENCHDASH_VAR_DIR", default=str(BASE_DIR / "var")))
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    # Django's admin, its ModelAdmins imported with the URL configuration, not at every start (benchdash.adminsite).
+    "benchdash.adminsite.AdminConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -66,8 +67,9 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "django_celery_beat",
-    # Only for its static files: the API docs page then loads Swagger UI from us, not from a CDN.
-    "ninja",
+    # django-ninja's static files and templates (the API docs page loads Swagger UI from us, not from a CDN),
+    # without importing ninja when Django starts (benchdash.apidocs).
+    "benchdash.apidocs.NinjaFilesConfig",
     "axes",
     "accounts",
     "runs",

@@ -1,12 +1,18 @@
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from django.contrib import admin
 from django.contrib.auth.decorators import login_not_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
 from django.templatetags.static import static
 from django.urls import include, path, re_path
 from django.utils.functional import lazy
 from django.views.generic import RedirectView
 from ninja import NinjaAPI
+from ninja.openapi.docs import Swagger, _csrf_needed
 
 from accounts.permissions import API_READ_AUTH, api_docs_access
 from benchdash import api_errors, views
@@ -16,11 +22,30 @@ from regressions.verdict_api import router as verdict_router
 from reports.api import router as compare_router
 from runs.api import router as bundles_router
 
+
+class LocalSwagger(Swagger):
+    """ninja's Swagger page rendered with its template through Django, so Swagger UI comes from our static files:
+    ninja falls back to a CDN when its own app is not installed (ours is benchdash.apidocs, see there)."""
+
+    def render_page(self, request: HttpRequest, api: NinjaAPI, **kwargs: Any) -> HttpResponse:
+        self.settings["url"] = self.get_openapi_url(api, kwargs)
+        context = {
+            "swagger_settings": json.dumps(self.settings, indent=1),
+            "api": api,
+            "add_csrf": _csrf_needed(api),
+        }
+        return render(request, self.template, context)
+
+
+# Every app's ModelAdmins (the admin app does not import them when Django starts: benchdash.adminsite).
+admin.autodiscover()
+
 # Reads are open while browsing is public; every write endpoint names the role it needs (accounts.permissions).
 api = NinjaAPI(
     title="benchdash API",
     version="1",
     urls_namespace="api",
+    docs=LocalSwagger(),
     auth=API_READ_AUTH,
     docs_decorator=api_docs_access,
     parser=api_errors.OneValueEach(),

@@ -18,8 +18,15 @@ from django.urls import URLResolver, get_resolver
 
 
 def warm_up() -> int:
-    """Load the URL configuration with its reverse lookups and compile every project template (where the
-    template engine keeps compiled templates, i.e. not in DEBUG). Returns how many templates it compiled."""
+    """Load the Celery app with every app's tasks, the URL configuration with its reverse lookups, and compile
+    every project template (where the template engine keeps compiled templates, i.e. not in DEBUG). Returns how
+    many templates it compiled."""
+    # Commands leave Celery out of their start (benchdash/__init__.py); a page that sends a task (an upload,
+    # a detection asked for) would otherwise pay for it on a worker's first visitor.
+    from benchdash.celery import app
+
+    app.loader.import_default_modules()
+    app.finalize(auto=True)
     _populate(get_resolver())
     if settings.DEBUG:
         return 0

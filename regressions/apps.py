@@ -22,7 +22,6 @@ class RegressionsConfig(AppConfig):
         # Write-ups list the series' open regression stories with their bugs.
         writeup.register_open_stories(open_stories)
         # /metrics reads the alert deliveries per state when scraped.
-        from benchdash import metrics
-        from regressions.metrics import deliveries_by_state
+        from benchdash import metric_sources
 
-        metrics.register(deliveries_by_state)
+        metric_sources.register("regressions.metrics.deliveries_by_state")

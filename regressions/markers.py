@@ -4,15 +4,17 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchdash import urlpattern
 from regressions import bugs as bugrefs
 from regressions import stories
 from regressions.models import Regression, TriageEvent
 from reports import markers as record_markers
-from reports.compare import Comparison
 from runs import releases
+
+if TYPE_CHECKING:
+    from reports.compare import Comparison  # the markers' provider is registered when Django starts: no comparisons
 
 
 def comparison_markers(comparison: Comparison) -> dict[str, Any]:

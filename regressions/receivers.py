@@ -6,23 +6,22 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import transaction
 from django.dispatch import receiver
 from django.utils import timezone
 
-from benchdash import metrics
-from regressions.detection import detect_regressions
 from regressions.models import Regression, Subscription
 from regressions.signals import story_opened
-from regressions.tasks import announce_story_task
-from regressions.triage import triage
-from reports.compare import Comparison, ComparisonError, ComparisonSpec
-from reports.series import series_refreshed
+from reports.signals import series_refreshed
 from runs import confirmations
-from runs.derived import mark_derived
 from runs.models import Run
+
+# Detection, triage, the comparisons and the tasks (with Celery) are imported by the receivers that use them: the
+# receivers connect when Django starts, which every process does (a command's --help too).
+if TYPE_CHECKING:
+    from reports.compare import Comparison, ComparisonSpec
 
 
 @receiver(series_refreshed, dispatch_uid="regressions.detect_after_refresh")
@@ -39,6 +38,11 @@ def detect_after_refresh(
     # running the command; only series that mix release kinds cost a second reading. The refresh's own
     # comparisons are those detection reads: each is computed once per refresh. After an import only the new
     # stories that involve the import's versions are news.
+    from benchdash import metrics
+    from regressions.detection import detect_regressions
+    from reports.compare import ComparisonError
+    from runs.derived import mark_derived
+
     versions = None
     if bundle_id is not None:
         versions = set(
@@ -63,6 +67,8 @@ def detect_after_refresh(
 def announce_new_stories(sender: Any, regression_ids: list[int], **kwargs: Any) -> None:
     """Each new open story is told to its subscribers by a task, once detection's records are committed; a
     story a benchmark host will measure again first (runs.confirmations) waits for that."""
+    from regressions.triage import triage
+
     # One transaction: the repeats are queued at its commit, once the story's log says it waits for them.
     with transaction.atomic():
         held = confirmations.hold(story_facts(regression_ids))
@@ -75,6 +81,8 @@ def announce_new_stories(sender: Any, regression_ids: list[int], **kwargs: Any) 
 @receiver(confirmations.confirmation_done, dispatch_uid="regressions.confirmation_done")
 def story_confirmed_or_not(sender: Any, story_id: int, confirmed: bool, text: str, **kwargs: Any) -> None:
     """A confirmed story is told now; one the repeats did not bear out is dismissed as noise, saying why."""
+    from regressions.triage import triage
+
     if confirmed:
         _announce([story_id])
     else:
@@ -105,6 +113,8 @@ def story_facts(regression_ids: list[int]) -> list[confirmations.StoryFacts]:
 
 
 def _announce(story_ids: list[int]) -> None:
+    from regressions.tasks import announce_story_task
+
     if not story_ids or not Subscription.objects.filter(active=True).exists():
         return  # nobody to tell: no task per story
     for story_id in story_ids:

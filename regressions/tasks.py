@@ -8,6 +8,7 @@ from typing import Any
 from celery import shared_task
 from django.db import IntegrityError, OperationalError, transaction
 
+import benchdash.celery  # noqa: F401  (the app first: a task here is never sent through Celery's default app)
 from regressions import alerts
 from regressions.detection import detect_regressions
 from regressions.models import SharedPoints

@@ -455,18 +455,15 @@ def group_absolute_chart(
     comparison: Comparison,
     group: str,
     *,
-    y_min: float | None = None,
-    y_max: float | None = None,
     log: bool = False,
 ) -> dict[str, Any]:
     """Absolute QPS of each microbenchmark of ``group`` across the base and the compared columns, one trace each.
 
     The x axis is ``group_line_chart``'s with the base first (it is a value here, not 1.0); y is QPS as the runs
     measured it (``_absolute``), ``None`` where missing; the axis starts at 0, or is logarithmic with ``log``,
-    where microbenchmarks thousands of QPS apart each stay readable. ``y_min`` and ``y_max`` are the page's range
-    of relative QPS: they do not apply to QPS and are not used.
+    where microbenchmarks thousands of QPS apart each stay readable. The page's y-axis range (and a chart's own
+    top) is one of relative QPS, which does not apply to QPS: the page does not pass it (``group_charts``).
     """
-    del y_min, y_max
     members = _group_members(comparison, group)
     columns = [comparison.column(comparison.base), *_compared_columns(comparison)]
     keys = [c.key for c in columns]
@@ -488,9 +485,7 @@ def group_absolute_chart(
                 hovertemplate="<b>%{fullData.name}</b><br>%{x}<br>QPS: %{y:,}<extra></extra>",
             )
         )
-    title = (
-        f"{group} <span style='font-size:12px'>(QPS; the base, {column_labels(columns)[comparison.base]}, first)</span>"
-    )
+    title = _titled(group, f"(QPS; the base, {column_labels(columns)[comparison.base]}, first)")
     layout = _base_layout(title=title, height=500)
     # QPS is in the title: an axis title would sit on the tick labels on a phone.
     yaxis: dict[str, Any] = {"automargin": True, "gridcolor": "#e5e8ee", "separatethousands": True}
@@ -591,7 +586,19 @@ def _error_bars(spreads: list[float | None], drawn: list[bool], color: str) -> d
 def _group_title(comparison: Comparison, group: str) -> str:
     base_label = column_labels(comparison.columns)[comparison.base]
     # The base goes into the title, not the y-axis title: a long axis title is cut off on a phone.
-    return f"{group} <span style='font-size:12px'>(base {base_label} = 1)</span>"
+    return _titled(group, f"(base {base_label} = 1)")
+
+
+# Plotly neither wraps nor shortens a title: past about this many characters of 15 px type a group's name ran
+# off a 390 px screen.
+GROUP_TITLE_CHARS = 40
+
+
+def _titled(group: str, note: str) -> str:
+    """A group chart's title: the group's name on its first line, shortened with an ellipsis past GROUP_TITLE_CHARS
+    (the group's heading above its chart, and the page's table, name it whole), the note on a second, smaller one."""
+    name = group if len(group) <= GROUP_TITLE_CHARS else group[: GROUP_TITLE_CHARS - 1].rstrip() + "…"
+    return f"{name}<br><span style='font-size:12px'>{note}</span>"
 
 
 def _relative_axis(start: float, end: float, log: bool) -> dict[str, Any]:
@@ -730,7 +737,8 @@ def _heatmap_cell(rel: float | None, domain: tuple[float, float]) -> tuple[float
 
 
 def _heatmap_colorbar(z_min: float, z_max: float, red: float, green: float) -> dict[str, Any]:
-    """The colour bar: horizontal, below the cells, with ticks at zmin, red, green and zmax."""
+    """The colour bar: horizontal, below the cells, labelled at zmin and zmax, and the thresholds' grey band once,
+    at its middle ("0.95–1.05")."""
     return {
         "title": {"text": "relative QPS", "side": "top"},
         "orientation": "h",
@@ -741,9 +749,10 @@ def _heatmap_colorbar(z_min: float, z_max: float, red: float, green: float) -> d
         "y": 0,
         "yref": "container",
         "yanchor": "bottom",
-        # No label at 1.00: it sits between the thresholds, and three labels 0.05 apart overlap on a phone.
-        "tickvals": [z_min, red, green, z_max],
-        "ticktext": [f"{v:.2f}" for v in (z_min, red, green, z_max)],
+        # One label for the band: a label at each threshold, 0.1 apart on a scale twice as wide, crowded each other
+        # at 390 px (11 px apart with the heatmap as wide as the screen), and one at 1.00 would sit between them.
+        "tickvals": [z_min, (red + green) / 2, z_max],
+        "ticktext": [f"{z_min:.2f}", f"{red:.2f}–{green:.2f}", f"{z_max:.2f}"],
     }
 
 
@@ -1019,7 +1028,8 @@ def _base_layout(*, title: str, height: int) -> dict[str, Any]:
         "height": height,
         "font": FONT,
         "title": {"text": title, "x": 0, "xanchor": "left", "font": {"size": 15}} if title else None,
-        "margin": {"l": 8, "r": 8, "t": 40 if title else 12, "b": 8},
+        # A line more of title (after <br>), 18 px more above the plot.
+        "margin": {"l": 8, "r": 8, "t": 40 + 18 * title.count("<br>") if title else 12, "b": 8},
         "paper_bgcolor": "#ffffff",
         "plot_bgcolor": "#ffffff",
         "hovermode": "closest",

@@ -8,22 +8,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import django.dispatch
 from django.utils import timezone
 
 from reports import drilldowns
 from reports.compare import Comparison, ComparisonError, ComparisonSpec, get_comparison
 from reports.models import Report, SeriesSummary
+from reports.signals import series_refreshed
 from runs import branches
 from runs.models import Result, Run
 
 log = logging.getLogger(__name__)
-
-# Sent after a series' comparisons and summaries are fresh, with server_id and workload_id, when it has
-# runs, and ``comparisons``: the comparisons the refresh computed, by spec, so a receiver asking for the same
-# one neither computes it again nor reads it back from the cache; and ``started_at``, when the refresh began (every
-# bundle imported before then is in it). The regressions app listens and detects again, in the same task.
-series_refreshed = django.dispatch.Signal()
 
 
 @contextmanager

@@ -12,6 +12,7 @@ from django.db.models import Max, Min
 from django.utils import timezone
 from kombu.exceptions import OperationalError as KombuOperationalError
 
+import benchdash.celery  # noqa: F401  (the app first: a task here is never sent through Celery's default app)
 from reports.compare import ComparisonError
 from reports.models import SeriesSummary
 from reports.series import refresh_series

@@ -802,19 +802,29 @@ def group_charts(
     template needs for json_script; ``tops``: a group chart's own y-axis top, over the page's."""
     scale = scale or charts.Scale(y_min=None, y_max=None, log=False)
     tops = tops or {}
-    draw = {"bars": charts.group_bar_chart, "absolute": charts.group_absolute_chart}.get(view, charts.group_line_chart)
     present = {g for g in comparison.group_of.values() if g}
+    absolute = view == "absolute"
+    # QPS as measured: the page's y-axis range and a chart's own top are relative QPS (the page says so), so the
+    # absolute charts are drawn without them, and cached once whatever they are; a chart's own top is kept in the
+    # form (a hidden field), for when the page goes back to relative QPS.
+    drawn_with = charts.Scale(y_min=None, y_max=None, log=scale["log"]) if absolute else scale
+    drawn_tops = {} if absolute else tops
+
+    def draw(group: str) -> dict[str, Any]:
+        if absolute:
+            return charts.group_absolute_chart(comparison, group, log=scale["log"])
+        relative = charts.group_bar_chart if view == "bars" else charts.group_line_chart
+        top = tops.get(group, scale["y_max"])
+        return relative(comparison, group, y_min=scale["y_min"], y_max=top, log=scale["log"])
 
     def build() -> list[dict[str, Any]]:
         return [
             {
                 "group": group,
                 "id": f"chart-{i}",
-                "figure": draw(
-                    comparison, group, y_min=scale["y_min"], y_max=tops.get(group, scale["y_max"]), log=scale["log"]
-                ),
+                "figure": draw(group),
                 "y_max_param": group_y_max_param(group),
-                "y_max": tops.get(group),
+                "relative": not absolute,
                 "config": charts.plot_config(f"{comparison.server}-{group}"),
                 "config_id": f"chart-{i}-config",
             }
@@ -822,9 +832,14 @@ def group_charts(
             if group in present
         ]
 
-    own_tops = ",".join(f"{slugify(g)}={v}" for g, v in sorted(tops.items()))
-    key = f"{comparison.cache_key}:groups:{view}:{scale['y_min']}:{scale['y_max']}:{scale['log']}:{own_tops}"
-    return _cached(key if comparison.cache_key else "", build)
+    own_tops = ",".join(f"{slugify(g)}={v}" for g, v in sorted(drawn_tops.items()))
+    key = (
+        f"{comparison.cache_key}:groups:{view}:{drawn_with['y_min']}:{drawn_with['y_max']}:{drawn_with['log']}:"
+        f"{own_tops}"
+    )
+    # Each chart's own top as the form has it (not cached with the absolute charts, which any top shares).
+    found: list[dict[str, Any]] = _cached(key if comparison.cache_key else "", build)
+    return [{**chart, "y_max": tops.get(chart["group"])} for chart in found]
 
 
 # Above this many cells (compared versions × microbenchmarks) the comparison page loads its table of every

@@ -18,11 +18,15 @@ import math
 import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from reports import hw, markers, reference
-from reports.compare import Comparison
+from reports import markers, reference
 from reports.reference import md_label, md_number, md_text, md_url
+
+# The comparisons (with the HW metrics) are imported where a write-up is made: the regressions app registers its
+# open stories here when Django starts, which every process does.
+if TYPE_CHECKING:
+    from reports.compare import Comparison
 
 MARKDOWN_NAME = "writeup.md"
 CHARTS_DIR = "charts"
@@ -260,6 +264,8 @@ def _results(w: Writeup, names: dict[str, str]) -> list[str]:
 
 def _hw_efficiency(w: Writeup, names: dict[str, str]) -> list[str]:
     """Each HW metric relative to the base: per group, then per microbenchmark."""
+    from reports import hw
+
     c = w.comparison
     others = c.others
     values = hw.hw_values(c)

@@ -1,6 +1,27 @@
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 from django.apps import AppConfig
+
+if TYPE_CHECKING:
+    from runs.confirmations import StoryFacts
+
+
+# The confirmation runs' code (with the runner, its tasks and Celery) is imported when a story is held or its
+# notes are read, not when Django starts: every process starts Django, few hold stories.
+def hold_for_confirmation(stories: Sequence[StoryFacts]) -> dict[int, str]:
+    """Stories a benchmark host's run opened are measured again there before anyone is told."""
+    from runner import confirm, tasks
+
+    return confirm.hold(stories, enqueue=tasks.enqueue)
+
+
+def confirmation_notes(story_ids: Sequence[int]) -> dict[int, str]:
+    from runner import confirm
+
+    return confirm.notes(story_ids)
 
 
 class RunnerConfig(AppConfig):
@@ -8,15 +29,12 @@ class RunnerConfig(AppConfig):
     verbose_name = "Triggered benchmark runs"
 
     def ready(self) -> None:
-        import functools
-
         from celery.signals import worker_ready, worker_shutdown
 
-        from runner import confirm, receivers, tasks
+        from runner import receivers
         from runs import confirmations
 
-        # Stories a benchmark host's run opened are measured again there before anyone is told.
-        confirmations.register(functools.partial(confirm.hold, enqueue=tasks.enqueue), confirm.notes)
+        confirmations.register(hold_for_confirmation, confirmation_notes)
 
         # weak=False: the functions live as long as the module; a worker's heartbeats start when it is ready.
         worker_ready.connect(receivers.worker_ready, weak=False, dispatch_uid="runner.worker_ready")

@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from django.conf import settings
 from django.db import models
+
+# cryptography is imported when a password is encrypted or read: the field is declared when Django starts, which
+# every process does, and few of them touch a target's password.
+if TYPE_CHECKING:
+    from cryptography.fernet import Fernet, MultiFernet
 
 PREFIX = "fernet:"
 
@@ -26,11 +30,15 @@ def secrets_in_use() -> list[str]:
 
 
 def _fernet_of(secret: str) -> Fernet:
+    from cryptography.fernet import Fernet
+
     # Any text is a key: its SHA-256 is the Fernet key.
     return Fernet(base64.urlsafe_b64encode(hashlib.sha256(secret.encode()).digest()))
 
 
 def keys() -> MultiFernet:
+    from cryptography.fernet import MultiFernet
+
     return MultiFernet([_fernet_of(secret) for secret in secrets_in_use()])
 
 
@@ -39,6 +47,8 @@ def encrypt(plain: str) -> str:
 
 
 def decrypt(stored: str) -> str:
+    from cryptography.fernet import InvalidToken
+
     try:
         return keys().decrypt(stored[len(PREFIX) :].encode()).decode()
     except InvalidToken as exc:
@@ -50,6 +60,8 @@ def decrypt(stored: str) -> str:
 
 def reencrypted(stored: str) -> str:
     """``stored`` under the first key (ValueError when no key decrypts it)."""
+    from cryptography.fernet import InvalidToken
+
     try:
         return PREFIX + keys().rotate(stored[len(PREFIX) :].encode()).decode()
     except InvalidToken as exc:

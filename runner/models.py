@@ -10,15 +10,19 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models, transaction
 from django.urls import reverse
 
-from runner import network, sysbench_runner
 from runner.fields import EncryptedTextField
+
+# The runner itself (sysbench's command lines, the allowed networks) is imported where a run or a connection is
+# made: the models are declared when Django starts, which every process does.
+if TYPE_CHECKING:
+    from runner import sysbench_runner
 
 # Run-directory tokens: no dots (they separate build from config) and nothing a path could abuse.
 TOKEN = RegexValidator(
@@ -106,6 +110,8 @@ class Target(models.Model):
     def connection(self) -> sysbench_runner.Connection:
         """How to reach the target: its host checked against the allowed networks, its password only where it
         was entered for."""
+        from runner import network, sysbench_runner
+
         password = self.stored_password_for(self.host, self.port, self.user, self.database)
         if password is None:
             raise sysbench_runner.RunnerError(
@@ -186,6 +192,8 @@ class RunParameters(models.Model):
         abstract = True
 
     def parameters(self) -> sysbench_runner.Parameters:
+        from runner import sysbench_runner
+
         return sysbench_runner.Parameters(
             microbenchmarks=tuple(self.microbenchmarks),
             tables=self.tables,
@@ -276,6 +284,8 @@ class BenchmarkRun(RunParameters):
 
     def time_limits(self) -> tuple[int, int]:
         """(soft, hard) seconds for the task: twice the estimate, and at least the project's defaults."""
+        from runner import sysbench_runner
+
         estimate = sysbench_runner.estimate_seconds(self.parameters())
         soft = max(settings.CELERY_TASK_SOFT_TIME_LIMIT, 2 * estimate)
         return soft, soft + 300

@@ -12,6 +12,7 @@ from celery import Task, shared_task
 from django.db import transaction
 from django.utils import timezone
 
+import benchdash.celery  # noqa: F401  (the app first: a task here is never sent through Celery's default app)
 from runner import benchmark, confirm, hosts
 from runner.models import HOST_QUEUE_PREFIX, BenchmarkHost, BenchmarkRun
 

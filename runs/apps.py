@@ -8,8 +8,7 @@ class RunsConfig(AppConfig):
     verbose_name = "Runs and results"
 
     def ready(self) -> None:
-        from benchdash import metrics
+        from benchdash import metric_sources
         from runs import signals  # noqa: F401  (connects the receivers)
-        from runs.metrics import bundles_by_status
 
-        metrics.register(bundles_by_status)
+        metric_sources.register("runs.metrics.bundles_by_status")

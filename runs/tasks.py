@@ -11,6 +11,7 @@ from django.db import InterfaceError, OperationalError
 from django.db.models import Q
 from django.utils import timezone
 
+import benchdash.celery  # noqa: F401  (the app first: a task here is never sent through Celery's default app)
 from runs.importer import BundleBusy, ClaimLost, ImportFailed, claim_stale_after, import_bundle
 from runs.models import Bundle
 from runs.signals import announce_import

@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("plotly", "_plotly_utils", "scipy", "ruptures", "numpy")
 
@@ -74,3 +76,91 @@ assert "import_bundle" in ours and "compare" in ours, ours
 def test_the_check_sees_a_heavy_import() -> None:
     # The check itself works: importing plotly.graph_objects is reported.
     assert "plotly" in _heavy_modules_after("import plotly.graph_objects")
+
+
+# What a command's start must not pay for (issue 34: ``import_bundle --help`` < 0.5 s): the Celery app with its
+# broker client (the tasks' modules import it), the API's schemas (pydantic), the metrics library (read when
+# /metrics is scraped), the result format's schema, and the project's heavy modules, which Django's start reached
+# through the apps' ready() hooks and the receivers they connect. (Celery's core still loads: django_celery_beat's
+# models import it.)
+NOT_FOR_A_COMMANDS_START = (
+    "benchdash.celery",
+    "redis",
+    "kombu.transport.redis",
+    "pydantic",
+    "ninja",
+    "prometheus_client",
+    "suites.openformat.document",
+    "runs.importer",
+    "reports.compare",
+    "reports.tasks",
+    "regressions.detection",
+    "runner.benchmark",
+    "runs.admin",
+    "runner.admin",
+    "runner.sysbench_runner",
+    "cryptography",
+    *HEAVY,
+)
+
+# manage.py's own entry point, then every module loaded (printed at exit, after the command's output).
+_COMMAND = """
+import atexit, json, os, sys
+sys.argv = ["manage.py", *sys.argv[1:]]
+atexit.register(lambda: print("\\n" + json.dumps(sorted(sys.modules))))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "benchdash.settings")
+from django.core.management import execute_from_command_line
+execute_from_command_line(sys.argv)
+"""
+
+
+def test_import_bundle_help_loads_neither_celery_nor_the_api_nor_the_import() -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", _COMMAND, "import_bundle", "--help"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "usage:" in out.stdout
+    loaded = set(json.loads(out.stdout.strip().splitlines()[-1]))
+    assert "runs.management.commands.import_bundle" in loaded  # the probe sees the command's own imports
+    assert sorted(loaded & set(NOT_FOR_A_COMMANDS_START)) == []
+
+
+@pytest.mark.parametrize("app", ["runs", "reports", "regressions", "runner"])
+def test_a_tasks_module_imported_alone_sends_through_the_projects_celery_app(app: str) -> None:
+    # With benchdash/__init__.py no longer importing the app, a task must still never be sent through Celery's
+    # default app (unconfigured: it would look for an AMQP broker on localhost): each tasks module imports the
+    # project's first. Each in a process of its own, so that no other tasks module makes the app current.
+    code = f"""
+import celery, importlib
+from django.conf import settings
+module = importlib.import_module("{app}.tasks")
+tasks = [value for value in vars(module).values() if isinstance(value, celery.Task)]
+assert tasks, "no task found in {app}.tasks"
+assert celery.current_app.main == "benchdash", celery.current_app.main
+for task in tasks:
+    assert task.app.main == "benchdash", task.name
+    assert task.app.conf.broker_url == settings.CELERY_BROKER_URL, task.app.conf.broker_url
+    assert task.name in task.app.tasks, task.name
+"""
+    out = subprocess.run([sys.executable, "-c", _SETUP + code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+
+
+def test_the_admins_system_check_checks_every_apps_modeladmins_without_the_url_configuration() -> None:
+    # Django starts without importing the admin modules (benchdash.adminsite); its check must still see them all.
+    code = """
+import sys
+from django.contrib import admin
+from django.core import checks
+assert "runs.admin" not in sys.modules and not admin.site._registry
+assert checks.run_checks(tags=[checks.Tags.admin]) == []
+from runs.models import Bundle
+from runner.models import Target
+assert Bundle in admin.site._registry and Target in admin.site._registry, sorted(map(str, admin.site._registry))
+"""
+    out = subprocess.run([sys.executable, "-c", _SETUP + code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr

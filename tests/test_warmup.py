@@ -1,4 +1,5 @@
-"""A web worker loads its URLs, views and templates at start (benchdash.warmup), not on its first visitor."""
+"""A web worker loads its URLs, views, templates and Celery app at start (benchdash.warmup), not on its first
+visitor."""
 
 from __future__ import annotations
 
@@ -28,6 +29,8 @@ print(json.dumps({
     "populated": resolver._populated,
     "namespaces": namespaces,
     "cached": sorted(getattr(loader, "get_template_cache", {})),
+    "celery": "benchdash.celery" in sys.modules,
+    "tasks": sorted(sys.modules["benchdash.celery"].app.tasks) if "benchdash.celery" in sys.modules else [],
 }))
 """
 
@@ -48,6 +51,9 @@ def test_a_fresh_worker_has_its_urls_and_every_template_ready_before_its_first_r
     templates = sorted(p.relative_to(ROOT / "templates").as_posix() for p in (ROOT / "templates").rglob("*.html"))
     assert len(templates) > 20
     assert set(templates) <= set(state["cached"]), set(templates) - set(state["cached"])
+    # The Celery app with every app's tasks: a page that sends one (an upload) pays nothing for it either.
+    assert state["celery"]
+    assert {"runs.tasks.import_bundle_task", "regressions.tasks.detect_regressions_task"} <= set(state["tasks"])
 
 
 def test_in_debug_templates_are_left_to_be_read_as_they_change(tmp_path: Path) -> None:

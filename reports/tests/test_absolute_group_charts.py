@@ -40,3 +40,22 @@ def test_the_absolute_view_draws_each_microbenchmarks_qps_with_the_base_first(
 def test_the_absolute_view_on_a_log_axis(small_base: Run, client: Client) -> None:
     html = client.get("/compare/", {"base": small_base.pk, "view": "absolute", "log": "on"}).content.decode()
     assert all(f["layout"]["yaxis"]["type"] == "log" for f in _figures(html))
+
+
+def test_the_absolute_view_ignores_the_relative_y_range_and_keeps_a_charts_own_top_for_later(
+    small_base: Run, client: Client
+) -> None:
+    from reports.views import group_y_max_param
+
+    plain = client.get("/compare/", {"base": small_base.pk, "view": "absolute"}).content.decode()
+    top = group_y_max_param("point queries")
+    ranged = client.get(
+        "/compare/", {"base": small_base.pk, "view": "absolute", "y_min": "0.9", "y_max": "1.1", top: "1.3"}
+    ).content.decode()
+    # Relative QPS bounds on a QPS axis would squash every line to its edge: the charts are those without them.
+    assert _figures(ranged) == _figures(plain)
+    # No "this chart's y-axis to" field that would do nothing here; the chart's own top rides along, hidden.
+    assert 'class="group-y-max"' not in ranged
+    assert f'<input type="hidden" name="{top}" form="compare-controls" value="1.3">' in ranged
+    lines = client.get("/compare/", {"base": small_base.pk, "view": "lines", top: "1.3"}).content.decode()
+    assert f'name="{top}" id="id_{top}" form="compare-controls" value="1.3"' in lines

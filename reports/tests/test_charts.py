@@ -320,12 +320,16 @@ def test_heatmap_rows_come_in_group_order_with_ungrouped_last(comparison: Compar
     assert rows[-3:] == ["point-query.pre_range=100", "range-notcovered-si.pre_range=100", "scan.warm_range=100"]
 
 
-def test_the_heatmap_colour_scale_is_centred_on_one_with_the_thresholds_as_ticks(comparison: Comparison) -> None:
+def test_the_heatmap_colour_scale_is_centred_on_one_with_the_thresholds_band_labelled_once(
+    comparison: Comparison,
+) -> None:
     trace = charts.heatmap(comparison)["data"][0]
     assert trace["zmid"] == 1
     assert trace["zmax"] - 1 == pytest.approx(1 - trace["zmin"])
-    ticks = trace["colorbar"]["tickvals"]
-    assert comparison.spec.red in ticks and comparison.spec.green in ticks
+    # Ends and the grey band, one label each: two threshold labels 0.1 apart overlapped on a phone.
+    red, green = comparison.spec.red, comparison.spec.green
+    assert trace["colorbar"]["tickvals"] == [trace["zmin"], pytest.approx((red + green) / 2), trace["zmax"]]
+    assert trace["colorbar"]["ticktext"] == [f"{trace['zmin']:.2f}", f"{red:.2f}–{green:.2f}", f"{trace['zmax']:.2f}"]
     # Grey exactly between the thresholds, so a cell's colour agrees with the tables' red/green flags.
     span = trace["zmax"] - trace["zmin"]
     grey = [position for position, colour in trace["colorscale"] if colour == "#eceef2"]
@@ -528,3 +532,16 @@ def test_lines_leaving_the_axis_at_one_version_share_one_label_the_most_extreme_
     # Every clipped point still sits on the edge and tells its own value in the hover.
     for trace, value in zip(figure["data"][:3], (0.6, 0.4, 0.5), strict=True):
         assert trace["y"][4] == 0.85 and trace["customdata"][4][0].startswith(f"{value:.2f}")
+
+
+def test_a_group_charts_title_puts_the_base_on_a_line_of_its_own_and_shortens_a_long_name(
+    comparison: Comparison,
+) -> None:
+    # Plotly neither wraps nor shortens a title: at 390 px a long one ran off the chart.
+    title = charts.group_line_chart(comparison, "writes")["layout"]["title"]["text"]
+    assert title == "writes<br><span style='font-size:12px'>(base MySQL 5.6.51 = 1)</span>"
+    long = "range queries over the secondary index, covered and not covered, cold"
+    shortened = charts._titled(long, "(base X = 1)").split("<br>")[0]
+    assert len(shortened) == charts.GROUP_TITLE_CHARS and shortened.endswith("…") and long.startswith(shortened[:-1])
+    layout = charts.group_absolute_chart(comparison, "writes")["layout"]
+    assert layout["title"]["text"].startswith("writes<br>") and layout["margin"]["t"] == 58

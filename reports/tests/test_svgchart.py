@@ -224,7 +224,7 @@ def test_axes_have_their_tick_labels_and_titles_and_the_chart_its_title(comparis
     # Category labels keep their second line (the flavour, after <br>).
     assert "MySQL 8.4.6rel_o2nofp" in texts and "MySQL 9.5.0" in texts
     assert "relative QPS" in texts
-    assert "writes (base MySQL 5.6.51 = 1)" in texts
+    assert "writes(base MySQL 5.6.51 = 1)" in texts  # the title's two lines: one text, the second a tspan
     title = root.find(f"{SVG}title")
     assert title is not None and title.text == "writes (base MySQL 5.6.51 = 1)"
     assert root.get("viewBox") == f"0 0 {WIDTH} 500" and root.get("width") is None  # scales to its container

@@ -27,20 +27,18 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from suites.base import ResultFile, SuiteParse, SuiteRun
 from suites.groups import GroupSet, user_group_set
 from suites.naming import parse_build
-from suites.openformat.document import (
-    KNOWN_METRICS,
-    MAX_TEST,
-    Document,
-    OpenFormatError,
-    parse_csv_document,
-    parse_document,
-)
+from suites.openformat.limits import KNOWN_METRICS, MAX_TEST, OpenFormatError
 from suites.openformat.sysbench_hooks import HookReport, parse_hook_output
+
+# The document's schema (pydantic) is imported when a document is read: the suites' registry, which every
+# process loads with the models, needs only this module's names.
+if TYPE_CHECKING:
+    from suites.openformat.document import Document
 
 SUITE_NAME = "custom"
 # The suite a document may name that benchdash stores as its own (its labels and group sets apply).
@@ -108,6 +106,8 @@ def parse_files(files: Sequence[ResultFile], *, bundle: str, required: bool) -> 
 
 
 def _document(file: ResultFile, *, where: str) -> Document | None:
+    from suites.openformat.document import parse_csv_document, parse_document
+
     try:
         text = file.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -22,10 +22,13 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from suites.openformat.document import FORMAT, FORMAT_VERSION, Document, parse_document
+from suites.openformat.limits import FORMAT, FORMAT_VERSION
 from suites.sysbench.parse import ParseError, SysbenchOutput, parse_output
+
+if TYPE_CHECKING:
+    from suites.openformat.document import Document  # the schema (pydantic): imported when a document is made
 
 CSV_COLUMNS = ("time", "threads", "tps", "qps", "reads", "writes", "other", "latency_ms", "errors", "reconnects")
 _THREADS_RE = re.compile(r"^Number of threads: (\d+)\s*$", re.M)
@@ -218,6 +221,8 @@ def to_document(
     groups: Mapping[str, list[str]] | None = None,
 ) -> Document:
     """Outputs of one run (microbenchmark name, range or None, report) → a validated open-format document."""
+    from suites.openformat.document import parse_document
+
     document: dict[str, Any] = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
