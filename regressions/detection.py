@@ -399,11 +399,12 @@ def story_series(
     base_index = next(i for i, p in enumerate(points) if p.key == series.base)
     policy = releases.policy_for(points[base_index].dbms, series.server, release_overrides)
     chosen, unused = _choose_points(series, base_index, policy, view=view, experimental=experimental)
-    qps, metrics = _label_series(series, chosen, view)
+    long_term = [policy.is_long_term(p.version) for p in points]
+    qps, metrics = _label_series(series, chosen, view, maintained_lines(series, chosen, long_term))
     return StorySeries(
         chosen=chosen,
         unused=unused,
-        long_term=[policy.is_long_term(p.version) for p in points],
+        long_term=long_term,
         qps=qps,
         metrics=metrics,
         versions=[points[i].version for i in chosen],
@@ -450,8 +451,17 @@ def told_labels(series: SeriesData) -> list[str]:
     return [label for label in series.labels if not (groupsets.is_pre(label) and not series.group_of.get(label))]
 
 
+def maintained_lines(series: SeriesData, chosen: Sequence[int], long_term: Sequence[bool]) -> frozenset[str]:
+    """The maintained release lines of a series' chosen points (stories rule 9): the long-term ones and the
+    newest release's."""
+    points = series.points
+    found = {releases.release_line(points[i].dbms, points[i].version) for i in chosen if long_term[i]}
+    found |= {releases.release_line(points[i].dbms, points[i].version) for i in chosen[-1:]}
+    return frozenset(found)
+
+
 def _label_series(
-    series: SeriesData, chosen: list[int], view: releases.ReleaseView
+    series: SeriesData, chosen: list[int], view: releases.ReleaseView, maintained: frozenset[str] = frozenset()
 ) -> tuple[list[stories.Series], dict[str, list[stories.Series]]]:
     """Each microbenchmark's QPS series over the chosen points, and its metric series."""
     points = series.points
@@ -460,6 +470,7 @@ def _label_series(
     # The every-release view judges each point within its release line (stories rule 9); the long-term view
     # reads version order.
     lines = tuple(releases.release_line(points[i].dbms, points[i].version) for i in chosen) if view == "all" else ()
+    maintained = maintained if lines else frozenset()
     builds = [points[i].build for i in chosen]
     repeats = [points[i].repeats for i in chosen]
     nothing, once = [None] * len(chosen), [1] * len(chosen)
@@ -484,6 +495,7 @@ def _label_series(
                 group=series.group_of.get(label),
                 releases=view,
                 lines=lines,
+                maintained=maintained,
             )
         )
         metrics[label] = [
@@ -493,6 +505,7 @@ def _label_series(
                 metric=name,
                 releases=view,
                 lines=lines,
+                maintained=maintained,
             )
             for name, values in (series.metrics.get(label) or {}).items()
         ]
