@@ -345,6 +345,53 @@ def test_the_backport_gap_reads_the_same_on_the_list_the_story_page_and_in_json(
     assert listed_by_api["backport_gap"] == gap
 
 
+@pytest.mark.django_db
+def test_a_change_dated_along_the_line_sequence_reads_the_same_everywhere(corpus: Path, tmp_path: Path) -> None:
+    # The real series imported, read-write's QPS at 8.4.7, 9.4.0 and 9.5.0 cut by a fifth (sysbench's output
+    # edited in place): a loss that reached the 8.4 line in 8.4.7 and the line branched from 8.4.6 in 9.4.0.
+    series = tmp_path / SMALL
+    shutil.copytree(corpus / SMALL, series)
+    name = "sb.o.read-write.range100.pk1.dop1"
+    for build in ("my8407", "my9400", "my9500"):
+        target = series / f"x.{build}_rel_o2nofp.z12a_c8r32.pk1" / name
+        old, qps = _qps_line(target)
+        cut = old.replace(f"({qps:.2f} per sec.)", f"({qps * 0.8:.2f} per sec.)")
+        target.write_text(target.read_text().replace(old, cut))
+        assert _qps_line(target)[1] == pytest.approx(qps * 0.8, abs=0.01)
+    submit_and_import(archive_directory(series), name="small.tar.gz", source=Bundle.Source.COMMAND)
+    base = Run.objects.get(name="x.my5651_rel_o2nofp.z12a_c8r32.pk1")
+    detect_regressions(base.server_id, base.workload_id, view="all")
+
+    found = Regression.objects.filter(
+        microbenchmark__test="read-write", microbenchmark__range_size=100, metric="qps", releases="all"
+    )
+    (record,) = [r for r in found if any(e["version"] == "9.4.0" for e in r.story_events)]
+    assert record.kind == "regression" and not record.outlier
+    (step,) = [e for e in record.story_events if e["version"] == "9.4.0"]
+    assert (step["kind"], step["previous_version"]) == ("further", "8.4.6")
+    # No record names 8.4.7 as a step or an outlier: it is the 8.4 line's state, still open there.
+    assert not any("8.4.7" in (e["version"], e["previous_version"]) for r in found for e in r.story_events)
+    assert not any("8.4.7" in r.outliers for r in found)
+    assert "worse in 9.4.0" in record.summary and "8.4.7" not in record.summary
+    states = {x.line: (x.version, x.fixed) for x in Evidence.from_json(record.evidence).lines}
+    assert states["8.4"] == ("8.4.7", False) and states["9.5"] == ("9.5.0", False)
+
+    client = Client()
+    listed = client.get("/regressions/", {"releases": "all", "tab": "all", "microbenchmark": "read-write_range=100"})
+    row = re.search(rf'<tr data-regression="{record.pk}">.*?</tr>', listed.content.decode(), re.S)
+    assert row is not None and record.change_text in row.group(0) and record.current_change_text in row.group(0)
+    assert "8.4.7" not in row.group(0)
+    page = client.get(record.get_absolute_url()).content.decode()
+    assert "worse in 9.4.0" in page and "8.4: <strong>still open</strong> at 8.4.7" in page
+    out = io.StringIO()
+    call_command("detect_regressions", "--releases", "all", "--format", "json", stdout=out)
+    (as_json,) = [r for r in json.loads(out.getvalue()) if r["id"] == record.pk]
+    assert as_json["events"] == record.story_events and as_json["summary"] == record.summary
+    api = client.get("/api/regressions", {"releases": "all", "tab": "all", "microbenchmark": "read-write_range=100"})
+    (listed_by_api,) = [r for r in api.json()["items"] if r["id"] == record.pk]
+    assert listed_by_api["story_events"] == record.story_events and listed_by_api["summary"] == record.summary
+
+
 def test_neighbouring_event_labels_of_a_story_chart_take_two_rows() -> None:
     # At 390 px "arrived" at 8.0.43 and "fixed in the 8.0 line" at 8.0.44 would cover each other.
     points: list[charts.StoryPoint] = [
