@@ -17,6 +17,7 @@ group's story, QPS only) is announced once by ``regressions.signals.story_opened
 from __future__ import annotations
 
 import math
+import operator
 import statistics
 from collections import defaultdict
 from collections.abc import Collection, Mapping, Sequence
@@ -473,7 +474,8 @@ def _label_series(
     maintained = maintained if lines else frozenset()
     builds = [points[i].build for i in chosen]
     repeats = [points[i].repeats for i in chosen]
-    nothing, once = [None] * len(chosen), [1] * len(chosen)
+    nothing, once, never = [None] * len(chosen), [1] * len(chosen), [False] * len(chosen)
+    pick = operator.itemgetter(*chosen) if len(chosen) > 1 else (lambda column: tuple(column[i] for i in chosen))
     qps, metrics = [], {}
     for label in told_labels(series):
         missed = series.sla_missed.get(label) or [False] * len(points)
@@ -481,17 +483,7 @@ def _label_series(
         qps.append(
             stories.Series(
                 label,
-                tuple(
-                    map(
-                        stories.Point,
-                        versions,
-                        [relative[i] for i in chosen],
-                        [cv[i] for i in chosen],
-                        repeats,
-                        builds,
-                        [missed[i] for i in chosen],
-                    )
-                ),
+                stories.points_of(versions, pick(relative), pick(cv), repeats, builds, pick(missed)),
                 group=series.group_of.get(label),
                 releases=view,
                 lines=lines,
@@ -501,7 +493,7 @@ def _label_series(
         metrics[label] = [
             stories.Series(
                 label,
-                tuple(map(stories.Point, versions, [values[i] for i in chosen], nothing, once, builds)),
+                stories.points_of(versions, pick(values), nothing, once, builds, never),
                 metric=name,
                 releases=view,
                 lines=lines,

@@ -220,6 +220,23 @@ class Point(NamedTuple):
         return self.value is not None and math.isfinite(self.value) and not self.sla_missed
 
 
+# A point from its six fields in order, made without a call of Point's own __new__ (a Python function):
+# ``points_of`` makes every point of every series of a refresh, tens of thousands of them.
+_new_point = functools.partial(tuple.__new__, Point)
+
+
+def points_of(
+    versions: Iterable[str],
+    values: Iterable[float | None],
+    cvs: Iterable[float | None],
+    repeats: Iterable[int],
+    builds: Iterable[str],
+    sla_missed: Iterable[bool],
+) -> tuple[Point, ...]:
+    """The points of a series from its columns, one value of each field per point (the fields of ``Point``)."""
+    return tuple(map(_new_point, zip(versions, values, cvs, repeats, builds, sla_missed, strict=True)))
+
+
 @dataclass(frozen=True)
 class Series:
     """One microbenchmark (or group) of one server + workload + DBMS, in version order."""
@@ -246,8 +263,12 @@ class Series:
 
     @functools.cached_property
     def values(self) -> tuple[float | None, ...]:
-        """Each point's value where it is usable (``Point.usable``), else None."""
-        return tuple(p.value if p.usable else None for p in self.points)
+        """Each point's value where it is usable (``Point.usable``, written out: a refresh reads every point of
+        every series), else None."""
+        isfinite = math.isfinite
+        return tuple(
+            v if v is not None and isfinite(v) and not missed else None for _, v, _, _, _, missed in self.points
+        )
 
     @functools.cached_property
     def noise(self) -> Noise:
@@ -581,7 +602,7 @@ def _residual_noise(
         free = len(residuals) - len(segments)
         if free < changepoints.MIN_DIFFERENCES_FOR_NOISE:
             break
-        found = statistics.median(residuals) / changepoints.MAD_TO_SIGMA * math.sqrt(len(residuals) / free)
+        found = _median(residuals) / changepoints.MAD_TO_SIGMA * math.sqrt(len(residuals) / free)
         found = max(changepoints.NOISE_FLOOR, found)
         if found >= current * 0.95:
             break
