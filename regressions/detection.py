@@ -16,6 +16,7 @@ group's story, QPS only) is announced once by ``regressions.signals.story_opened
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 import statistics
@@ -537,7 +538,9 @@ def find_stories(
 
     qps_of_subject = {(False, s.subject): s for s in built.qps} | {(True, g): s for g, s in group_qps.items()}
 
+    @functools.cache
     def line_of(version: str) -> str:
+        # Once per version: rule 9 reads every point of each regression story's series.
         return releases.release_line(built.dbms, version)
 
     # The maintained lines (rule 9): the long-term ones and the newest release's.

@@ -530,7 +530,7 @@ def series_noise(
 
 def _measured_noise(series: Series, default_noise: float) -> Noise:
     values = series.values
-    n = sum(1 for v in values if v is not None)
+    n = len(values) - values.count(None)
     sigma, source = changepoints.series_noise(values, [p.cv for p in series.points], default_noise=default_noise)
     if source == "series" and series.lines:
         sigma = _lineage_noise(values, series.lines) or sigma
@@ -1165,6 +1165,8 @@ def _outlier_stories(
 ) -> list[Story]:
     """An outlier no story spans is a story of kind "outlier" of its own (rule 3); each is read against the
     points not ``set_aside`` (every point the segmentation left out, ``outliers`` among them)."""
+    if not outliers:
+        return []
     versions, values = walk.versions, walk.values
     aside = {*outliers, *set_aside}
     kept = [None if i in aside else v for i, v in enumerate(values)]
@@ -1407,7 +1409,8 @@ METRIC_MIN_CHANGE = 0.10
 
 
 def metric_spec(metric: str) -> MetricSpec:
-    return METRICS.get(metric, MetricSpec(metric))
+    # Made only for a metric without a spec of its own: every metric series of a refresh asks.
+    return METRICS.get(metric) or MetricSpec(metric)
 
 
 def metric_steps(
