@@ -1285,8 +1285,11 @@ def group_series(group: str, members: Sequence[Series]) -> Series:
     expected = sum(1 for values in member_values if any(v is not None for v in values))
     # Version by version, the members' points and usable values side by side (``Series.values``: each member's
     # are worked out once); a refresh makes a group series of every metric of every group.
-    for version, at, present in zip(versions, zip(*(m.points for m in members)), zip(*member_values), strict=True):
-        usable = [p for p, v in zip(at, present) if v is not None]
+    columns = zip(
+        versions, zip(*(m.points for m in members), strict=True), zip(*member_values, strict=True), strict=True
+    )
+    for version, at, present in columns:
+        usable = [p for p, v in zip(at, present, strict=True) if v is not None]
         values = [v for v in present if v is not None]  # a usable point's value is its usable value
         cvs = [p.cv for p in usable if p.cv is not None]
         points.append(
