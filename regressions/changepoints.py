@@ -434,6 +434,40 @@ def _too_flat_to_step(signal: Sequence[float], min_change: float) -> bool:
     return least > 0 and greatest < least * (1 + min_change) * (1 - 1e-9)
 
 
+def segments_of(
+    values: Sequence[float | None], *, noise: float, min_change: float = DEFAULT_MIN_CHANGE, k: float = DEFAULT_K
+) -> tuple[Segment, ...]:
+    """The levels ``detect`` finds in ``values`` with the noise given, without its steps (what a caller that reads
+    only the levels needs: the stories segment every series of a refresh several times)."""
+    return _segmented(values, noise, min_change, k)[0]
+
+
+def _segmented(
+    values: Sequence[float | None], noise: float | None, min_change: float, k: float
+) -> tuple[tuple[Segment, ...], dict[int, float]]:
+    """The levels of ``values`` (rule 4's segmentation and gate) and the threshold of each kept step, by the index
+    where its level starts."""
+    positions = [i for i, v in enumerate(values) if v is not None and math.isfinite(v)]  # _usable, written out
+    signal = [float(values[i]) for i in positions]  # type: ignore[arg-type]
+    if _too_flat_to_step(signal, min_change):
+        # What segmentation and the gate would conclude, without proposing the levels they would all remove.
+        breaks: list[int] = []
+        by_break: dict[int, float] = {}
+    else:
+        breaks, by_break = _prune(signal, _candidate_breaks(signal, noise, min_change, k), noise, min_change, k)
+    segments = tuple(
+        Segment(
+            first=positions[a],
+            last=positions[b - 1],
+            indexes=tuple(positions[a:b]),
+            level=_mean(signal[a:b]),
+        )
+        for a, b in _segments(signal, breaks)
+        if b > a
+    )
+    return segments, {positions[b]: t for b, t in by_break.items() if b in breaks}
+
+
 def detect(
     values: Sequence[float | None],
     versions: Sequence[str] | None = None,
@@ -457,25 +491,7 @@ def detect(
     if noise is None:
         noise, source = series_noise(values, cvs, default_noise=default_noise)
 
-    positions = [i for i, v in enumerate(values) if v is not None and math.isfinite(v)]  # _usable, written out
-    signal = [float(values[i]) for i in positions]  # type: ignore[arg-type]
-    if _too_flat_to_step(signal, min_change):
-        # What segmentation and the gate would conclude, without proposing the levels they would all remove.
-        breaks: list[int] = []
-        by_break: dict[int, float] = {}
-    else:
-        breaks, by_break = _prune(signal, _candidate_breaks(signal, noise, min_change, k), noise, min_change, k)
-    segments = tuple(
-        Segment(
-            first=positions[a],
-            last=positions[b - 1],
-            indexes=tuple(positions[a:b]),
-            level=_mean(signal[a:b]),
-        )
-        for a, b in _segments(signal, breaks)
-        if b > a
-    )
-    thresholds = {positions[b]: t for b, t in by_break.items() if b in breaks}
+    segments, thresholds = _segmented(values, noise, min_change, k)
     steps = _steps(segments, versions, thresholds, min_change)
     return Detection(
         values=tuple(values),

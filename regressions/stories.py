@@ -841,14 +841,14 @@ def _levels(
     )
     aside = set(outliers)
     kept = [None if i in aside else v for i, v in enumerate(values)]
-    segments = changepoints.detect(kept, versions, noise=sigma, min_change=min_change, k=k).segments
+    segments = changepoints.segments_of(kept, noise=sigma, min_change=min_change, k=k)
     around = lineage(values, lines) if lines else None
     paired = zigzag_excursions(segments, _one_point_gate(sigma, min_change, k), around)
     if paired:
         aside.update(paired)
         outliers = sorted(aside)
         kept = [None if i in aside else v for i, v in enumerate(values)]
-        segments = changepoints.detect(kept, versions, noise=sigma, min_change=min_change, k=k).segments
+        segments = changepoints.segments_of(kept, noise=sigma, min_change=min_change, k=k)
     return tuple(outliers), tuple(segments)
 
 
