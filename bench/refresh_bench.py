@@ -17,9 +17,10 @@ regression detection through ``series_refreshed``) is timed, in two ways:
 - **again**: the same refresh repeated with the records in place (every story
   found unchanged), the cache cleared.
 
-Before each repetition the cache is cleared, and so is detection's memo of
-segmented series (``regressions.stories``): after an import every series has a
-new point, so the worker finds none of them there.
+Before each repetition the cache is cleared, and so are detection's memos of
+segmented series (``regressions.stories``) and of segmentation searches
+(``regressions.changepoints``): after an import every series has a new point,
+so the worker finds none of them there.
 
 Each prints the p50 over the repetitions of the wall time and of this process's
 CPU time, and the SQL queries of the refresh. The query count must not grow with
@@ -120,18 +121,23 @@ def main() -> int:
         from django.db import connection, reset_queries
         from django.test.utils import CaptureQueriesContext
 
-        from regressions import stories
+        from regressions import changepoints, stories
         from regressions.models import Regression, SharedPoints
         from reports.models import SeriesSummary
         from reports.series import refresh_series
         from runs.models import Run
 
+        def forget_memos() -> None:
+            # Detection keeps the levels of the series it segmented and the searches' answers; after an import
+            # every series has a new point, so none is known: each repetition starts without them (a no-op where
+            # there is no memo).
+            for memo in (getattr(stories, "_levels", None), getattr(changepoints, "_least_squares_breaks", None)):
+                getattr(memo, "cache_clear", lambda: None)()
+
         def timed(refresh: Callable[[], object], before: Callable[[], object], timing: Timing) -> None:
             before()
             cache.clear()
-            # Detection keeps the levels of the series it segmented; after an import every series has a new
-            # point, so none is known: each repetition starts without them (a no-op where there is no memo).
-            getattr(getattr(stories, "_levels", None), "cache_clear", lambda: None)()
+            forget_memos()
             reset_queries()  # the log keeps 9,000 queries: one filled by the import would count none
             wall, cpu = time.perf_counter(), time.process_time()
             with CaptureQueriesContext(connection) as captured:
@@ -213,7 +219,7 @@ def main() -> int:
                 Regression.objects.filter(server_id=run["server_id"], workload_id=run["workload_id"]).delete()
                 SharedPoints.objects.filter(server_id=run["server_id"], workload_id=run["workload_id"]).delete()
                 cache.clear()
-                getattr(getattr(stories, "_levels", None), "cache_clear", lambda: None)()
+                forget_memos()
                 cProfile.runctx(
                     "refresh_series(server_id, workload_id)",
                     globals(),

@@ -65,6 +65,7 @@ Pure Python and numpy: no Django, so the tests and the UI's explanation share it
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import statistics
@@ -323,12 +324,21 @@ def least_squares_breaks(signal: Sequence[float], penalty: float) -> list[int]:
     """
     if len(signal) < 2:
         return [len(signal)] if signal else []
+    return list(_least_squares_breaks(tuple(signal), penalty))
+
+
+# The search is most of a segmentation's time, and one detection asks it the same question again: rule 2's
+# noise refinement and the stories segment a series with the same σ, and a metric series' own stories (10 %)
+# and its steps (5 %) share their penalty when σ is above both gates' floors. The answer is a function of the
+# signal and the penalty alone, so it is kept (by value: a changed series is another key).
+@functools.lru_cache(maxsize=4096)
+def _least_squares_breaks(signal: tuple[float, ...], penalty: float) -> tuple[int, ...]:
     # On first use: ruptures loads scipy (about a second) and numpy, which a command's start should not pay.
     import numpy as np
     import ruptures
 
     algo = ruptures.KernelCPD(kernel="linear", min_size=1, jump=1)
-    return [int(b) for b in algo.fit(np.asarray(signal, dtype=float).reshape(-1, 1)).predict(pen=penalty)]
+    return tuple(int(b) for b in algo.fit(np.asarray(signal, dtype=float).reshape(-1, 1)).predict(pen=penalty))
 
 
 def _segments(signal: list[float], breaks: list[int]) -> list[tuple[int, int]]:
@@ -424,6 +434,40 @@ def _too_flat_to_step(signal: Sequence[float], min_change: float) -> bool:
     return least > 0 and greatest < least * (1 + min_change) * (1 - 1e-9)
 
 
+def segments_of(
+    values: Sequence[float | None], *, noise: float, min_change: float = DEFAULT_MIN_CHANGE, k: float = DEFAULT_K
+) -> tuple[Segment, ...]:
+    """The levels ``detect`` finds in ``values`` with the noise given, without its steps (what a caller that reads
+    only the levels needs: the stories segment every series of a refresh several times)."""
+    return _segmented(values, noise, min_change, k)[0]
+
+
+def _segmented(
+    values: Sequence[float | None], noise: float | None, min_change: float, k: float
+) -> tuple[tuple[Segment, ...], dict[int, float]]:
+    """The levels of ``values`` (rule 4's segmentation and gate) and the threshold of each kept step, by the index
+    where its level starts."""
+    positions = [i for i, v in enumerate(values) if v is not None and math.isfinite(v)]  # _usable, written out
+    signal = [float(values[i]) for i in positions]  # type: ignore[arg-type]
+    if _too_flat_to_step(signal, min_change):
+        # What segmentation and the gate would conclude, without proposing the levels they would all remove.
+        breaks: list[int] = []
+        by_break: dict[int, float] = {}
+    else:
+        breaks, by_break = _prune(signal, _candidate_breaks(signal, noise, min_change, k), noise, min_change, k)
+    segments = tuple(
+        Segment(
+            first=positions[a],
+            last=positions[b - 1],
+            indexes=tuple(positions[a:b]),
+            level=_mean(signal[a:b]),
+        )
+        for a, b in _segments(signal, breaks)
+        if b > a
+    )
+    return segments, {positions[b]: t for b, t in by_break.items() if b in breaks}
+
+
 def detect(
     values: Sequence[float | None],
     versions: Sequence[str] | None = None,
@@ -447,25 +491,7 @@ def detect(
     if noise is None:
         noise, source = series_noise(values, cvs, default_noise=default_noise)
 
-    positions = [i for i, v in enumerate(values) if v is not None and math.isfinite(v)]  # _usable, written out
-    signal = [float(values[i]) for i in positions]  # type: ignore[arg-type]
-    if _too_flat_to_step(signal, min_change):
-        # What segmentation and the gate would conclude, without proposing the levels they would all remove.
-        breaks: list[int] = []
-        by_break: dict[int, float] = {}
-    else:
-        breaks, by_break = _prune(signal, _candidate_breaks(signal, noise, min_change, k), noise, min_change, k)
-    segments = tuple(
-        Segment(
-            first=positions[a],
-            last=positions[b - 1],
-            indexes=tuple(positions[a:b]),
-            level=_mean(signal[a:b]),
-        )
-        for a, b in _segments(signal, breaks)
-        if b > a
-    )
-    thresholds = {positions[b]: t for b, t in by_break.items() if b in breaks}
+    segments, thresholds = _segmented(values, noise, min_change, k)
     steps = _steps(segments, versions, thresholds, min_change)
     return Detection(
         values=tuple(values),

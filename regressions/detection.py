@@ -16,7 +16,9 @@ group's story, QPS only) is announced once by ``regressions.signals.story_opened
 
 from __future__ import annotations
 
+import functools
 import math
+import operator
 import statistics
 from collections import defaultdict
 from collections.abc import Collection, Mapping, Sequence
@@ -399,11 +401,12 @@ def story_series(
     base_index = next(i for i, p in enumerate(points) if p.key == series.base)
     policy = releases.policy_for(points[base_index].dbms, series.server, release_overrides)
     chosen, unused = _choose_points(series, base_index, policy, view=view, experimental=experimental)
-    qps, metrics = _label_series(series, chosen, view)
+    long_term = [policy.is_long_term(p.version) for p in points]
+    qps, metrics = _label_series(series, chosen, view, maintained_lines(series, chosen, long_term))
     return StorySeries(
         chosen=chosen,
         unused=unused,
-        long_term=[policy.is_long_term(p.version) for p in points],
+        long_term=long_term,
         qps=qps,
         metrics=metrics,
         versions=[points[i].version for i in chosen],
@@ -450,8 +453,17 @@ def told_labels(series: SeriesData) -> list[str]:
     return [label for label in series.labels if not (groupsets.is_pre(label) and not series.group_of.get(label))]
 
 
+def maintained_lines(series: SeriesData, chosen: Sequence[int], long_term: Sequence[bool]) -> frozenset[str]:
+    """The maintained release lines of a series' chosen points (stories rule 9): the long-term ones and the
+    newest release's."""
+    points = series.points
+    found = {releases.release_line(points[i].dbms, points[i].version) for i in chosen if long_term[i]}
+    found |= {releases.release_line(points[i].dbms, points[i].version) for i in chosen[-1:]}
+    return frozenset(found)
+
+
 def _label_series(
-    series: SeriesData, chosen: list[int], view: releases.ReleaseView
+    series: SeriesData, chosen: list[int], view: releases.ReleaseView, maintained: frozenset[str] = frozenset()
 ) -> tuple[list[stories.Series], dict[str, list[stories.Series]]]:
     """Each microbenchmark's QPS series over the chosen points, and its metric series."""
     points = series.points
@@ -460,9 +472,11 @@ def _label_series(
     # The every-release view judges each point within its release line (stories rule 9); the long-term view
     # reads version order.
     lines = tuple(releases.release_line(points[i].dbms, points[i].version) for i in chosen) if view == "all" else ()
+    maintained = maintained if lines else frozenset()
     builds = [points[i].build for i in chosen]
     repeats = [points[i].repeats for i in chosen]
-    nothing, once = [None] * len(chosen), [1] * len(chosen)
+    nothing, once, never = [None] * len(chosen), [1] * len(chosen), [False] * len(chosen)
+    pick = operator.itemgetter(*chosen) if len(chosen) > 1 else (lambda column: tuple(column[i] for i in chosen))
     qps, metrics = [], {}
     for label in told_labels(series):
         missed = series.sla_missed.get(label) or [False] * len(points)
@@ -470,29 +484,21 @@ def _label_series(
         qps.append(
             stories.Series(
                 label,
-                tuple(
-                    map(
-                        stories.Point,
-                        versions,
-                        [relative[i] for i in chosen],
-                        [cv[i] for i in chosen],
-                        repeats,
-                        builds,
-                        [missed[i] for i in chosen],
-                    )
-                ),
+                stories.points_of(versions, pick(relative), pick(cv), repeats, builds, pick(missed)),
                 group=series.group_of.get(label),
                 releases=view,
                 lines=lines,
+                maintained=maintained,
             )
         )
         metrics[label] = [
             stories.Series(
                 label,
-                tuple(map(stories.Point, versions, [values[i] for i in chosen], nothing, once, builds)),
+                stories.points_of(versions, pick(values), nothing, once, builds, never),
                 metric=name,
                 releases=view,
                 lines=lines,
+                maintained=maintained,
             )
             for name, values in (series.metrics.get(label) or {}).items()
         ]
@@ -532,7 +538,9 @@ def find_stories(
 
     qps_of_subject = {(False, s.subject): s for s in built.qps} | {(True, g): s for g, s in group_qps.items()}
 
+    @functools.cache
     def line_of(version: str) -> str:
+        # Once per version: rule 9 reads every point of each regression story's series.
         return releases.release_line(built.dbms, version)
 
     # The maintained lines (rule 9): the long-term ones and the newest release's.

@@ -91,9 +91,13 @@ def story_confirmed_or_not(sender: Any, story_id: int, confirmed: bool, text: st
 
 def story_facts(regression_ids: list[int]) -> list[confirmations.StoryFacts]:
     """What a confirmation needs of each story: its microbenchmarks (a group's members), versions and gate."""
-    stories = list(Regression.objects.filter(pk__in=regression_ids).select_related("microbenchmark"))
+    # Without the stories' text and evidence, which none of these facts reads (decoding them was most of this).
+    heavy = ("stored_evidence", "story_events", "outliers", "noise_rule", "builds", "metric_steps", "summary")
+    stories = list(Regression.objects.filter(pk__in=regression_ids).select_related("microbenchmark").defer(*heavy))
     members: dict[int, list[str]] = {}
-    for member in Regression.objects.filter(folded_into_id__in=regression_ids).select_related("microbenchmark"):
+    for member in (
+        Regression.objects.filter(folded_into_id__in=regression_ids).select_related("microbenchmark").defer(*heavy)
+    ):
         if member.folded_into_id is not None and member.microbenchmark is not None:
             members.setdefault(member.folded_into_id, []).append(member.microbenchmark.label)
     return [

@@ -163,6 +163,22 @@ The rule
    outlier, however version order places it: 10.11.14 with a backported fix
    between 10.11.6 and 11.0.6, which lack it, is the 10.11 line's fix, and
    8.0.44 beside 8.4.6 (the same release day) is read against 8.0.43.
+   The stories walk the *line sequence*, not version order: each line's
+   points in order, a line's first point after the point of the line it was
+   branched from (8.4.6 after 8.0.43, 9.4.0 after 8.4.6), from the first
+   version to the newest (MySQL 5.6.51, 5.7.44, 8.0.43, 8.4.6, 9.4.0, 9.5.0).
+   The points off it, a line's newest point where a later line was branched
+   before it (8.0.44, 8.4.7: ``Lineage.branches``), are each their line's
+   own state, never a step of a story: a fix or a loss that reached that
+   line (a backport) is told by the story's line state when the point stands
+   at a level the story names (its level before, or an event's) and the line
+   counts (``Series.maintained``), else, when it moved beyond the one-point
+   gate from the point it continues, as an outlier of its own ("the newest
+   version of its release line"). So a change is dated where it first
+   appears along the line sequence: a loss in 8.4.7 and 9.4.0 arrives in
+   9.4.0 against 8.4.6, the 8.4 line still open at 8.4.7; a loss of 8.0.44
+   alone is the 8.0 line's outlier. The long-term view has no lines: version
+   order is its line sequence.
 """
 
 from __future__ import annotations
@@ -204,6 +220,23 @@ class Point(NamedTuple):
         return self.value is not None and math.isfinite(self.value) and not self.sla_missed
 
 
+# A point from its six fields in order, made without a call of Point's own __new__ (a Python function):
+# ``points_of`` makes every point of every series of a refresh, tens of thousands of them.
+_new_point = functools.partial(tuple.__new__, Point)
+
+
+def points_of(
+    versions: Iterable[str],
+    values: Iterable[float | None],
+    cvs: Iterable[float | None],
+    repeats: Iterable[int],
+    builds: Iterable[str],
+    sla_missed: Iterable[bool],
+) -> tuple[Point, ...]:
+    """The points of a series from its columns, one value of each field per point (the fields of ``Point``)."""
+    return tuple(map(_new_point, zip(versions, values, cvs, repeats, builds, sla_missed, strict=True)))
+
+
 @dataclass(frozen=True)
 class Series:
     """One microbenchmark (or group) of one server + workload + DBMS, in version order."""
@@ -217,6 +250,9 @@ class Series:
     # The release line of each point (rule 9), in the every-release view: each point is judged within its line;
     # empty in the long-term view, which reads version order.
     lines: tuple[str, ...] = ()
+    # The release lines a story's line states count (rule 9: the long-term ones and the newest release's);
+    # empty: every line.
+    maintained: frozenset[str] = frozenset()
 
     # A detection reads a series' versions, usable values and noise many times (its stories, its metric steps
     # beside each story, a group's median): each is worked out once per series. A frozen dataclass keeps these
@@ -227,8 +263,12 @@ class Series:
 
     @functools.cached_property
     def values(self) -> tuple[float | None, ...]:
-        """Each point's value where it is usable (``Point.usable``), else None."""
-        return tuple(p.value if p.usable else None for p in self.points)
+        """Each point's value where it is usable (``Point.usable``, written out: a refresh reads every point of
+        every series), else None."""
+        isfinite = math.isfinite
+        return tuple(
+            v if v is not None and isfinite(v) and not missed else None for _, v, _, _, _, missed in self.points
+        )
 
     @functools.cached_property
     def noise(self) -> Noise:
@@ -490,7 +530,7 @@ def series_noise(
 
 def _measured_noise(series: Series, default_noise: float) -> Noise:
     values = series.values
-    n = sum(1 for v in values if v is not None)
+    n = len(values) - values.count(None)
     sigma, source = changepoints.series_noise(values, [p.cv for p in series.points], default_noise=default_noise)
     if source == "series" and series.lines:
         sigma = _lineage_noise(values, series.lines) or sigma
@@ -562,7 +602,7 @@ def _residual_noise(
         free = len(residuals) - len(segments)
         if free < changepoints.MIN_DIFFERENCES_FOR_NOISE:
             break
-        found = statistics.median(residuals) / changepoints.MAD_TO_SIGMA * math.sqrt(len(residuals) / free)
+        found = _median(residuals) / changepoints.MAD_TO_SIGMA * math.sqrt(len(residuals) / free)
         found = max(changepoints.NOISE_FLOOR, found)
         if found >= current * 0.95:
             break
@@ -582,6 +622,9 @@ class Lineage(NamedTuple):
     after: Mapping[int, tuple[int, ...]]
     # With release lines: each line's newest point after its first (10.11.14 after 10.11.6).
     tips: frozenset[int] = frozenset()
+    # The tips off the line sequence the newest point descends from (rule 9): 8.0.44, where 8.4.6 was branched
+    # from 8.0.43. Each is its line's own state, never a step of a story.
+    branches: frozenset[int] = frozenset()
 
 
 def lineage(values: Sequence[float | None], lines: Sequence[str] = ()) -> Lineage:
@@ -617,31 +660,19 @@ def lineage(values: Sequence[float | None], lines: Sequence[str] = ()) -> Lineag
         later = next((j for j in present[n + 1 :] if lines[j] != lines[i]), None)
         if later is not None:
             after[i] = (*after.get(i, ()), later)
-    return Lineage(before, after, frozenset(tips))
+    newest_line = lines[present[-1]] if present else ""
+    return Lineage(before, after, frozenset(tips), frozenset(t for t in tips if lines[t] != newest_line))
 
 
-def line_points(
-    values: Sequence[float | None],
-    sigma: float,
-    *,
-    min_change: float = changepoints.DEFAULT_MIN_CHANGE,
-    k: float = changepoints.DEFAULT_K,
-    lines: Sequence[str] = (),
-) -> list[int]:
-    """Rule 9: the line tips (a line's newest point after its first) that version order reads as one-version
-    excursions: a fix backported to 10.11.14, between 10.11.6 and 11.0.6 that lack it. Each is its line's own
-    state, no outlier: set aside from the version-order segmentation (so 11.0.6 is not "back again" after it)
-    and told by ``line_states`` (the story's backport gap)."""
+def branch_points(values: Sequence[float | None], lines: Sequence[str] = ()) -> list[int]:
+    """Rule 9: the points off the line sequence (``Lineage.branches``): each line's newest point after its first
+    where a later line was branched from the point before it (8.0.44, with 8.4.6 branched from 8.0.43). The
+    stories walk the line sequence alone, so these are set aside from its segmentation; each is read against
+    the point it continues in its line, and told as its line's state (``line_states``: a backported fix, the
+    loss reaching that line) or as an outlier of its own, never as a step of a story."""
     if not lines:
         return []
-    gate = _one_point_gate(sigma, min_change, k)
-    present = [i for i, v in enumerate(values) if v is not None and math.isfinite(v) and v > 0]
-    tips = lineage(values, lines).tips
-    return [
-        here
-        for before, here, after in zip(present, present[1:], present[2:], strict=False)
-        if here in tips and _excursion(values[before], values[here], (values[after],), gate)  # type: ignore[arg-type]
-    ]
+    return sorted(lineage(values, lines).branches)
 
 
 def outlier_indexes(
@@ -804,21 +835,20 @@ def _levels(
     k: float,
     lines: tuple[str, ...] = (),
 ) -> tuple[tuple[int, ...], tuple[changepoints.Segment, ...]]:
-    # With release lines, the line tips version order would read as excursions are set aside too (rule 9).
+    # With release lines, the points off the line sequence are set aside too (rule 9).
     outliers = sorted(
-        {*outlier_indexes(values, sigma, min_change=min_change, k=k, lines=lines)}
-        | {*line_points(values, sigma, min_change=min_change, k=k, lines=lines)}
+        {*outlier_indexes(values, sigma, min_change=min_change, k=k, lines=lines)} | {*branch_points(values, lines)}
     )
     aside = set(outliers)
     kept = [None if i in aside else v for i, v in enumerate(values)]
-    segments = changepoints.detect(kept, versions, noise=sigma, min_change=min_change, k=k).segments
+    segments = changepoints.segments_of(kept, noise=sigma, min_change=min_change, k=k)
     around = lineage(values, lines) if lines else None
     paired = zigzag_excursions(segments, _one_point_gate(sigma, min_change, k), around)
     if paired:
         aside.update(paired)
         outliers = sorted(aside)
         kept = [None if i in aside else v for i, v in enumerate(values)]
-        segments = changepoints.detect(kept, versions, noise=sigma, min_change=min_change, k=k).segments
+        segments = changepoints.segments_of(kept, noise=sigma, min_change=min_change, k=k)
     return tuple(outliers), tuple(segments)
 
 
@@ -875,17 +905,55 @@ def build_stories(
     walk = _Walk(segments, versions, values, min_change, higher_is_better)
     told = walk.tell()
     _mark_provisional(told, walk, _one_point_gate(measured.sigma, min_change, k))
-    # A line tip set aside (rule 9) inside a story's span is told by its line state; none is an outlier of it.
-    aside = set(line_points(values, measured.sigma, min_change=min_change, k=k, lines=series.lines))
-    spans = [(walk.segments[s.previous].first, walk.segments[s.last].last) for s in told]
-    told_by_line = {i for i in aside if any(first < i < last for first, last in spans)}
+    aside = branch_points(values, series.lines)
     excursions = [i for i in outliers if i not in aside]
     stories = [_story(s, series, walk, measured, excursions) for s in told]
-    # One no story spans says what it did as an outlier story: nothing is silently lost.
-    stories.extend(_outlier_stories(series, stories, [i for i in outliers if i not in told_by_line], walk, measured))
+    # A point off the line sequence (rule 9) is its line's state: told by a story's line state, or an outlier of
+    # its own when it moved beyond the one-point gate from the point it continues; nothing is silently lost.
+    gate = _one_point_gate(measured.sigma, min_change, k)
+    alone = _branches_alone(series, stories, aside, gate, min_change) if aside else []
+    stories.extend(_outlier_stories(series, stories, sorted({*excursions, *alone}), walk, measured, outliers))
     if series.metric == QPS:
         stories.extend(given_back_stories(stories, min_change))
     return sorted(stories, key=lambda s: versions.index(s.arrived_in))
+
+
+def _branches_alone(
+    series: Series, stories: Sequence[Story], branches: Sequence[int], gate: float, min_change: float
+) -> list[int]:
+    """The points off the line sequence (rule 9) no story's line state tells, among those that moved beyond
+    ``gate`` from the point they continue in their line: each is an outlier of its own. A regression story
+    tells such a point when the point's line is one of its line states and the point stands within ``gate`` of
+    a level the story names (its level before, or an event's): the line's own fix (8.0.44 back at 5.7.44's
+    level), or the story's loss reaching that line (8.4.7 down with 9.4.0, both against 8.4.6)."""
+    values = series.values
+    around = lineage(values, series.lines)
+    line_of = dict(zip(series.versions, series.lines, strict=True)).__getitem__
+    maintained = series.maintained or None
+    states = {
+        id(s): {x.version for x in line_states(s, series, line_of, min_change, maintained)}
+        for s in stories
+        if s.kind == "regression"
+    }
+    alone = []
+    for i in branches:
+        parent = around.before.get(i)
+        here = values[i]
+        if parent is None or here is None:
+            continue
+        was = values[parent]
+        assert was is not None
+        if abs(_change(was, here)) <= gate:
+            continue
+        told = any(
+            series.versions[i] in states[id(s)]
+            and any(abs(_change(level, here)) <= gate for level in (s.level_before, *(e.level for e in s.events)))
+            for s in stories
+            if s.kind == "regression"
+        )
+        if not told:
+            alone.append(i)
+    return alone
 
 
 def line_states(
@@ -1088,11 +1156,20 @@ def _mark_provisional(told: Sequence[_Open], walk: _Walk, gate: float) -> None:
 
 
 def _outlier_stories(
-    series: Series, stories: Sequence[Story], outliers: Sequence[int], walk: _Walk, measured: Noise
+    series: Series,
+    stories: Sequence[Story],
+    outliers: Sequence[int],
+    walk: _Walk,
+    measured: Noise,
+    set_aside: Collection[int] = (),
 ) -> list[Story]:
-    """An outlier no story spans is a story of kind "outlier" of its own (rule 3)."""
+    """An outlier no story spans is a story of kind "outlier" of its own (rule 3); each is read against the
+    points not ``set_aside`` (every point the segmentation left out, ``outliers`` among them)."""
+    if not outliers:
+        return []
     versions, values = walk.versions, walk.values
-    kept = [None if i in outliers else v for i, v in enumerate(values)]
+    aside = {*outliers, *set_aside}
+    kept = [None if i in aside else v for i, v in enumerate(values)]
     covered = {o for s in stories for o in s.outliers}
     # Each outlier against the point it was judged against (rule 3: in its release line, in the every-release
     # view), back at the first point that continues it.
@@ -1206,19 +1283,23 @@ def group_series(group: str, members: Sequence[Series]) -> Series:
     # The group's fixed member set: every member the series measured at all. A version without one of them is
     # incomplete (n of N): its median is over another set of tests, so it is no point of the group's series.
     expected = sum(1 for values in member_values if any(v is not None for v in values))
-    for i, version in enumerate(versions):
-        # A usable point is one with a value (``Series.values``); each member's are worked out once.
-        usable = [m.points[i] for m, values in zip(members, member_values, strict=True) if values[i] is not None]
-        values = [p.value for p in usable if p.value is not None]
+    # Version by version, the members' points and usable values side by side (``Series.values``: each member's
+    # are worked out once); a refresh makes a group series of every metric of every group.
+    columns = zip(
+        versions, zip(*(m.points for m in members), strict=True), zip(*member_values, strict=True), strict=True
+    )
+    for version, at, present in columns:
+        usable = [p for p, v in zip(at, present, strict=True) if v is not None]
+        values = [v for v in present if v is not None]  # a usable point's value is its usable value
         cvs = [p.cv for p in usable if p.cv is not None]
         points.append(
             Point(
-                version=version,
-                value=statistics.median(values) if values and len(usable) >= expected else None,
-                cv=statistics.median(cvs) / math.sqrt(len(values)) if cvs and values else None,
-                repeats=max((p.repeats for p in usable), default=1),
-                build=next((m.points[i].build for m in members if m.points[i].build), ""),
-                sla_missed=not usable and any(m.points[i].sla_missed for m in members),
+                version,
+                _median(values) if values and len(usable) >= expected else None,
+                _median(cvs) / math.sqrt(len(values)) if cvs and values else None,
+                max((p.repeats for p in usable), default=1),
+                next((p.build for p in at if p.build), ""),
+                not usable and any(p.sla_missed for p in at),
             )
         )
     return Series(
@@ -1229,7 +1310,18 @@ def group_series(group: str, members: Sequence[Series]) -> Series:
         is_group=True,
         releases=members[0].releases,
         lines=members[0].lines,
+        maintained=members[0].maintained,
     )
+
+
+def _median(values: list[float]) -> float:
+    """``statistics.median`` of a non-empty list of floats, the same figure, without its checks: a refresh takes
+    tens of thousands of them."""
+    ordered = sorted(values)
+    n = len(ordered)
+    if n % 2:
+        return ordered[n // 2]
+    return (ordered[n // 2 - 1] + ordered[n // 2]) / 2
 
 
 def fold_into_groups(member_stories: Iterable[Story], group_stories: Iterable[Story]) -> list[Story]:
@@ -1320,7 +1412,8 @@ METRIC_MIN_CHANGE = 0.10
 
 
 def metric_spec(metric: str) -> MetricSpec:
-    return METRICS.get(metric, MetricSpec(metric))
+    # Made only for a metric without a spec of its own: every metric series of a refresh asks.
+    return METRICS.get(metric) or MetricSpec(metric)
 
 
 def metric_steps(
