@@ -92,6 +92,10 @@ class SettingsSplit:
         return [s for s in self.settings if s.applied]
 
     @property
+    def to_apply(self) -> list[SettingRow]:
+        return [s for s in self.settings if s.applied is None]
+
+    @property
     def not_applied(self) -> list[SettingRow]:
         return [s for s in self.settings if s.applied is False]
 
