@@ -287,23 +287,26 @@ def old_settings(run: BenchmarkRun, conn: sysbench_runner.Connection) -> Iterato
     if reason:
         raise sysbench_runner.RunnerError(f"the old settings cannot be applied: {reason}")
     wanted = [(w["name"], w["old"]) for w in experiment.wanted]
+    # A run before this one (its host went silent) set them and never put them back: theirs are the values to restore.
+    before = {} if experiment.restored else {a["name"]: a["was"] for a in experiment.applied}
     try:
         applied, refused = server_settings.apply(conn, wanted)
     except Exception as exc:
-        raise sysbench_runner.RunnerError(
-            f"could not apply the old settings: {server_version.summarise(exc)}"
-        ) from None
+        why = server_version.summarise(exc)
+        raise sysbench_runner.RunnerError(f"could not apply the old settings: {why}") from None
+    applied = [replace(a, was=before.get(a.name, a.was)) for a in applied]
     SettingsExperiment.objects.filter(pk=experiment.pk).update(
         applied=[{"name": a.name, "value": a.value, "was": a.was, "now": a.now} for a in applied],
         not_applied=[{"name": n.name, "value": n.value, "reason": n.reason} for n in refused],
         restore_error="",
+        restored=False,
     )
-    if not applied:
-        raise sysbench_runner.RunnerError("the server took none of the old settings: nothing to measure")
     try:
+        if not applied:
+            raise sysbench_runner.RunnerError("the server took none of the old settings: nothing to measure")
         yield
     finally:
         error = server_settings.restore(conn, applied)
         if error:
             log.error("settings experiment %s: restoring the server's settings failed: %s", experiment.pk, error)
-            SettingsExperiment.objects.filter(pk=experiment.pk).update(restore_error=error)
+        SettingsExperiment.objects.filter(pk=experiment.pk).update(restore_error=error, restored=not error)

@@ -355,6 +355,9 @@ class SettingsExperiment(models.Model):
     applied = models.JSONField(default=list)
     not_applied = models.JSONField(default=list)
     restore_error = models.TextField(blank=True)
+    # Whether the values from before were put back: a run whose worker died did not, and the run queued again in
+    # its place must put back those values, not the experiment's it finds on the server.
+    restored = models.BooleanField(default=False)
     requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -30,6 +30,7 @@ class Migration(migrations.Migration):
                 ('applied', models.JSONField(default=list)),
                 ('not_applied', models.JSONField(default=list)),
                 ('restore_error', models.TextField(blank=True)),
+                ('restored', models.BooleanField(default=False)),
                 ('created_at', models.DateTimeField(auto_now_add=True)),
                 ('host', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='runner.benchmarkhost')),
                 ('new_run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='runs.run')),

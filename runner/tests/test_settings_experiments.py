@@ -315,3 +315,47 @@ def test_a_loss_from_the_code_stays_with_the_code_and_a_setting_the_server_canno
     assert split["total"] == pytest.approx(split["from_defaults"] * split["from_code"], rel=1e-12)
     page = client.get(story.get_absolute_url()).content.decode()
     assert "data-partial" in page and "not applied" in page
+
+
+@pytest.mark.django_db
+def test_a_run_queued_again_after_its_host_went_silent_puts_back_the_values_from_before_the_first(
+    database: str,
+) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from runner import experiments, hosts
+    from tests.factories import RunFactory
+
+    original = get_global("max_error_count")
+    older = "100" if original != "100" else "120"
+    new = target(database, "new", "ma110402_rel")
+    host = BenchmarkHost.objects.create(name="gone", cpus=2, last_heartbeat_at=timezone.now() - timedelta(hours=1))
+    host.targets.add(new)
+    experiment = SettingsExperiment.objects.create(
+        old_run=RunFactory(),
+        new_run=RunFactory(),
+        target=new,
+        host=host,
+        labels=["point-query_range=100"],
+        wanted=[{"name": "max_error_count", "old": older, "new": original}],
+    )
+    first = benchmark.create_run(new, settings_experiment=experiment, seconds=1, **POINT)
+    # Its worker set the old value, then died with the machine: nothing put it back (the context is held open, never
+    # left, as a killed process leaves it).
+    dead = experiments.old_settings(first, new.connection())
+    dead.__enter__()
+    assert get_global("max_error_count") == older
+    BenchmarkRun.objects.filter(pk=first.pk).update(state=State.RUNNING, started_at=timezone.now())
+
+    (again_id,) = hosts.requeue_silent_hosts(lambda run: None)
+    again = BenchmarkRun.objects.select_related("target").get(pk=again_id)
+    assert again.settings_experiment_id == experiment.pk  # still the experiment's run: off the main line
+    with experiments.old_settings(again, again.target.connection()):
+        assert get_global("max_error_count") == older
+    # The value from before the first run, not the one the dead run left behind.
+    assert get_global("max_error_count") == original
+    experiment.refresh_from_db()
+    assert experiment.restored and experiment.applied[0]["was"] == original
+    del dead
