@@ -31,7 +31,7 @@ from reports.diff import RunDiff, SourceDiff, diff_runs
 from reports.run_settings import load_run_settings
 from runner import server_settings, server_version, sysbench_runner
 from runner.models import BenchmarkRun, SettingsExperiment
-from runs.experiments import RunPair, SettingRow, SettingsSplit, TestSplit
+from runs.experiments import MicrobenchmarkSplit, RunPair, SettingRow, SettingsSplit
 from runs.models import Result
 
 log = logging.getLogger(__name__)
@@ -208,14 +208,14 @@ def _qps(run_filter: Q, labels: Sequence[str]) -> dict[tuple[str, int], float]:
     return {key: sum(values) / len(values) for key, values in found.items()}
 
 
-def _tests(experiment: SettingsExperiment, run: BenchmarkRun) -> tuple[list[TestSplit], list[str]]:
+def _tests(experiment: SettingsExperiment, run: BenchmarkRun) -> tuple[list[MicrobenchmarkSplit], list[str]]:
     """Per microbenchmark and concurrency: the old run's, the new run's and the experiment's QPS."""
     labels = list(experiment.labels)
     old = _qps(Q(run_id=experiment.old_run_id), labels)
     new = _qps(Q(run_id=experiment.new_run_id), labels)
     trial = _qps(Q(run__bundle_id=run.bundle_id), labels) if run.bundle_id else {}
     tests = [
-        TestSplit(label, dop, old[(label, dop)], new[(label, dop)], trial[(label, dop)])
+        MicrobenchmarkSplit(label, dop, old[(label, dop)], new[(label, dop)], trial[(label, dop)])
         for label, dop in sorted(trial)
         if (label, dop) in old and (label, dop) in new
     ]

@@ -45,7 +45,7 @@ class SettingRow:
 
 
 @dataclass(frozen=True)
-class TestSplit:
+class MicrobenchmarkSplit:
     label: str
     dop: int
     old_qps: float
@@ -78,7 +78,7 @@ class SettingsSplit:
     target: str = ""
     host: str = ""  # "" : the general workers
     settings: tuple[SettingRow, ...] = ()
-    tests: tuple[TestSplit, ...] = ()
+    tests: tuple[MicrobenchmarkSplit, ...] = ()
     missing: tuple[str, ...] = ()  # microbenchmarks the experiment's run has no result for
     sigma: float | None = None
     start_url: str = ""
