@@ -27,7 +27,7 @@ from typing import Any
 from django.db.models import Q
 from django.urls import reverse
 
-from reports.diff import RunDiff, SourceDiff, diff_runs
+from reports.diff import RunDiff, RunSettings, SourceDiff, diff_runs
 from reports.run_settings import load_run_settings
 from runner import server_settings, server_version, sysbench_runner
 from runner.models import BenchmarkRun, SettingsExperiment
@@ -58,13 +58,10 @@ def _source(diff: RunDiff) -> SourceDiff | None:
     return next((by_name[name] for name in _SOURCES if name in by_name), None)
 
 
-def differences(old_run_id: int, new_run_id: int) -> list[SettingRow]:
+def differences(old: RunSettings, new: RunSettings) -> list[SettingRow]:
     """The settings the two runs differ in: those an experiment may try (``applied`` None) and those it cannot
     (``applied`` False, with why)."""
-    loaded = load_run_settings([old_run_id, new_run_id])
-    if old_run_id not in loaded or new_run_id not in loaded:
-        return []
-    diff = diff_runs(loaded[old_run_id][1], loaded[new_run_id][1])
+    diff = diff_runs(old, new)
     source = _source(diff)
     rows: list[SettingRow] = []
     if source is not None:
@@ -121,19 +118,26 @@ def _labels(pair: RunPair) -> list[str]:
     return [label for label in pair.labels if label in sysbench_runner.CATALOGUE]
 
 
+def _loaded(pair: RunPair) -> tuple[RunSettings | None, RunSettings | None]:
+    """The two runs' parsed settings (two queries), None for a run that is gone."""
+    loaded = load_run_settings([pair.old_run_id, pair.new_run_id])
+    old, new = loaded.get(pair.old_run_id), loaded.get(pair.new_run_id)
+    return (old[1] if old else None), (new[1] if new else None)
+
+
 def split_for(pair: RunPair) -> SettingsSplit | None:
     """What a page shows of "settings or code?" for two runs: None when their settings do not differ."""
-    rows = differences(pair.old_run_id, pair.new_run_id)
-    if not rows:
+    old, new = _loaded(pair)
+    rows = differences(old, new) if old is not None and new is not None else []
+    if old is None or new is None or not rows:
         return None
     source = source_run(pair.new_run_id)
     reason = _unavailable(source, pair, rows)
-    loaded = load_run_settings([pair.old_run_id, pair.new_run_id])
     offered = SettingsSplit(
         state="unavailable" if reason else "offered",
         reason=reason,
-        old_version=loaded[pair.old_run_id][1].version if pair.old_run_id in loaded else "",
-        new_version=loaded[pair.new_run_id][1].version if pair.new_run_id in loaded else "",
+        old_version=old.version,
+        new_version=new.version,
         target=source.target.name if source else "",
         host=source.host.name if source and source.host else "",
         settings=tuple(rows),
@@ -233,7 +237,8 @@ class ExperimentRefused(Exception):
 def start(pair: RunPair, *, requested_by: Any = None) -> tuple[BenchmarkRun, bool]:
     """Queue the new version's re-run with the old settings (the caller sends it, ``runner.tasks.enqueue``);
     (its run, whether it is new): a pair whose experiment is still under way gets that one back."""
-    rows = differences(pair.old_run_id, pair.new_run_id)
+    old, new = _loaded(pair)
+    rows = differences(old, new) if old is not None and new is not None else []
     if not rows:
         raise ExperimentRefused("the two runs' settings do not differ: there is nothing to split")
     source = source_run(pair.new_run_id)

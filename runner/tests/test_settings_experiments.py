@@ -268,6 +268,10 @@ def test_a_loss_from_a_changed_default_is_split_to_the_defaults_on_the_same_host
     assert 'data-state="done"' in page and 'data-figure="defaults"' in page and "from the changed defaults" in page
     experiment = SettingsExperiment.objects.get(pk=experiment_run.settings_experiment_id)
     assert (experiment.old_run_id, experiment.new_run_id, experiment.story_id) == (old_run.pk, new_run.pk, story.pk)
+    run_page = client.get(experiment_run.get_absolute_url()).content.decode()
+    assert (
+        "data-settings-experiment" in run_page and f"story #{story.pk}" in run_page and "(1 applied, 0 not)" in run_page
+    )
 
 
 @pytest.mark.slow(60)
