@@ -25,6 +25,7 @@ from benchdash.api_errors import ErrorOut, responses
 from regressions import bugs as bugrefs
 from regressions.filters import RegressionFilters
 from regressions.models import Bug, Regression, TriageEvent
+from regressions.settings_split import story_split
 from regressions.tasks import detect_regressions_task
 from regressions.triage import link_bug, triage, unlink_bug
 from regressions.viewnote import view_note
@@ -112,6 +113,10 @@ class EventOut(Schema):
 class RegressionDetailOut(RegressionOut):
     evidence: dict[str, Any]
     events: list[EventOut]
+    # "Settings or code?" (runs.experiments.SettingsSplit.as_json): null when the story's two runs differ in no
+    # server setting; else whether the new version can be re-run with the old version's settings, and once it
+    # has been, total = from_defaults × from_code, per microbenchmark too, with σ and the settings (not) applied.
+    settings_split: dict[str, Any] | None = None
 
 
 class RegressionPage(Schema):
@@ -284,8 +289,10 @@ def regression_out(request: HttpRequest, r: Regression) -> dict[str, Any]:
 def _detail(request: HttpRequest, pk: int) -> dict[str, Any]:
     r = get_object_or_404(_regressions().select_related("persists_until"), pk=pk)
     events = TriageEvent.objects.filter(regression=r).select_related("user")
+    split = story_split(r)
     return {
         **regression_out(request, r),
+        "settings_split": split.as_json() if split is not None else None,
         # The typed evidence the story page reads too; a record entered by hand has none.
         "evidence": r.evidence_record.as_json() if r.stored_evidence else {},
         "events": [

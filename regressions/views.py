@@ -24,6 +24,7 @@ from regressions.bugs import ACCEPTED
 from regressions.evidence import Evidence, EvidencePoint, Rule
 from regressions.filters import ANY, OPEN, RELEASE_VIEWS, TABS, RegressionFilters
 from regressions.models import Bug, Regression, TriageEvent
+from regressions.settings_split import story_split
 from regressions.stories import METRICS, QPS
 from regressions.triage import LinkResult, link_bug_to_many, triage
 from regressions.viewnote import view_note
@@ -224,6 +225,7 @@ def regression_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "explanation": _explanation(regression),
         "figures": regression.figures,
         "within": _within(regression),
+        "settings_split": story_split(regression),
     }
     return render(request, "regressions/detail.html", context)
 

@@ -22,8 +22,9 @@ from benchdash.http import ROW_ID_LIMIT, HtmxHttpRequest, row_id
 from reports import rendering
 from reports.diff import diff_runs
 from reports.run_settings import load_run_settings
-from runs import configs
-from runs.models import Run, RunFile, Server
+from runs import configs, experiments
+from runs.experiments import RunPair, SettingsSplit
+from runs.models import Result, Run, RunFile, Server
 from suites.naming import RunName
 
 # Runs offered as the other side of a diff, and runs listed on a server page.
@@ -69,7 +70,7 @@ def run_diff(request: HtmxHttpRequest) -> HttpResponse:
         context["run_a"] = run_a
         if b_id:
             run_b, settings_b = loaded[b_id]
-            context.update(run_b=run_b, diff=diff_runs(settings_a, settings_b))
+            context.update(run_b=run_b, diff=diff_runs(settings_a, settings_b), settings_split=_split(a_id, b_id))
         else:
             # Only A given: offer the runs of its series, the usual other side.
             context["candidates"] = (
@@ -85,6 +86,19 @@ def run_diff(request: HtmxHttpRequest) -> HttpResponse:
         context["options_b"] = rendering.run_options(runs, row_id(chosen["b"]), blank="(none: list A's series)")
     template = "reports/diff/run_diff.html#diff" if request.htmx else "reports/diff/run_diff.html"
     return render(request, template, context, status=400 if form.is_bound and not form.is_valid() else 200)
+
+
+def _split(a_id: int, b_id: int) -> SettingsSplit | None:
+    """ "Settings or code?" for A as the old run and B as the new one, over B's microbenchmarks."""
+    labels = sorted(
+        {
+            f"{test}_range={range_size}" if range_size is not None else test
+            for test, range_size in Result.objects.filter(run_id=b_id)
+            .values_list("microbenchmark__test", "microbenchmark__range_size")
+            .distinct()
+        }
+    )
+    return experiments.split_for(RunPair(a_id, b_id, tuple(labels)))
 
 
 # --------------------------------------------------------------------------- /servers/<id>/

@@ -7,6 +7,7 @@ from django.apps import AppConfig
 
 if TYPE_CHECKING:
     from runs.confirmations import StoryFacts
+    from runs.experiments import RunPair, SettingsSplit
 
 
 # The confirmation runs' code (with the runner, its tasks and Celery) is imported when a story is held or its
@@ -24,6 +25,13 @@ def confirmation_notes(story_ids: Sequence[int]) -> dict[int, str]:
     return confirm.notes(story_ids)
 
 
+def settings_split_for(pair: RunPair) -> SettingsSplit | None:
+    """What a story or run-diff page shows of "settings or code?" for two runs (``runner.experiments``)."""
+    from runner import experiments
+
+    return experiments.split_for(pair)
+
+
 class RunnerConfig(AppConfig):
     name = "runner"
     verbose_name = "Triggered benchmark runs"
@@ -33,8 +41,11 @@ class RunnerConfig(AppConfig):
 
         from runner import receivers
         from runs import confirmations
+        from runs import experiments as settings_experiments
 
         confirmations.register(hold_for_confirmation, confirmation_notes)
+        # Story and run-diff pages offer "settings or code?" and show its split.
+        settings_experiments.register(settings_split_for)
 
         # weak=False: the functions live as long as the module; a worker's heartbeats start when it is ready.
         worker_ready.connect(receivers.worker_ready, weak=False, dispatch_uid="runner.worker_ready")

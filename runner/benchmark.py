@@ -24,8 +24,9 @@ from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from reports.compare import ComparisonError, ComparisonSpec, get_comparison
-from runner import confirm, hosts, sysbench_runner
+from runner import confirm, experiments, hosts, sysbench_runner
 from runner.models import BenchmarkHost, BenchmarkOutput, BenchmarkRun, Schedule
+from runs import branches
 from runs.importer import BundleBusy, ImportFailed, archive_directory, import_bundle, store_bundle
 from runs.models import Bundle, Run
 from runs.signals import announce_import
@@ -125,17 +126,20 @@ def execute(run_id: int, *, task_id: str = "", worker: str = "") -> str | None:
     error = ""
     try:
         try:
-            outcome = sysbench_runner.run(
-                run.target.connection(),
-                run.parameters(),
-                build=run.target.build_label,
-                config=run.target.config_label,
-                workdir=workdir,
-                stop=stop,
-                on_progress=_progress_saver(run_id),
-                sample_metrics=run.target.sample_host_metrics,
-                devices=run.target.devices,
-            )
+            conn = run.target.connection()
+            # A settings experiment's run: the old version's settings on the server while it runs, then back.
+            with experiments.old_settings(run, conn):
+                outcome = sysbench_runner.run(
+                    conn,
+                    run.parameters(),
+                    build=run.target.build_label,
+                    config=run.target.config_label,
+                    workdir=workdir,
+                    stop=stop,
+                    on_progress=_progress_saver(run_id),
+                    sample_metrics=run.target.sample_host_metrics,
+                    devices=run.target.devices,
+                )
         except SoftTimeLimitExceeded:
             error = "the run took longer than its time limit and was stopped"
         except sysbench_runner.RunnerError as exc:
@@ -236,7 +240,7 @@ def _import(run: BenchmarkRun, outcome: sysbench_runner.Outcome, now: Any) -> st
             name=f"{outcome.run_dir.name}.tar.gz",
             source=Bundle.Source.TRIGGERED,
             user=run.requested_by,
-            overrides={"server": run.target.server_name},
+            overrides=_overrides(run),
         )
         try:
             report = import_bundle(bundle.pk)
@@ -258,6 +262,14 @@ def _import(run: BenchmarkRun, outcome: sysbench_runner.Outcome, now: Any) -> st
     return State.IMPORTED
 
 
+def _overrides(run: BenchmarkRun) -> dict[str, str]:
+    """The server the results are filed under; an experiment's run also its branch, off the main line."""
+    found = {"server": run.target.server_name}
+    if run.settings_experiment_id is not None:
+        found["branch"] = branches.experiment_branch(f"settings-{run.settings_experiment_id}")
+    return found
+
+
 def _import_elsewhere(run: BenchmarkRun, archive: bytes, name: str, progress: dict[str, Any], now: Any) -> str:
     """A host's results are stored here and imported by a general worker (the import task goes to the default
     queue after the commit): nothing but benchmarks runs on a benchmark host. The run is 'importing' until the
@@ -267,7 +279,7 @@ def _import_elsewhere(run: BenchmarkRun, archive: bytes, name: str, progress: di
         name=f"{name}.tar.gz",
         source=Bundle.Source.TRIGGERED,
         user=run.requested_by,
-        overrides={"server": run.target.server_name},
+        overrides=_overrides(run),
     )
     bundle = submission.bundle
     if bundle.status == Bundle.Status.FAILED:

@@ -45,6 +45,7 @@ def _opened_by(facts: StoryFacts) -> BenchmarkRun | None:
         BenchmarkRun.objects.filter(
             host__isnull=False,
             confirmation__isnull=True,
+            settings_experiment__isnull=True,
             state__in=[State.IMPORTING, State.IMPORTED],
             bundle__runs__server_id=facts.server_id,
             bundle__runs__workload_id=facts.workload_id,

@@ -46,6 +46,7 @@ class TargetForm(forms.ModelForm):
             "server_name",
             "sample_host_metrics",
             "storage_devices",
+            "settings_experiments",
         ]
 
     field_order = ["name", "kind", "host", "port", "user", "password", "clear_password", "database"]

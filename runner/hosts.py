@@ -168,6 +168,9 @@ def _fail_and_requeue(run_id: int, enqueue: Callable[[BenchmarkRun], None]) -> i
                 host_id=run.host_id,
                 schedule_id=run.schedule_id,
                 base_run_id=run.base_run_id,
+                # A confirmation's repeat or a settings experiment's run stays one.
+                confirmation_id=run.confirmation_id,
+                settings_experiment_id=run.settings_experiment_id,
                 requested_by_id=run.requested_by_id,
                 progress=sysbench_runner.plan(run.parameters()).as_dict(),
                 **{name: getattr(run, name) for name in PARAMETER_FIELDS},

@@ -66,6 +66,16 @@ class Target(models.Model):
     storage_devices = models.CharField(
         max_length=200, blank=True, help_text="Devices iostat sums, comma separated (blank: every physical disk)."
     )
+    # What a settings experiment (runner.experiments) may change on the server: a MySQL or MariaDB target's
+    # dynamic global variables, set for the length of the run and restored after it. Off: the target takes none.
+    settings_experiments = models.BooleanField(
+        "allow settings experiments",
+        default=False,
+        help_text=(
+            "MySQL/MariaDB: a settings experiment may SET GLOBAL the server's dynamic variables for the length of "
+            "its run (restored afterwards); the user needs the privilege to. PostgreSQL targets take none."
+        ),
+    )
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -237,6 +247,10 @@ class BenchmarkRun(RunParameters):
     confirmation = models.ForeignKey(
         "Confirmation", null=True, blank=True, on_delete=models.SET_NULL, related_name="repeats"
     )
+    # A re-run of a new version with an old version's settings (runner.experiments): off the main line.
+    settings_experiment = models.ForeignKey(
+        "SettingsExperiment", null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"
+    )
     # A run whose host went silent is failed and queued again once, as this run.
     requeued_as = models.OneToOneField(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="requeued_from"
@@ -329,6 +343,39 @@ class Confirmation(models.Model):
 
     def __str__(self) -> str:
         return f"confirmation of story {self.story_id}: {self.state}"
+
+
+class SettingsExperiment(models.Model):
+    """ "Settings or code?": the new version of a story (or of a run diff) measured again on the same host with the
+    old version's server settings applied, splitting the change into what the changed defaults did and what the
+    code did (runner.experiments). Its run is stored off the main line (``runs.branches``): no point of the
+    series, no new version, no story of its own."""
+
+    story_id = models.PositiveIntegerField(null=True, blank=True, help_text="The regression story it splits")
+    old_run = models.ForeignKey("runs.Run", on_delete=models.CASCADE, related_name="+")
+    new_run = models.ForeignKey("runs.Run", on_delete=models.CASCADE, related_name="+")
+    target = models.ForeignKey(Target, on_delete=models.PROTECT, related_name="+")
+    host = models.ForeignKey(BenchmarkHost, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    labels = models.JSONField(default=list)
+    # [{name, old, new}]: the old version's values to apply, as the run diff found them.
+    wanted = models.JSONField(default=list)
+    # [{name, old, new, reason}]: differences no target can take (known before the run).
+    refused = models.JSONField(default=list)
+    # [{name, value, was, now}] / [{name, value, reason}]: what the run set (read back), and what the server refused.
+    applied = models.JSONField(default=list)
+    not_applied = models.JSONField(default=list)
+    restore_error = models.TextField(blank=True)
+    # Whether the values from before were put back: a run whose worker died did not, and the run queued again in
+    # its place must put back those values, not the experiment's it finds on the server.
+    restored = models.BooleanField(default=False)
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"settings experiment {self.pk}"
 
 
 class BenchmarkOutput(models.Model):

@@ -16,6 +16,7 @@ urlpatterns = [
     path("benchmarks/<int:pk>/", views.benchmark_detail, name="benchmark"),
     path("benchmarks/<int:pk>/cancel/", views.benchmark_cancel, name="benchmark_cancel"),
     path("benchmarks/<int:pk>/output.tar.gz", views.benchmark_output, name="benchmark_output"),
+    path("benchmarks/settings-experiments/", views.settings_experiment_start, name="settings_experiment_start"),
     path("benchmarks/hosts/", views.host_list, name="host_list"),
     path("benchmarks/hosts/<int:pk>/", views.host_detail, name="host"),
     path("benchmarks/schedules/", views.schedule_list, name="schedule_list"),

@@ -6,6 +6,7 @@ starting and cancelling runs the uploader's, targets and schedules the admin's.
 
 from __future__ import annotations
 
+from django import forms
 from django.conf import settings
 from django.contrib import messages
 from django.core.paginator import Paginator
@@ -13,16 +14,18 @@ from django.db import transaction
 from django.db.models import Count, Max
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.permissions import MANAGE_SCHEDULES, MANAGE_TARGETS, RUN_BENCHMARKS, permission_required
 from benchdash import disposition
-from benchdash.http import HtmxHttpRequest
-from runner import benchmark, hosts, sysbench_runner
+from benchdash.http import ROW_ID_LIMIT, HtmxHttpRequest
+from runner import benchmark, experiments, hosts, sysbench_runner
 from runner.forms import ProposeBuildForm, ScheduleForm, StartRunForm, TargetForm
 from runner.models import BenchmarkHost, BenchmarkOutput, BenchmarkRun, Schedule, Target
 from runner.server_version import VersionError, ask_server_version, propose_build_label
 from runner.tasks import enqueue
+from runs.experiments import RunPair
 from runs.models import Run
 
 # --------------------------------------------------------------------------- targets
@@ -106,6 +109,46 @@ def benchmark_start(request: HttpRequest, pk: int) -> HttpResponse:
         return redirect(run)
     context = {"form": form, "target": target, "eager": settings.CELERY_TASK_ALWAYS_EAGER}
     return render(request, "runner/benchmark_start.html", context)
+
+
+class SettingsExperimentForm(forms.Form):
+    old_run = forms.IntegerField(min_value=1, max_value=ROW_ID_LIMIT - 1)
+    new_run = forms.IntegerField(min_value=1, max_value=ROW_ID_LIMIT - 1)
+    story = forms.IntegerField(min_value=1, max_value=ROW_ID_LIMIT - 1, required=False)
+    labels = forms.CharField(max_length=5000)
+
+    def pair(self) -> RunPair:
+        data = self.cleaned_data
+        labels = tuple(label.strip() for label in data["labels"].split(",") if label.strip())
+        return RunPair(data["old_run"], data["new_run"], labels, story_id=data["story"])
+
+
+@permission_required(RUN_BENCHMARKS)
+@require_POST
+def settings_experiment_start(request: HttpRequest) -> HttpResponse:
+    """Re-run a new version with an old version's settings, from a story or a run diff: back to that page."""
+    form = SettingsExperimentForm(request.POST)
+    back = request.POST.get("next", "")
+    if not back or not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}):
+        back = ""
+    if not form.is_valid():
+        # Only a hand-made post lacks the fields the pages' forms carry.
+        messages.error(request, f"No settings experiment: the request named no two runs ({form.errors.as_text()})")
+        return redirect(back or "runner:benchmark_list")
+    try:
+        with transaction.atomic():
+            run, created = experiments.start(form.pair(), requested_by=request.user)
+            if created:
+                enqueue(run)
+    except experiments.ExperimentRefused as exc:
+        messages.error(request, f"No settings experiment: {exc}")
+        return redirect(back or "runner:benchmark_list")
+    where = f"on {run.host.name}" if run.host else "on the general workers"
+    if created:
+        messages.success(request, f"Settings experiment queued {where} as benchmark run #{run.pk}")
+    else:
+        messages.info(request, f"That settings experiment is already under way as benchmark run #{run.pk}")
+    return redirect(back or run.get_absolute_url())
 
 
 # Benchmark runs per page: scheduled runs pile up forever, the page must not.

@@ -7,6 +7,11 @@ A comparison that names it, or is based on it, shows it as a column of its own (
 
 The base branches are ``BENCHDASH_BASE_BRANCHES``, a regular expression a whole branch name must match
 (default: main, master, trunk and release branches named by their version, such as 10.11).
+
+An experiment's runs (a settings experiment re-runs a new version with an old version's settings, ``runner``)
+carry a branch beginning ``experiment:``. A colon is in no git branch name (``git check-ref-format``), so no CI
+branch is ever taken for one, and whatever ``BENCHDASH_BASE_BRANCHES`` says, such a run is never on the main line:
+no point of a series, no new version, no story of its own.
 """
 
 from __future__ import annotations
@@ -17,14 +22,24 @@ from django.conf import settings
 from django.db.models import Q
 
 DEFAULT_BASE_BRANCHES = r"main|master|trunk|[0-9]+(\.[0-9]+)*"
+EXPERIMENT_PREFIX = "experiment:"
 
 
 def pattern() -> str:
     return str(getattr(settings, "BENCHDASH_BASE_BRANCHES", DEFAULT_BASE_BRANCHES) or DEFAULT_BASE_BRANCHES)
 
 
+def is_experiment(branch: str) -> bool:
+    return branch.startswith(EXPERIMENT_PREFIX)
+
+
+def experiment_branch(name: str) -> str:
+    """The branch an experiment's runs are stored under (``experiment:settings-7``)."""
+    return f"{EXPERIMENT_PREFIX}{name}"
+
+
 def is_base_branch(branch: str) -> bool:
-    return re.fullmatch(f"(?:{pattern()})", branch) is not None
+    return not is_experiment(branch) and re.fullmatch(f"(?:{pattern()})", branch) is not None
 
 
 def in_main_line(branch: str, pull_request: int | None) -> bool:
@@ -34,8 +49,10 @@ def in_main_line(branch: str, pull_request: int | None) -> bool:
 
 def main_line(prefix: str = "") -> Q:
     """The runs of the main line (``prefix``: the lookup path to the run, such as ``run__``)."""
-    return Q(**{f"{prefix}pull_request__isnull": True}) & (
-        Q(**{f"{prefix}branch": ""}) | Q(**{f"{prefix}branch__regex": f"^({pattern()})$"})
+    return (
+        Q(**{f"{prefix}pull_request__isnull": True})
+        & (Q(**{f"{prefix}branch": ""}) | Q(**{f"{prefix}branch__regex": f"^({pattern()})$"}))
+        & ~Q(**{f"{prefix}branch__startswith": EXPERIMENT_PREFIX})
     )
 
 
@@ -43,6 +60,8 @@ def lane(branch: str, pull_request: int | None) -> str:
     """What sets an off-main-line run apart in a comparison ("PR #42", "branch feature-x"); "" on the main line."""
     if in_main_line(branch, pull_request):
         return ""
+    if is_experiment(branch):
+        return branch[len(EXPERIMENT_PREFIX) :].replace("-", " ")
     return f"PR #{pull_request}" if pull_request is not None else f"branch {branch}"
 
 

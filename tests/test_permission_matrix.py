@@ -83,6 +83,7 @@ RULES: dict[str, dict[str, str]] = {
     "runner:benchmark_list": {"GET": READ},
     "runner:benchmark": {"GET": READ},
     "runner:benchmark_cancel": {"POST": "run_benchmarks"},
+    "runner:settings_experiment_start": {"POST": "run_benchmarks"},
     "runner:benchmark_output": {"GET": READ},
     "runner:schedule_list": {"GET": READ},
     "runner:schedule_create": {"GET": "manage_schedules", "POST": "manage_schedules"},

@@ -147,3 +147,18 @@ def test_the_default_base_branches() -> None:
     for branch in ("feature-x", "main-backup", "10.11-fix", "release/11.4", "mainline"):
         assert not branches.in_main_line(branch, None), branch
     assert not branches.in_main_line("main", 42)  # a pull request's run, whatever branch it names
+
+
+def test_an_experiments_run_is_never_on_the_main_line_whatever_the_base_branches_say(
+    upload: Callable[..., Run], settings: Any
+) -> None:
+    main = upload(bundle(1, "8.0.36"), branch="main", commit="a" * 12)
+    trial = upload(bundle(2, "8.0.37", slower=0.5), branch=branches.experiment_branch("settings-7"))
+    settings.BENCHDASH_BASE_BRANCHES = r".*"  # every branch a base branch: still not an experiment's
+    assert not branches.in_main_line(trial.branch, None) and not branches.is_base_branch(trial.branch)
+    assert list(Run.objects.filter(branches.main_line()).values_list("pk", flat=True)) == [main.pk]
+    assert branches.lane(trial.branch, None) == "settings 7"
+    # No new version point and no story: the series is the main run's alone.
+    series = get_comparison(ComparisonSpec(base_run_id=main.pk))
+    assert trial.pk not in {r for c in series.columns for r in c.run_ids}
+    assert not Regression.objects.filter(server_id=trial.server_id, workload_id=trial.workload_id).exists()

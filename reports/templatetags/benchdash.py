@@ -81,6 +81,14 @@ def get(mapping: dict[str, object] | None, key: str) -> object:
 
 
 @register.filter
+def factor(value: object) -> str:
+    """A factor of a split to three decimals (×0.052), so the factors shown multiply back to the total shown."""
+    if not isinstance(value, int | float) or not math.isfinite(value):
+        return "–"
+    return f"×{value:.3f}"
+
+
+@register.filter
 def percent(value: object) -> str:
     """A fraction as a percentage with one decimal (a record's noise σ), '–' when it is not a number."""
     if not isinstance(value, int | float) or not math.isfinite(value):
