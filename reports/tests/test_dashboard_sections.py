@@ -6,6 +6,7 @@ import html
 import json
 import math
 import re
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +59,12 @@ def test_the_hw_section_has_per_group_medians_and_per_microbenchmark_ratios_from
     assert f'title="cpu/o {_number(own)}"' in cell and row["base"] == _number(theirs)
     group = context["hw_groups"][0]
     assert len(group["rows"]) == len(comparison.others)
+    # A group's cell: the median ratio, and on hover the version's and the base's median levels.
+    members = [mb for mb in comparison.labels if comparison.group_of.get(mb) == group["name"]]
+    theirs = statistics.median(comparison.metrics[comparison.base][mb]["cpu_o"] for mb in members)
+    own = statistics.median(comparison.metrics[newest][mb]["cpu_o"] for mb in members)
+    first = str(group["rows"][-1]["cells"]).split("</td>")[0]
+    assert f'title="median {_number(own)}, base {_number(theirs)}"' in first
 
 
 @pytest.mark.parametrize(("red", "green"), [(0.95, 1.05), (0.9, 1.2)])
