@@ -24,6 +24,7 @@ from typing import Any
 
 from django.utils.safestring import SafeString, mark_safe
 
+from benchdash import urlpattern
 from reports import stats
 from reports.compare import Comparison
 from reports.templatetags.benchdash import rel
@@ -85,13 +86,18 @@ def _cell(
     if ratio is None:
         return f'<td class="num missing" title="{escape(title)}">missing</td>'
     flag = cost_flag(ratio, red, green)
-    return f'<td class="num {flag}" title="{escape(title)}" data-value="{escape(rel(ratio))}">{escape(rel(ratio))}</td>'
+    return f'<td class="num {flag}" title="{escape(title)}">{escape(rel(ratio))}</td>'
 
 
 def _has_any(comparison: Comparison, labels: list[str], metric: str) -> bool:
     return any(
         comparison.metrics[c.key].get(label, {}).get(metric) is not None for c in comparison.columns for label in labels
     )
+
+
+def measured_metrics(comparison: Comparison) -> set[str]:
+    """The keys of the HW metrics any column of the comparison has a value of."""
+    return {key for key, _name, _about in HW_COLUMNS if _has_any(comparison, comparison.labels, key)}
 
 
 def _group_cell(comparison: Comparison, labels: list[str], column_key: str, key: str, name: str) -> str:
@@ -111,14 +117,19 @@ def _group_cell(comparison: Comparison, labels: list[str], column_key: str, key:
     )
     own = _median([absolute(column_key, label) for label in labels])
     theirs = _median([absolute(base, label) for label in labels])
-    over = f"{len(labels)} microbenchmark" + ("s" if len(labels) != 1 else "")
-    title = f"{name}: median {_number(own)} vs {_number(theirs)} for the base, over {over}"
+    # Short: 4,800 of these at 200 versions; the group size is in its heading, the metric in the column head.
+    title = f"median {_number(own)}, base {_number(theirs)}"
     return _cell(value, red, green, title, (theirs, own) if stats.about_zero(key, theirs) else None)
 
 
-def hw_context(comparison: Comparison) -> dict[str, Any]:
-    """What the HW-efficiency section prints: ``groups`` (per group, a row per version) and ``metrics``
-    (per metric, a row per microbenchmark), the metric names, and whether any metric was measured."""
+def hw_context(comparison: Comparison, metrics: set[str] | None = None, drilldown_query: str = "") -> dict[str, Any]:
+    """What the HW-efficiency section prints: ``groups`` (per group, a row per version, every metric) and
+    ``metrics`` (per metric, a row per microbenchmark), the metric names, and whether any metric was measured.
+
+    ``metrics``: the keys whose microbenchmark table is built (each metric's entry is listed, only these carry
+    ``rows`` and ``body``); ``None`` builds every one. A 200-version comparison's four tables are 34,000 cells
+    (4 MB of HTML), so the page shows one at a time with a switch. ``drilldown_query``: the query the
+    microbenchmarks' links to their drill-down carry."""
     red, green = comparison.spec.red, comparison.spec.green
     base = comparison.base
     others = comparison.others
@@ -147,37 +158,56 @@ def hw_context(comparison: Comparison) -> dict[str, Any]:
             rows.append({"label": comparison.version_label(column.key), "key": column.key, "cells": _safe(cells)})
         groups.append({"name": group, "size": len(labels), "rows": rows})
 
-    metrics = []
+    drilldown = urlpattern.by_id("reports:drilldown")
+    query = escape(drilldown_query)
+    span = len(others) + 2
+    metric_tables: list[dict[str, Any]] = []
     for key, name, about in shown:
+        if metrics is not None and key not in metrics:
+            metric_tables.append({"key": key, "name": name, "about": about, "rows": None, "body": None})
+            continue
         rows = []
+        body: list[str] = []
         for group, labels in members.items():
+            if labels:
+                body.append(
+                    f'\n<tr class="group-row"><th colspan="{span}" scope="colgroup">{escape(str(group))}</th></tr>'
+                )
             for label in labels:
                 theirs = absolute(base, label, key)
                 near_zero = stats.about_zero(key, theirs)
-                cells = [
-                    _cell(
-                        ratio(column.key, label, key),
-                        red,
-                        green,
-                        f"{name} {_number(absolute(column.key, label, key))} vs {_number(theirs)} for the base",
-                        (theirs, absolute(column.key, label, key)) if near_zero else None,
+                cells = []
+                for column in others:
+                    own = absolute(column.key, label, key)
+                    cells.append(
+                        _cell(
+                            ratio(column.key, label, key),
+                            red,
+                            green,
+                            # The base's level is the row's second column: the cell's title names the version's.
+                            f"{name} {_number(own)}",
+                            (theirs, own) if near_zero else None,
+                        )
                     )
-                    for column in others
-                ]
-                rows.append(
-                    {
-                        "group": group,
-                        "label": label,
-                        "mb_id": comparison.microbenchmark_ids[label],
-                        "base": _number(theirs),
-                        "cells": _safe(cells),
-                    }
+                row: dict[str, Any] = {
+                    "group": group,
+                    "label": label,
+                    "mb_id": comparison.microbenchmark_ids[label],
+                    "base": _number(theirs),
+                    "cells": _safe(cells),
+                }
+                rows.append(row)
+                body.append(
+                    f'\n<tr><td><a href="{drilldown(row["mb_id"])}?{query}">{escape(label)}</a></td>'
+                    f'<td class="num">{escape(row["base"])}</td>{row["cells"]}</tr>'
                 )
-        metrics.append({"key": key, "name": name, "about": about, "rows": rows})
+        metric_tables.append(
+            {"key": key, "name": name, "about": about, "rows": rows, "body": mark_safe("".join(body))}
+        )  # every text escaped above, the cells by _cell
     return {
         "hw_names": [(key, name, about) for key, name, about in shown],
         "hw_groups": groups,
-        "hw_metrics": metrics,
+        "hw_metrics": metric_tables,
         "hw_versions": [{"key": c.key, "label": comparison.version_label(c.key)} for c in others],
         "hw_legend": cost_legend(red, green),
     }

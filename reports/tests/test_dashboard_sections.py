@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import re
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +18,7 @@ from regressions import bugs as bugrefs
 from regressions.models import Bug, Regression
 from reports.compare import ComparisonSpec, get_comparison
 from reports.errorbars import spreads, with_error_bars
-from reports.hw import cost_flag, cost_legend, hw_context
+from reports.hw import _number, cost_flag, cost_legend, hw_context
 from reports.palette import BETTER_DARK, NEUTRAL, WORSE_DARK, colour_blind_heatmap
 from runs.models import Microbenchmark, Run, Server
 
@@ -51,10 +53,18 @@ def test_the_hw_section_has_per_group_medians_and_per_microbenchmark_ratios_from
     row = next(r for r in cpu["rows"] if r["label"] == label)
     cell = str(row["cells"]).split("</td>")[-2]
     assert f">{ratio:.2f}" in cell and f"num {cost_flag(ratio, 0.95, 1.05)}" in cell
-    # The absolute values, the version's and the base's, are on hover.
-    assert "vs" in cell and "for the base" in cell
+    # The version's absolute value is on hover, the base's in the row's own column.
+    own = comparison.metrics[newest][label]["cpu_o"]
+    theirs = comparison.metrics[comparison.base][label]["cpu_o"]
+    assert f'title="cpu/o {_number(own)}"' in cell and row["base"] == _number(theirs)
     group = context["hw_groups"][0]
     assert len(group["rows"]) == len(comparison.others)
+    # A group's cell: the median ratio, and on hover the version's and the base's median levels.
+    members = [mb for mb in comparison.labels if comparison.group_of.get(mb) == group["name"]]
+    theirs = statistics.median(comparison.metrics[comparison.base][mb]["cpu_o"] for mb in members)
+    own = statistics.median(comparison.metrics[newest][mb]["cpu_o"] for mb in members)
+    first = str(group["rows"][-1]["cells"]).split("</td>")[0]
+    assert f'title="median {_number(own)}, base {_number(theirs)}"' in first
 
 
 @pytest.mark.parametrize(("red", "green"), [(0.95, 1.05), (0.9, 1.2)])
@@ -84,6 +94,37 @@ def test_the_hw_page_answers_alone_and_as_a_fragment(imported: Run, client: Clie
     assert client.get("/compare/hw").status_code == 200
     compare = client.get("/compare/", {"base": imported.pk}).content.decode()
     assert "/compare/hw?" in compare
+
+
+def test_the_hw_page_shows_one_metric_table_at_a_time_with_a_switch_to_each_other(
+    imported: Run, client: Client
+) -> None:
+    def tables(html: str) -> list[str]:
+        return re.findall(r'<section class="hw-metric" data-metric="(\w+)"', html)
+
+    hx = {"HX-Request": "true"}
+    default = client.get("/compare/hw", {"base": imported.pk}, headers=hx).content.decode()
+    # cpu/o first, alone; a link to each other metric swaps the section for its table.
+    assert tables(default) == ["cpu_o"]
+    assert 'aria-current="true" data-metric="cpu_o"' in default
+    for key in ("cs_o", "rkb_o", "wkb_o"):
+        link = re.search(rf'<a href="([^"]*metric={key})" hx-get="([^"]*)" hx-target="#hw-section"', default)
+        assert link is not None and html.unescape(link.group(1)) == html.unescape(link.group(2))
+        assert f"base={imported.pk}" in link.group(1)
+        switched = client.get(html.unescape(link.group(2)), headers=hx).content.decode()
+        assert tables(switched) == [key] and f'aria-current="true" data-metric="{key}"' in switched
+        # The per-group tables keep every metric whichever table is shown.
+        assert switched.count('<section class="hw-group"') == default.count('<section class="hw-group"') > 0
+    write = client.get("/compare/hw", {"base": imported.pk, "metric": "wkb_o"}, headers=hx).content.decode()
+    comparison = get_comparison(ComparisonSpec(base_run_id=imported.pk))
+    label = "update-one_range=100"
+    ratio = comparison.metric_ratios[comparison.others[-1].key][label]["wkb_o"]
+    row = re.search(rf">{label}</a></td>.*?</tr>", write, re.S)
+    assert row is not None and f">{ratio:.2f}</td></tr>" in row.group(0)
+    # An unknown metric falls back to the first, never an empty section.
+    assert tables(client.get("/compare/hw", {"base": imported.pk, "metric": "qps"}, headers=hx).content.decode()) == [
+        "cpu_o"
+    ]
 
 
 def test_search_finds_bug_keys_servers_workloads_groups_and_microbenchmarks(imported: Run, client: Client) -> None:
