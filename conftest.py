@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import re
@@ -254,15 +255,26 @@ def corpus() -> Path:
 SMALL_BASE_RUN = "x.my5651_rel_o2nofp.z12a_c8r32.pk1"
 
 
+@functools.cache
+def corpus_archive(directory: Path) -> bytes:
+    """A corpus directory packed as ``archive_directory`` packs it, once per test process: the corpus is only read,
+    and the archive is deterministic (the same tree, the same bytes), so every test that imports the series gets
+    the bytes it would have packed itself. Packing the mysql-small series costs a tenth of a second of a core,
+    and a few hundred tests import it."""
+    from runs.importer import archive_directory
+
+    return archive_directory(directory)
+
+
 @pytest.fixture
 def small_base(db: None, corpus: Path) -> Any:
     """The real sysbench-mysql-small series imported (nine MySQL versions on one server); its base run,
     MySQL 5.6.51, the base of the reference tables."""
-    from runs.importer import archive_directory, submit_and_import
+    from runs.importer import submit_and_import
     from runs.models import Bundle, Run
 
     submit_and_import(
-        archive_directory(corpus / "sysbench-mysql-small"), name="small.tar.gz", source=Bundle.Source.COMMAND
+        corpus_archive(corpus / "sysbench-mysql-small"), name="small.tar.gz", source=Bundle.Source.COMMAND
     )
     return Run.objects.get(name=SMALL_BASE_RUN)
 
