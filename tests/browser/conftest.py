@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pytest
 
-from conftest import services_required
+from conftest import corpus_archive, services_required
 from tests.browser.chromium import CHROMIUM, CHROMIUM_ARGS
 
 if TYPE_CHECKING:
@@ -101,10 +101,10 @@ def demo_data(transactional_db: None, corpus: Path) -> DemoData:
     ``transactional_db``: the live server runs in another thread with its own
     connection, so the rows must be committed for its pages to see them.
     """
-    from runs.importer import archive_directory, submit_and_import
+    from runs.importer import submit_and_import
 
     mysql = submit_and_import(
-        archive_directory(corpus / "sysbench-mysql-small"),
+        corpus_archive(corpus / "sysbench-mysql-small"),
         name="sysbench-mysql-small.tar.gz",
         source="command",
         overrides={"server": "8-core server"},
