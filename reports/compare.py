@@ -14,10 +14,10 @@ import dataclasses
 import hashlib
 import json
 from collections import Counter, defaultdict
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
-from typing import Any, NamedTuple, cast
+from typing import Any, NamedTuple
 
 from django.db.models import Case, Count, Max, Q, QuerySet, TextField, When
 from django.db.models.functions import Cast
@@ -41,7 +41,7 @@ BASE_RELATED = ("server", "workload", "build__version")
 HW_METRICS = ("cpu_o", "cs_o", "r_o", "rkb_o", "wkb_o", "o_s")
 CACHE_SECONDS = 24 * 3600
 # Bump when the payload's shape changes, so old cached payloads are never read.
-PAYLOAD_VERSION = 10
+PAYLOAD_VERSION = 9
 
 
 class ComparisonError(ValueError):
@@ -157,9 +157,6 @@ class Comparison:
     # One microbenchmark's comparison (``get_microbenchmark_comparison`` computing it): that microbenchmark's
     # latencies, read with its results; None otherwise (its page then reads them). See ``Series.latency``.
     latency: tuple[Latency, ...] | None = None
-    # What a page works out from it and keeps with it, by name (``reports.drilldowns`` stores a drill-down's
-    # table rows and charts with the comparison they come from); empty as computed.
-    derived: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def __getstate__(self) -> dict[str, Any]:
         # What is cached of a comparison: its cells, not the maps read from them (each process reads those again),
@@ -381,13 +378,6 @@ class Latency(NamedTuple):
     percentile: float | None
 
 
-class MicrobenchmarkLatency(NamedTuple):
-    """A result's latency with its microbenchmark: what ``load_series(latencies=True)`` reads of every result."""
-
-    microbenchmark_id: int
-    latency: Latency
-
-
 class SeriesResult(NamedTuple):
     """One stored result: a test (and range) of a run at one concurrency."""
 
@@ -430,56 +420,14 @@ class Series:
     # That microbenchmark's latencies at every concurrency, read in the same query as its results: its page
     # shows them, and a query of their own cost as much as the rest of that one.
     latency: tuple[Latency, ...] | None = None
-    # Every result's latencies, each with its microbenchmark (``load_series(latencies=True)``), from which
-    # ``of_microbenchmark`` takes each microbenchmark's.
-    latencies: tuple[MicrobenchmarkLatency, ...] | None = None
-
-    def each_microbenchmark(self) -> Iterator[Series]:
-        """What ``load_series(spec, microbenchmark_id=…)`` reads, for each microbenchmark in turn, taken from this
-        series of every microbenchmark (read with ``latencies=True``): one read of a series makes each of its
-        microbenchmarks' comparisons."""
-        if self.microbenchmark_id is not None or self.latencies is None:
-            raise ValueError("each_microbenchmark needs the series of every microbenchmark, read with its latencies")
-        # Of a run's command lines, one microbenchmark's read has only what scan_qps reads.
-        runs = tuple(
-            run if run.scan_formula == sysbench.SCAN_TPS_ROWS else dataclasses.replace(run, commands=None)
-            for run in self.runs
-        )
-        dops = tuple(dict.fromkeys((r.dop, r.is_warmup) for r in self.results))
-        base_results = [r for r in self.results if r.run_id == self.base_run_id]
-        results: dict[int, list[SeriesResult]] = {}
-        for r in self.results:
-            if r.run_id != self.base_run_id:
-                results.setdefault(r.microbenchmark_id, []).append(r)
-        latency: dict[int, list[Latency]] = {}
-        for found in self.latencies:
-            latency.setdefault(found.microbenchmark_id, []).append(found.latency)
-        for microbenchmark_id in sorted({r.microbenchmark_id for r in self.results}):
-            yield dataclasses.replace(
-                self,
-                runs=runs,
-                results=(*base_results, *results.get(microbenchmark_id, ())),
-                microbenchmark_id=microbenchmark_id,
-                dops=dops,
-                latency=tuple(latency.get(microbenchmark_id, ())),
-                latencies=None,
-            )
 
 
-def load_series(
-    spec: ComparisonSpec,
-    *,
-    microbenchmark_id: int | None = None,
-    base: Run | None = None,
-    latencies: bool = False,
-) -> Series:
+def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, base: Run | None = None) -> Series:
     """Every database read a comparison needs, in a fixed number of queries whatever the number of runs.
 
     ``microbenchmark_id``: read only what the comparison of that one microbenchmark needs (its results, the
     base's, and the series' concurrencies), for a page about it: see ``Series.microbenchmark_id``. ``base``: the
     base run when the caller read it already, with its server, workload and build's version (``BASE_RELATED``).
-    ``latencies``: every result's latencies too (in the same query), so ``Series.of_microbenchmark`` can make
-    each microbenchmark's series from this one read.
     """
     if base is not None and base.pk != spec.base_run_id:
         raise ValueError(f"run {base.pk} is not the base of this comparison ({spec.base_run_id})")
@@ -595,8 +543,7 @@ def load_series(
         # The concurrency rule reads the base's results and every concurrency of the series, nothing else.
         dops = tuple(rows.order_by().values_list("dop", "microbenchmark__is_warmup").distinct())
         rows = rows.filter(Q(microbenchmark_id=microbenchmark_id) | Q(run_id=base_run.pk))
-    results, found_latency = _series_results(rows, microbenchmark_id, latencies=latencies)
-    latency = None if latencies else cast(tuple[Latency, ...] | None, found_latency)
+    results, latency = _series_results(rows, microbenchmark_id)
     suite = base_run.workload.suite
     return Series(
         spec=spec,
@@ -612,17 +559,16 @@ def load_series(
         microbenchmark_id=microbenchmark_id,
         dops=dops,
         latency=latency,
-        latencies=cast(tuple[MicrobenchmarkLatency, ...], found_latency) if latencies else None,
         group_set=_series_group_set(spec, base_run),
         sla_samples=tuple(sla.load_samples(run_ids)) if suites.get(suite).checks_sla else (),
     )
 
 
 def _series_results(
-    rows: QuerySet[Result], microbenchmark_id: int | None, *, latencies: bool = False
-) -> tuple[tuple[SeriesResult, ...], tuple[Latency, ...] | tuple[MicrobenchmarkLatency, ...] | None]:
+    rows: QuerySet[Result], microbenchmark_id: int | None
+) -> tuple[tuple[SeriesResult, ...], tuple[Latency, ...] | None]:
     """The results as plain values; of one microbenchmark's comparison, its latencies too (read in the same
-    query: its page shows them); ``latencies``: every result's, each with its microbenchmark."""
+    query: its page shows them)."""
     # Not ordered by the database: ordering by the runs' versions there joins every run of the archive into
     # the plan. build_comparison sorts them.
     columns = (
@@ -637,16 +583,8 @@ def _series_results(
         "microbenchmark__is_warmup",
         "tps",
     )
-    latency: tuple[Latency, ...] | tuple[MicrobenchmarkLatency, ...] | None = None
-    if latencies:
-        found = list(rows.order_by().values_list(*columns, "lat_avg_ms", "lat_pct_ms", "lat_pct"))
-        results = tuple(
-            SeriesResult(run_id, mb_id, test, range_size, dop, qps, tuple(metrics), suite, warmup, tps)
-            for run_id, mb_id, test, range_size, dop, qps, *metrics, suite, warmup, tps, _, _, _ in found
-        )
-        # Each microbenchmark's latencies, in the order of its page's own query: Series.of_microbenchmark reads them.
-        latency = tuple(MicrobenchmarkLatency(row[1], Latency(row[0], row[4], *row[-3:])) for row in found)
-    elif microbenchmark_id is None:
+    latency: tuple[Latency, ...] | None = None
+    if microbenchmark_id is None:
         results = tuple(
             # By position, the metrics one slice of the row: this runs once per result.
             _new_result(SeriesResult, (*row[:_METRICS_AT], row[_METRICS_AT:_METRICS_END], *row[_METRICS_END:]))

@@ -114,30 +114,3 @@ class SeriesSummary(models.Model):
 
     def __str__(self) -> str:
         return f"{self.server} {self.workload} {self.dbms}"
-
-
-class DrilldownData(models.Model):
-    """One microbenchmark's comparison as its page (the drill-down) computes it from scratch, for the default
-    comparison of a series (each DBMS's default base, every run), computed when the series is refreshed.
-
-    ``key`` names what it was computed from (``reports.drilldowns.stored_key``: the comparison's spec and the
-    series' stamp, which changes whenever a run of the series arrives or goes): the page reads the row only
-    under the key it would compute from, so a row is never read stale. ``comparison`` is the pickled
-    ``reports.compare.Comparison`` of that microbenchmark alone, written by the worker, never from a request.
-    """
-
-    server = models.ForeignKey("runs.Server", on_delete=models.CASCADE, related_name="+")
-    workload = models.ForeignKey("runs.Workload", on_delete=models.CASCADE, related_name="+")
-    microbenchmark = models.ForeignKey("runs.Microbenchmark", on_delete=models.CASCADE, related_name="+")
-    key = models.CharField(max_length=80)
-    comparison = models.BinaryField()
-    computed_at = models.DateTimeField(auto_now=True)
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["key", "microbenchmark"], name="drilldown_data_unique"),
-        ]
-        indexes = [models.Index(fields=["server", "workload"], name="drilldown_data_series")]
-
-    def __str__(self) -> str:
-        return f"{self.server_id}/{self.workload_id} microbenchmark {self.microbenchmark_id}"

@@ -16,7 +16,6 @@ No database: the view is cut from a computed comparison.
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
@@ -52,20 +51,8 @@ def kept_columns(comparison: Comparison, view: ReleaseView, overrides: Mapping[s
     """The column keys that are points of ``view``, in column order; the base always is.
 
     Each DBMS of the comparison is read along its own lines (an explicit pick of runs may mix DBMSs on one
-    server). Raises ValueError for a malformed override, as detection does. Worked out once per comparison,
-    view and overrides: kept with the comparison (``Comparison.derived``; a stored drill-down's comes worked out).
+    server). Raises ValueError for a malformed override, as detection does.
     """
-    memo = f"releaseview.kept:{view}:{_overrides_text(overrides)}"
-    if memo not in comparison.derived:
-        comparison.derived[memo] = _kept_columns(comparison, view, overrides)
-    return list(comparison.derived[memo])
-
-
-def _overrides_text(overrides: Mapping[str, Any] | None) -> str:
-    return json.dumps(overrides, sort_keys=True, default=str)
-
-
-def _kept_columns(comparison: Comparison, view: ReleaseView, overrides: Mapping[str, Any] | None) -> list[str]:
     by_dbms: dict[str, list[int]] = {}
     for i, column in enumerate(comparison.columns):
         by_dbms.setdefault(column.dbms, []).append(i)
@@ -90,15 +77,7 @@ def in_view(comparison: Comparison, view: ReleaseView, overrides: Mapping[str, A
 
 def provisional_labels(comparison: Comparison, overrides: Mapping[str, Any] | None = None) -> list[str]:
     """The newest release of each DBMS of the comparison when the default view reads it only because it is the
-    newest (a short-term release: provisional until a newer one arrives), named as the comparison names it.
-    Worked out once per comparison and overrides, like ``kept_columns``."""
-    memo = f"releaseview.provisional:{_overrides_text(overrides)}"
-    if memo not in comparison.derived:
-        comparison.derived[memo] = _provisional_labels(comparison, overrides)
-    return list(comparison.derived[memo])
-
-
-def _provisional_labels(comparison: Comparison, overrides: Mapping[str, Any] | None) -> list[str]:
+    newest (a short-term release: provisional until a newer one arrives), named as the comparison names it."""
     found = []
     for dbms in dict.fromkeys(c.dbms for c in comparison.columns):
         policy = releases.policy_for(dbms, comparison.server, overrides)
@@ -138,6 +117,4 @@ def _restricted(comparison: Comparison, keys: set[str], view: str) -> Comparison
         sla_missed={cell for cell in comparison.sla_missed if cell[0] in keys},
         # Charts built from it are cached under this key: never under the full comparison's.
         cache_key=f"{comparison.cache_key}:releases={view}" if comparison.cache_key else "",
-        # What is worked out from it is its own, not the full comparison's.
-        derived={},
     )

@@ -10,7 +10,6 @@ from typing import Any
 
 from django.utils import timezone
 
-from reports import drilldowns
 from reports.compare import Comparison, ComparisonError, ComparisonSpec, get_comparison
 from reports.models import Report, SeriesSummary
 from reports.signals import series_refreshed
@@ -50,8 +49,6 @@ def _refresh_series(server_id: int, workload_id: int, bundle_id: int | None = No
     started_at = timezone.now()
     computed: dict[ComparisonSpec, Comparison] = {}
     summaries, has_runs = summarise_series(server_id, workload_id, computed=computed)
-    # Each microbenchmark's page (the drill-down) of each DBMS's default comparison, computed ahead.
-    drilldowns.store(server_id, workload_id, [summary.base_run_id for summary in summaries])
     for report in Report.objects.filter(base_run__server_id=server_id, base_run__workload_id=workload_id):
         try:
             get_comparison(

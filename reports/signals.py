@@ -11,8 +11,7 @@ from django.dispatch import receiver
 
 from benchdash import pagecache
 from reports.models import GroupSetDefinition
-from runs.models import Build, Config, Dbms, Microbenchmark, Result, Run, Server, Version, Workload
-from runs.signals import bundle_imported, runs_changed
+from runs.signals import bundle_imported
 
 # Sent after a series' comparisons and summaries are fresh, with server_id and workload_id, when it has
 # runs, and ``comparisons``: the comparisons the refresh computed, by spec, so a receiver asking for the same
@@ -28,37 +27,6 @@ def group_sets_changed(**kwargs: Any) -> None:
     """A group set was defined, edited or removed: every shared page (their selectors, their groups) is stale."""
     # After the commit: bumped earlier, a request in between would cache the old page under the new key.
     transaction.on_commit(pagecache.bump_generation)
-    # The drill-downs computed ahead read the group sets too: none may outlive them.
-    _forget_drilldowns()
-
-
-def _forget_drilldowns() -> None:
-    # Imported here: the drill-downs bring the comparisons, which a process that imports nothing (a command's
-    # --help, a migration) has no use for.
-    from reports import drilldowns
-
-    drilldowns.forget_all()
-
-
-# What a stored drill-down was computed from besides the runs' number and ids (its stamp): names, versions, builds,
-# configs, run fields. Their creation comes with new runs (a new stamp); their deletion takes runs with it.
-_SERIES_MODELS = (Dbms, Version, Build, Config, Server, Workload, Run, Microbenchmark, Result)
-
-
-def _series_edited(created: bool = False, raw: bool = False, **kwargs: Any) -> None:
-    """A stored row of the series changed in place (the admin, a correction): no drill-down computed ahead may
-    outlive it; the next refresh of each series computes them again."""
-    if not created and not raw:
-        transaction.on_commit(_forget_drilldowns)
-
-
-for _model in _SERIES_MODELS:
-    post_save.connect(_series_edited, sender=_model, dispatch_uid=f"drilldowns-{_model.__name__}")
-
-
-@receiver(runs_changed)
-def runs_changed_in_place(**kwargs: Any) -> None:
-    transaction.on_commit(_forget_drilldowns)
 
 
 @receiver(bundle_imported)

@@ -26,20 +26,21 @@ import suites
 from accounts.permissions import SAVE_REPORT, permission_required
 from benchdash import disposition, pagecache
 from benchdash.http import ROW_ID_LIMIT, HtmxHttpRequest, row_id
-from reports import charts, drilldowns, releaseview, rendering
+from reports import charts, releaseview, rendering
 from reports import markers as record_markers
 from reports.compare import (
     BASE_RELATED,
     CACHE_SECONDS,
     CONCURRENCY_RULE,
+    Column,
     Comparison,
     ComparisonError,
     ComparisonSpec,
     get_comparison,
     get_microbenchmark_comparison,
-    series_stamp,
     series_stamp_of,
 )
+from reports.errorbars import with_error_bars
 from reports.explain import explain
 from reports.exports import CONTENT_TYPES, export, filename, spec_for_format
 from reports.forms import CompareForm, ExportForm, SaveReportForm
@@ -242,13 +243,8 @@ class RequestedComparison:
         return get_comparison(self.spec, base=self.base, stamp=self.series_stamp)
 
     def microbenchmark_comparison(self, microbenchmark_id: int) -> Comparison:
-        """The comparison of one microbenchmark: as the series' refresh stored it when it is the default one and
-        the series has not changed since (``reports.drilldowns``), else ``get_microbenchmark_comparison``, likewise."""
-        stamp = self.series_stamp or series_stamp(self.base.server_id, self.base.workload_id)
-        found = drilldowns.stored(self.spec, stamp, microbenchmark_id)
-        if found is not None:
-            return found
-        return get_microbenchmark_comparison(self.spec, microbenchmark_id, base=self.base, stamp=stamp)
+        """The comparison of one microbenchmark (``get_microbenchmark_comparison``), likewise."""
+        return get_microbenchmark_comparison(self.spec, microbenchmark_id, base=self.base, stamp=self.series_stamp)
 
 
 def requested_comparison(
@@ -941,24 +937,26 @@ def _drilldown_page(request: HttpRequest, microbenchmark_id: int, page: Comparis
     if label is None or label not in comparison.labels:
         raise Http404(f"microbenchmark {microbenchmark_id} is not in this comparison")
     column_of_run = {rid: c.key for c in comparison.columns for rid in c.run_ids}
-    # Its table rows and charts as the series' refresh worked them out with it (reports.drilldowns), when it did
-    # and the charts show the same columns; else worked out here.
-    parts = comparison.derived.get(drilldowns.DERIVED)
-    charted_keys = tuple(c.key for c in charted.columns)
-    if not isinstance(parts, drilldowns.DrilldownParts) or parts.label != label or parts.charted != charted_keys:
-        parts = drilldowns.page_parts(comparison, microbenchmark_id, label, charted)
-    percentile = parts.percentile
-    highlight = request.GET.get("column", "")
-    listed = {c.key for c in tabled.columns}
+    latency, percentile = _drilldown_latency(comparison, microbenchmark_id, column_of_run)
+    points = []
     rows = []
-    for point, html in zip(parts.points, parts.rows, strict=True):
-        if point["key"] not in listed:
-            continue
-        if point["key"] == highlight:
-            flag = comparison.flags.get(point["key"], {}).get(label, "")
-            html = rendering.drilldown_row(point, flag, base=point["key"] == comparison.base, highlighted=True)
-        rows.append(html)
-    figures = parts.figures
+    highlight = request.GET.get("column", "")
+    for column in comparison.columns:
+        point = _drilldown_point(comparison, column.key, label, latency.get(column.key, []))
+        points.append(point)
+        flag = comparison.flags.get(column.key, {}).get(label, "")
+        html = rendering.drilldown_row(
+            point, flag, base=column.key == comparison.base, highlighted=column.key == highlight
+        )
+        rows.append({"point": point, "column": column, "flag": flag, "html": html})
+    shown = {c.key for c in charted.columns}
+    listed = {c.key for c in tabled.columns}
+    rows = [row for row in rows if cast(Column, row["column"]).key in listed]
+    charted_points = [p for p in points if p["key"] in shown]
+    figures = charts.drilldown_charts(charted_points, microbenchmark=label, percentile=percentile)
+    # ± one standard deviation of repeated runs on the QPS bars, where a column was run more than once.
+    cvs = [comparison.cv.get(column.key, {}).get(label) for column in charted.columns]
+    figures["qps"] = with_error_bars(figures["qps"], [p["qps"] for p in charted_points], cvs)
     # "Why did it change?": the HW metrics and config differences of one build, the clicked one or the newest.
     explained = _explained_column(comparison, data.get("column", ""))
     explanation = explain(comparison, explained, label) if explained else None
@@ -991,11 +989,73 @@ def _drilldown_page(request: HttpRequest, microbenchmark_id: int, page: Comparis
     return render_to_string("reports/drilldown.html", context, request)
 
 
+def _drilldown_latency(
+    comparison: Comparison, microbenchmark_id: int, column_of_run: dict[int, str]
+) -> tuple[dict[str, list[tuple[float | None, float | None]]], float | None]:
+    """Per column, the (average, percentile) latencies of its runs; and the percentile the runs measured (p95,
+    p99): the first the columns give, in their order."""
+    latency: dict[str, list[tuple[float | None, float | None]]] = {}
+    percentile_of_run = {}
+    for run_id, avg, pct_ms, pct in _latencies(comparison, microbenchmark_id, column_of_run):
+        latency.setdefault(column_of_run[run_id], []).append((avg, pct_ms))
+        percentile_of_run[run_id] = pct
+    return latency, next((p for rid in column_of_run if (p := percentile_of_run.get(rid))), None)
+
+
+def _drilldown_point(
+    comparison: Comparison, key: str, label: str, latency: list[tuple[float | None, float | None]]
+) -> charts.DrilldownPoint:
+    """One column of the drill-down: its cell's QPS, relative QPS (1 for the base) and HW metrics with their ratio
+    to the base's, and its runs' mean latencies."""
+    is_base = key == comparison.base
+    cell = comparison.cells.get((key, label))
+    qps = cell.qps if cell is not None else None
+    metrics = (cell.metrics if cell is not None and cell.qps is not None else None) or {}
+    ratios = comparison.metric_ratios.get(key, {}).get(label, {}) if not is_base else {}
+    relative = 1.0 if is_base else (cell.relative if cell is not None else None)
+    return charts.DrilldownPoint(
+        key=key,
+        version_label=comparison.version_label(key),
+        qps=qps,
+        relative=relative if qps is not None else None,
+        lat_avg_ms=_mean_of([a for a, _ in latency]),
+        lat_pct_ms=_mean_of([p for _, p in latency]),
+        cpu_o=metrics.get("cpu_o"),
+        cs_o=metrics.get("cs_o"),
+        rkb_o=metrics.get("rkb_o"),
+        wkb_o=metrics.get("wkb_o"),
+        cpu_o_ratio=1.0 if is_base else ratios.get("cpu_o"),
+        cs_o_ratio=1.0 if is_base else ratios.get("cs_o"),
+        rkb_o_ratio=1.0 if is_base else ratios.get("rkb_o"),
+        wkb_o_ratio=1.0 if is_base else ratios.get("wkb_o"),
+    )
+
+
 def _explained_column(comparison: Comparison, asked: str) -> str:
     """The column "Why did it change?" explains: the one asked for, else the newest ("" when there is none)."""
     if asked in {c.key for c in comparison.others}:
         return asked
     return comparison.others[-1].key if comparison.others else ""
+
+
+def _latencies(
+    comparison: Comparison, microbenchmark_id: int, column_of_run: dict[int, str]
+) -> list[tuple[int, float | None, float | None, float | None]]:
+    """(run id, average ms, percentile ms, percentile) of the microbenchmark at the comparison's concurrency, by
+    run id: read with its results when the comparison is of this microbenchmark alone, else in a query of their
+    own (the cached comparison of the series keeps none). Not in the model's order: that joins four tables to
+    sort a few rows that the columns put in order anyway."""
+    if comparison.latency is not None:
+        return [
+            (found.run_id, found.avg_ms, found.percentile_ms, found.percentile)
+            for found in sorted(comparison.latency)
+            if found.dop == comparison.dop and found.run_id in column_of_run
+        ]
+    return list(
+        Result.objects.filter(run_id__in=column_of_run, microbenchmark_id=microbenchmark_id, dop=comparison.dop)
+        .order_by("run_id")
+        .values_list("run_id", "lat_avg_ms", "lat_pct_ms", "lat_pct")
+    )
 
 
 def _extra_metric_rows(
@@ -1016,10 +1076,10 @@ def _extra_metric_rows(
             if isinstance(value, int | float):
                 values.setdefault(column_of_run[run_id], {}).setdefault(name, []).append(float(value))
     names = [n for n in extra_metrics if any(n in v for v in values.values())]
-    base = {n: drilldowns.mean_of(list(values.get(comparison.base, {}).get(n, []))) for n in names}
+    base = {n: _mean_of(list(values.get(comparison.base, {}).get(n, []))) for n in names}
     rows = []
     for column in comparison.columns:
-        own = {n: drilldowns.mean_of(list(values.get(column.key, {}).get(n, []))) for n in names}
+        own = {n: _mean_of(list(values.get(column.key, {}).get(n, []))) for n in names}
         rows.append(
             {
                 "label": comparison.version_label(column.key),
@@ -1027,6 +1087,11 @@ def _extra_metric_rows(
             }
         )
     return [{"names": names, "rows": rows}] if names else []
+
+
+def _mean_of(values: list[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return sum(present) / len(present) if present else None
 
 
 def compare_export(request: HttpRequest) -> HttpResponse:

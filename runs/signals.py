@@ -20,9 +20,6 @@ RUNS_DELETED = "runs-deleted"
 
 # Sent with ``bundle_id`` once a bundle's runs are stored (not for a bundle found already imported).
 bundle_imported = Signal()
-# Sent when stored runs were changed in place (``QuerySet.update`` sends no ``post_save``): what the apps above
-# computed from them ahead is no longer theirs.
-runs_changed = Signal()
 
 
 def announce_import(bundle_id: int) -> None:

@@ -17,7 +17,7 @@ from reports.compare import (
     get_microbenchmark_comparison,
     load_series,
 )
-from reports.drilldowns import latencies as _latencies
+from reports.views import _latencies
 from runs import synthetic
 from runs.importer import submit_and_import
 from runs.models import Microbenchmark, Result, Run

@@ -19,12 +19,11 @@ pytestmark = pytest.mark.django_db
 # drill-down: the cache key's stamps (the series' runs and regression records), the base run, the series' runs,
 #   its concurrencies, the results (and latencies) of the microbenchmark and of the base, and the explained
 #   run's settings (its files, and the two runs' values), and the microbenchmark's stories with their bugs (its
-#   "Stories and bugs" table: one query whatever the number of runs or stories); and first, the comparison its
-#   series' refresh computed ahead (reports.drilldowns), not there for a series never refreshed (7 when it is);
+#   "Stories and bugs" table: one query whatever the number of runs or stories);
 # comparison: the stamps, the base, the series' runs for the form, the group sets for its selector, the series'
 #   runs and results for the comparison, and the regression records for its markers;
 # heatmap and table of every microbenchmark: as the comparison without the form's two.
-BUDGETS = {"drill-down": 9, "comparison": 7, "heatmap": 5, "table": 5}
+BUDGETS = {"drill-down": 8, "comparison": 7, "heatmap": 5, "table": 5}
 
 
 def _pages(base: Run) -> dict[str, str]:

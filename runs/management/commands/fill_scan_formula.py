@@ -21,7 +21,6 @@ from django.db.models import Q
 from runs import archive_store
 from runs.models import Bundle, Run
 from runs.parse import ParsedRun, bad_input, parse_bundle
-from runs.signals import runs_changed
 from suites.base import STARTED_CONTENT, STARTED_FILE_TIME
 from suites.sysbench import parse as sysbench
 
@@ -82,8 +81,6 @@ class Command(BaseCommand):
                 decided += 1
                 said = ", ".join(f"{key} {value!s}" for key, value in changes.items()) or "nothing to change"
                 self.stdout.write(f"run {run.pk} {run.name}: {said}")
-        if decided and not options["dry_run"]:
-            runs_changed.send(sender=Run)
         verb = "would be decided" if options["dry_run"] else "decided"
         self.stdout.write(f"{decided} runs {verb}, {left} left undecided")
 
