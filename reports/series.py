@@ -11,7 +11,7 @@ from typing import Any
 import django.dispatch
 from django.utils import timezone
 
-from reports import drilldowns
+from reports import drilldowns, matrix
 from reports.compare import Comparison, ComparisonError, ComparisonSpec, get_comparison
 from reports.models import Report, SeriesSummary
 from runs import branches
@@ -55,6 +55,8 @@ def refresh_series(server_id: int, workload_id: int, *, bundle_id: int | None = 
 def _refresh_series(server_id: int, workload_id: int, bundle_id: int | None = None) -> list[SeriesSummary]:
     started_at = timezone.now()
     computed: dict[ComparisonSpec, Comparison] = {}
+    # Every result of the series in one row, which the comparisons below and every page after read.
+    matrix.store(server_id, workload_id)
     summaries, has_runs = summarise_series(server_id, workload_id, computed=computed)
     # Each microbenchmark's page (the drill-down) of each DBMS's default comparison, computed ahead.
     drilldowns.store(server_id, workload_id, [summary.base_run_id for summary in summaries])
