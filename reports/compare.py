@@ -25,8 +25,9 @@ from django.db.models.functions import Cast
 import suites
 from benchdash import pagecache
 from benchdash.http import row_id
-from reports import run_identity, sla, stats
+from reports import matrix, run_identity, sla, stats
 from reports.diff import workload_mismatch
+from reports.matrix import HW_METRICS
 from reports.models import GroupSetDefinition
 from runs import branches
 from runs.models import Result, Run
@@ -38,7 +39,6 @@ from suites.sysbench.layout import REFERENCE_BLOCKS, ls_sort_key, reference_bloc
 
 # What ``load_series`` reads with the base run (a caller that passes it as ``base`` selects these too).
 BASE_RELATED = ("server", "workload", "build__version")
-HW_METRICS = ("cpu_o", "cs_o", "r_o", "rkb_o", "wkb_o", "o_s")
 CACHE_SECONDS = 24 * 3600
 # Bump when the payload's shape changes, so old cached payloads are never read.
 PAYLOAD_VERSION = 9
@@ -543,7 +543,7 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
         # The concurrency rule reads the base's results and every concurrency of the series, nothing else.
         dops = tuple(rows.order_by().values_list("dop", "microbenchmark__is_warmup").distinct())
         rows = rows.filter(Q(microbenchmark_id=microbenchmark_id) | Q(run_id=base_run.pk))
-    results, latency = _series_results(rows, microbenchmark_id)
+    results, latency = _read_results(spec, base_run, run_ids, rows, microbenchmark_id)
     suite = base_run.workload.suite
     return Series(
         spec=spec,
@@ -562,6 +562,22 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
         group_set=_series_group_set(spec, base_run),
         sla_samples=tuple(sla.load_samples(run_ids)) if suites.get(suite).checks_sla else (),
     )
+
+
+def _read_results(
+    spec: ComparisonSpec,
+    base_run: Run,
+    run_ids: Collection[int],
+    rows: QuerySet[Result],
+    microbenchmark_id: int | None,
+) -> tuple[tuple[SeriesResult, ...], tuple[Latency, ...] | None]:
+    """The results of the series' runs ``run_ids`` (``rows`` in the results table): the whole series from the
+    series' matrix while it is at the refresh's stamp (``reports.matrix``), in one query."""
+    if microbenchmark_id is None:
+        stored = matrix.results(base_run.server_id, base_run.workload_id, run_ids, include_warmups=spec.include_warmups)
+        if stored is not None:
+            return tuple(map(SeriesResult._make, stored)), None
+    return _series_results(rows, microbenchmark_id)
 
 
 def _series_results(

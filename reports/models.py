@@ -114,3 +114,32 @@ class SeriesSummary(models.Model):
 
     def __str__(self) -> str:
         return f"{self.server} {self.workload} {self.dbms}"
+
+
+class SeriesMatrix(models.Model):
+    """Every result of a series (server + workload) that a comparison reads, as compact arrays, written when the
+    series is refreshed so that a comparison reads one row instead of thousands (``reports.matrix``).
+
+    ``runs`` and ``last_run_id`` are the series' stamp when it was written (``reports.compare.series_stamp``:
+    the number of runs and the newest run's id): the row is read only in the query that finds the series still
+    at that stamp, so it is never read stale. ``arrays`` is written by the worker, never from a request.
+    """
+
+    server = models.ForeignKey("runs.Server", on_delete=models.CASCADE, related_name="+")
+    workload = models.ForeignKey("runs.Workload", on_delete=models.CASCADE, related_name="+")
+    runs = models.PositiveIntegerField()
+    last_run_id = models.BigIntegerField(null=True)
+    # reports.matrix.FORMAT when written: a row of another layout is never read.
+    format = models.PositiveSmallIntegerField()
+    # [[id, test, range_size, suite, is_warmup], …]: the microbenchmarks the arrays' indexes point into.
+    microbenchmarks = models.JSONField(default=list)
+    arrays = models.BinaryField()
+    computed_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["server", "workload"], name="series_matrix_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.server_id}/{self.workload_id} at {self.runs}:{self.last_run_id}"

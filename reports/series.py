@@ -10,6 +10,7 @@ from typing import Any
 
 from django.utils import timezone
 
+from reports import matrix
 from reports.compare import Comparison, ComparisonError, ComparisonSpec, get_comparison
 from reports.models import Report, SeriesSummary
 from reports.signals import series_refreshed
@@ -48,6 +49,8 @@ def refresh_series(server_id: int, workload_id: int, *, bundle_id: int | None = 
 def _refresh_series(server_id: int, workload_id: int, bundle_id: int | None = None) -> list[SeriesSummary]:
     started_at = timezone.now()
     computed: dict[ComparisonSpec, Comparison] = {}
+    # Every result of the series in one row, which the comparisons below and every page after read.
+    matrix.store(server_id, workload_id)
     summaries, has_runs = summarise_series(server_id, workload_id, computed=computed)
     for report in Report.objects.filter(base_run__server_id=server_id, base_run__workload_id=workload_id):
         try:

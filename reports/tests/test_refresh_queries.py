@@ -60,7 +60,10 @@ def test_a_refresh_of_a_long_series_stays_under_a_fixed_query_budget() -> None:
     # Beyond the second refresh's: the new stories' insert in its savepoint, the members' links to new group
     # stories, and what a story's identity carries since stories keep it (the stored stories read to update in
     # place, the news mark of the import's versions, the release views' shared triage). The same at any length
-    # (the test above); 46 when this budget was last set.
-    assert new > 0 and first <= 46, (first, new)
+    # (the test above); 46 when this budget was last set. Both refreshes also write the series' matrix
+    # (reports.matrix: its runs, its results, its row replaced: 8 queries).
+    assert new > 0 and first <= 54, (first, new)
     again, none = _refresh_queries(series)
-    assert none == 0 and again <= 30, again
+    # The second: as the first without the new stories' writes; the matrix written again (4 queries more than
+    # before it was kept).
+    assert none == 0 and again <= 34, again

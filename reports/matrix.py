@@ -1,0 +1,172 @@
+"""The series matrix: every result of a series (server + workload) that a comparison reads, stored as compact
+arrays when the series is refreshed, so that a comparison reads one row instead of one row per result.
+
+``store`` writes it under the series' stamp (its number of runs and newest run id, ``reports.compare.
+series_stamp``), taken from the runs it read; ``results`` reads it only in the query that finds the series still
+at that stamp, so a run imported or deleted since the refresh sends the comparison back to the results table
+until the next refresh. What it returns is, row for row, what ``reports.compare.load_series`` reads from the
+results table (the order aside, which the comparison does not depend on): the same floats, None where the
+database has NULL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+from django.db.models import Count, IntegerField, Max, Subquery
+
+from reports.models import SeriesMatrix
+from runs.models import Result, Run
+
+# The HW metrics a comparison reads of each result, in the order of SeriesResult.metrics.
+HW_METRICS = ("cpu_o", "cs_o", "r_o", "rkb_o", "wkb_o", "o_s")
+# The float columns of each result: QPS, the HW metrics, transactions/s (scan's tps × rows / 1000 reads it).
+VALUES = ("qps", *HW_METRICS, "tps")
+# Bump with any change to the arrays' layout or what they hold: rows of another format are never read.
+FORMAT = 1
+
+# One result as ``load_series`` reads it: run id, microbenchmark id, test, range size, concurrency, QPS, the HW
+# metrics, suite, warm-up, transactions/s (reports.compare.SeriesResult's fields, in order).
+Row = tuple[int, int, str, "int | None", int, float, tuple["float | None", ...], str, bool, "float | None"]
+
+_INTS = np.dtype("<i8")
+_FLOATS = np.dtype("<f8")
+
+
+def encode(rows: Iterable[Sequence[Any]]) -> tuple[list[list[Any]], bytes]:
+    """The microbenchmarks and the arrays of ``rows``, each (run id, microbenchmark id, test, range size, suite,
+    warm-up, concurrency, *VALUES)."""
+    microbenchmarks: dict[int, int] = {}
+    described: list[list[Any]] = []
+    run_ids: list[int] = []
+    indexes: list[int] = []
+    dops: list[int] = []
+    values: list[Sequence[float | None]] = []
+    for run_id, microbenchmark_id, test, range_size, suite, is_warmup, dop, *floats in rows:
+        index = microbenchmarks.get(microbenchmark_id)
+        if index is None:
+            index = microbenchmarks[microbenchmark_id] = len(described)
+            described.append([microbenchmark_id, test, range_size, suite, bool(is_warmup)])
+        run_ids.append(run_id)
+        indexes.append(index)
+        dops.append(dop)
+        values.append(floats)
+    table = np.array([[0.0 if v is None else v for v in row] for row in values], _FLOATS).reshape(-1, len(VALUES))
+    nulls = np.array([[v is None for v in row] for row in values], bool).reshape(-1, len(VALUES))
+    arrays = (
+        np.array([len(run_ids)], dtype=_INTS).tobytes()
+        + np.array(run_ids, dtype=_INTS).tobytes()
+        + np.array(indexes, dtype=_INTS).tobytes()
+        + np.array(dops, dtype=_INTS).tobytes()
+        + table.tobytes()
+        + np.packbits(nulls, axis=None).tobytes()
+    )
+    return described, arrays
+
+
+def decode(
+    microbenchmarks: Sequence[Sequence[Any]], arrays: bytes, run_ids: Collection[int], *, include_warmups: bool
+) -> list[Row]:
+    """The results of the runs ``run_ids`` (without the warm-up microbenchmarks' unless ``include_warmups``)."""
+    n = int(np.frombuffer(arrays, _INTS, 1)[0])
+    offset = _INTS.itemsize
+    runs = np.frombuffer(arrays, _INTS, n, offset)
+    indexes = np.frombuffer(arrays, _INTS, n, offset + n * 8)
+    dops = np.frombuffer(arrays, _INTS, n, offset + 2 * n * 8)
+    table = np.frombuffer(arrays, _FLOATS, n * len(VALUES), offset + 3 * n * 8).reshape(n, len(VALUES))
+    packed = np.frombuffer(arrays, np.uint8, offset=offset + 3 * n * 8 + table.nbytes)
+    nulls = np.unpackbits(packed, count=n * len(VALUES)).astype(bool).reshape(n, len(VALUES))
+    keep = np.isin(runs, np.fromiter(run_ids, _INTS, len(run_ids)))
+    if not include_warmups:
+        warmups = np.array([bool(m[4]) for m in microbenchmarks], dtype=bool)
+        if warmups.any():
+            keep &= ~warmups[indexes]
+    columns = [_with_nulls(table[keep, j], nulls[keep, j]) for j in range(len(VALUES))]
+    described = [tuple(m) for m in microbenchmarks]
+    found = [described[i] for i in indexes[keep].tolist()]
+    return list(
+        zip(
+            runs[keep].tolist(),
+            [m[0] for m in found],
+            [m[1] for m in found],
+            [m[2] for m in found],
+            dops[keep].tolist(),
+            columns[0],
+            zip(*columns[1 : 1 + len(HW_METRICS)], strict=True),
+            [m[3] for m in found],
+            [m[4] for m in found],
+            columns[-1],
+            strict=True,
+        )
+    )
+
+
+def _with_nulls(values: np.ndarray, nulls: np.ndarray) -> list[float | None]:
+    """One column as Python floats, None where the database had NULL."""
+    floats: list[float | None] = values.tolist()
+    if nulls.all():
+        return [None] * len(floats)
+    if nulls.any():
+        return [None if null else value for value, null in zip(floats, nulls.tolist(), strict=True)]
+    return floats
+
+
+def store(server_id: int, workload_id: int) -> SeriesMatrix | None:
+    """Read every result of the series and store its matrix in place of the one before; None when the series has
+    no runs (its matrix, if any, is dropped)."""
+    runs = list(Run.objects.filter(server_id=server_id, workload_id=workload_id).values_list("pk", flat=True))
+    if not runs:
+        SeriesMatrix.objects.filter(server_id=server_id, workload_id=workload_id).delete()
+        return None
+    # Only the runs just read: a run imported meanwhile waits for its own refresh. The stamp is these runs': a
+    # run deleted meanwhile leaves the series at another stamp, under which this row is never read.
+    rows = (
+        Result.objects.filter(run_id__in=runs)
+        .order_by()
+        .values_list(
+            "run_id",
+            "microbenchmark_id",
+            "microbenchmark__test",
+            "microbenchmark__range_size",
+            "microbenchmark__suite",
+            "microbenchmark__is_warmup",
+            "dop",
+            *VALUES,
+        )
+    )
+    microbenchmarks, arrays = encode(rows.iterator(chunk_size=5000))
+    matrix, _ = SeriesMatrix.objects.update_or_create(
+        server_id=server_id,
+        workload_id=workload_id,
+        defaults={
+            "runs": len(runs),
+            "last_run_id": max(runs),
+            "format": FORMAT,
+            "microbenchmarks": microbenchmarks,
+            "arrays": arrays,
+        },
+    )
+    return matrix
+
+
+def results(server_id: int, workload_id: int, run_ids: Collection[int], *, include_warmups: bool) -> list[Row] | None:
+    """The results of the runs ``run_ids`` of the series as its matrix holds them, in one query; None when the
+    series has no matrix at its current stamp (changed since its refresh, or never refreshed)."""
+    in_series = Run.objects.filter(server_id=server_id, workload_id=workload_id).order_by().values("workload_id")
+    found = (
+        SeriesMatrix.objects.filter(
+            server_id=server_id,
+            workload_id=workload_id,
+            format=FORMAT,
+            runs=Subquery(in_series.annotate(n=Count("pk")).values("n"), output_field=IntegerField()),
+            last_run_id=Subquery(in_series.annotate(last=Max("pk")).values("last")),
+        )
+        .values_list("microbenchmarks", "arrays")
+        .first()
+    )
+    if found is None:
+        return None
+    microbenchmarks, arrays = found
+    return decode(microbenchmarks, bytes(arrays), run_ids, include_warmups=include_warmups)
