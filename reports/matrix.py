@@ -12,13 +12,15 @@ database has NULL.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from django.db.models import Count, IntegerField, Max, Subquery
 
 from reports.models import SeriesMatrix
 from runs.models import Result, Run
+
+if TYPE_CHECKING:
+    import numpy as np
 
 # The HW metrics a comparison reads of each result, in the order of SeriesResult.metrics.
 HW_METRICS = ("cpu_o", "cs_o", "r_o", "rkb_o", "wkb_o", "o_s")
@@ -31,13 +33,15 @@ FORMAT = 1
 # metrics, suite, warm-up, transactions/s (reports.compare.SeriesResult's fields, in order).
 Row = tuple[int, int, str, "int | None", int, float, tuple["float | None", ...], str, bool, "float | None"]
 
-_INTS = np.dtype("<i8")
-_FLOATS = np.dtype("<f8")
+_INTS = "<i8"  # numpy dtypes by name: numpy is imported where arrays are made or read, not with the module
+_FLOATS = "<f8"
 
 
 def encode(rows: Iterable[Sequence[Any]]) -> tuple[list[list[Any]], bytes]:
     """The microbenchmarks and the arrays of ``rows``, each (run id, microbenchmark id, test, range size, suite,
     warm-up, concurrency, *VALUES)."""
+    import numpy as np
+
     microbenchmarks: dict[int, int] = {}
     described: list[list[Any]] = []
     run_ids: list[int] = []
@@ -70,8 +74,10 @@ def decode(
     microbenchmarks: Sequence[Sequence[Any]], arrays: bytes, run_ids: Collection[int], *, include_warmups: bool
 ) -> list[Row]:
     """The results of the runs ``run_ids`` (without the warm-up microbenchmarks' unless ``include_warmups``)."""
+    import numpy as np
+
     n = int(np.frombuffer(arrays, _INTS, 1)[0])
-    offset = _INTS.itemsize
+    offset = 8  # the count, one <i8
     runs = np.frombuffer(arrays, _INTS, n, offset)
     indexes = np.frombuffer(arrays, _INTS, n, offset + n * 8)
     dops = np.frombuffer(arrays, _INTS, n, offset + 2 * n * 8)
