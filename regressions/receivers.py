@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from regressions.models import Regression, Subscription
 from regressions.signals import story_opened
-from reports.signals import series_refreshed
+from reports.events import series_refreshed
 from runs import confirmations
 from runs.models import Run
 

@@ -12,8 +12,8 @@ from django.utils import timezone
 
 from reports import matrix
 from reports.compare import Comparison, ComparisonError, ComparisonSpec, get_comparison
+from reports.events import series_refreshed
 from reports.models import Report, SeriesSummary
-from reports.signals import series_refreshed
 from runs import branches
 from runs.models import Result, Run
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import django.dispatch
 from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
@@ -12,13 +11,6 @@ from django.dispatch import receiver
 from benchdash import pagecache
 from reports.models import GroupSetDefinition
 from runs.signals import bundle_imported
-
-# Sent after a series' comparisons and summaries are fresh, with server_id and workload_id, when it has
-# runs, and ``comparisons``: the comparisons the refresh computed, by spec, so a receiver asking for the same
-# one neither computes it again nor reads it back from the cache; and ``started_at``, when the refresh began (every
-# bundle imported before then is in it). The regressions app listens and detects again, in the same task.
-# (Defined here, not in reports.series, so that the receivers connect without importing the comparisons.)
-series_refreshed = django.dispatch.Signal()
 
 
 @receiver(post_save, sender=GroupSetDefinition)
