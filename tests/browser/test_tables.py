@@ -119,13 +119,21 @@ def test_the_hw_section_loads_when_scrolled_to_with_ratios_flagged_and_absolutes
     assert group.locator("thead th").all_inner_texts()[1:] == ["cpu/o", "cs/o", "rKB/o", "wKB/o"]
     comparison = get_comparison(ComparisonSpec(base_run_id=base.pk))
     newest = comparison.others[-1].key
-    row = page.locator('#hw details[data-metric="cpu_o"] tbody tr', has_text="point-query_range=100")
+    row = page.locator('#hw section.hw-metric[data-metric="cpu_o"] tbody tr', has_text="point-query_range=100")
     cell = row.locator("td").last
     ratio = comparison.metric_ratios[newest]["point-query_range=100"]["cpu_o"]
     assert cell.inner_text() == f"{ratio:.2f}"
     assert "red" in (cell.get_attribute("class") or "") if ratio >= 1 / 0.95 else True
-    assert "for the base" in (cell.get_attribute("title") or "")
+    # The cell's title is the version's own level (the base's is the row's second column).
+    assert (cell.get_attribute("title") or "").startswith("cpu/o ")
     assert page.locator("#hw .table-tools").count() >= 1
+    # One metric's table at a time: the switch swaps in another's in place.
+    page.locator('#hw-section a[data-metric="cs_o"]').click()
+    swapped = page.locator('#hw section.hw-metric[data-metric="cs_o"] tbody tr', has_text="point-query_range=100")
+    cs_ratio = comparison.metric_ratios[newest]["point-query_range=100"]["cs_o"]
+    assert swapped.locator("td").last.inner_text() == f"{cs_ratio:.2f}"
+    assert page.locator('#hw section.hw-metric[data-metric="cpu_o"]').count() == 0
+    assert page.locator('#hw-section strong[aria-current="true"]').inner_text() == "cs/o"
     assert console_errors == []
 
 
