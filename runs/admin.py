@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
 
 from runs.models import (
     Build,
@@ -15,6 +17,7 @@ from runs.models import (
     Version,
     Workload,
 )
+from runs.signals import results_deleted
 
 
 @admin.register(Dbms)
@@ -101,3 +104,13 @@ class ResultAdmin(admin.ModelAdmin):
     list_filter = ["run__server", "microbenchmark__test"]
     list_select_related = ["run", "microbenchmark"]
     raw_id_fields = ["run", "microbenchmark"]
+
+    def delete_model(self, request: HttpRequest, obj: Result) -> None:
+        run_id = obj.run_id
+        super().delete_model(request, obj)
+        results_deleted.send(sender=Result, run_ids=[run_id])
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Result]) -> None:
+        run_ids = sorted(set(queryset.values_list("run_id", flat=True)))
+        super().delete_queryset(request, queryset)
+        results_deleted.send(sender=Result, run_ids=run_ids)

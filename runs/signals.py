@@ -20,6 +20,10 @@ RUNS_DELETED = "runs-deleted"
 
 # Sent with ``bundle_id`` once a bundle's runs are stored (not for a bundle found already imported).
 bundle_imported = Signal()
+# Sent with ``run_ids`` when results of those runs are deleted while the runs stay (the admin): a run's
+# deletion changes its series' stamp, a result's alone does not. (No post_delete receiver on Result: it would
+# make every run's cascade delete load its results one by one.)
+results_deleted = Signal()
 
 
 def announce_import(bundle_id: int) -> None:

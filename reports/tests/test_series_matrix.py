@@ -140,3 +140,36 @@ def test_the_matrix_holds_every_result_of_the_series_as_the_results_table_does()
     assert found is not None
     stored = sorted((row[0], row[1], row[4]) for row in found)
     assert stored == sorted(Result.objects.values_list("run_id", "microbenchmark_id", "dop"))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_result_or_microbenchmark_changed_in_place_is_never_read_from_the_matrix(
+    monkeypatch: pytest.MonkeyPatch, admin_client: Client
+) -> None:
+    """Changes that leave the series' stamp as it was (the admin's): the matrix is dropped, the pages read the
+    results table until the next refresh, and show the change."""
+    _import(VERSIONS, "first.tgz")
+    run = _series_runs()[2]
+    assert all(_check_pages(monkeypatch))
+
+    # A result's QPS corrected in place.
+    result = Result.objects.filter(run=run).order_by("pk").first()
+    assert result is not None
+    result.qps = result.qps * 0.5
+    result.save()
+    assert not any(_check_pages(monkeypatch))
+    refresh_series(run.server_id, run.workload_id)
+    assert all(_check_pages(monkeypatch))
+
+    # A result deleted alone, through the admin (its run stays).
+    response = admin_client.post(f"/admin/runs/result/{result.pk}/delete/", {"post": "yes"})
+    assert response.status_code == 302 and not Result.objects.filter(pk=result.pk).exists()
+    assert not any(_check_pages(monkeypatch))
+    refresh_series(run.server_id, run.workload_id)
+    assert all(_check_pages(monkeypatch))
+
+    # A microbenchmark marked a warm-up.
+    microbenchmark = Result.objects.filter(run=run).order_by("pk").first().microbenchmark  # type: ignore[union-attr]
+    microbenchmark.is_warmup = True
+    microbenchmark.save()
+    assert not any(_check_pages(monkeypatch))
