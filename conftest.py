@@ -150,8 +150,23 @@ def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
         with item.config.stash[blocking_manager_key].unblock():
             call_command("flush", interactive=False, inhibit_post_migrate=True, verbosity=0)
             connection.creation.deserialize_db_from_string(_MIGRATED["default"])
+            _sequences_past_restored_rows(connection)
         _FLUSHED[0] = False
     return (yield)
+
+
+def _sequences_past_restored_rows(connection: Any) -> None:
+    """The flush restarted every sequence at 1 and the restored rows kept their ids (the role groups 1-4, say):
+    each sequence is set past its table's largest id, as ``loaddata`` does, or the next row a test makes (a group
+    of its own) would take id 1 again."""
+    from django.apps import apps
+    from django.core.management.color import no_style
+
+    statements = connection.ops.sequence_reset_sql(no_style(), apps.get_models())
+    if statements:
+        with connection.cursor() as cursor:
+            for statement in statements:
+                cursor.execute(statement)
 
 
 @pytest.hookimpl(wrapper=True)

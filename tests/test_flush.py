@@ -61,3 +61,19 @@ def test_a_flush_that_resets_sequences_is_postgresql_s_truncate() -> None:
     tables = sorted(_rows())
     statements = connection.ops.sql_flush(no_style(), tables, reset_sequences=True)
     assert len(statements) == 1 and statements[0].startswith("TRUNCATE ") and "RESTART IDENTITY" in statements[0]
+
+
+def test_the_migrated_state_put_back_after_a_flush_leaves_each_sequence_past_its_rows() -> None:
+    """conftest's restore before a rolled-back test (flush, the migrated rows deserialized with their ids): a row
+    a test then makes gets a new id, not the first id again (the role groups hold ids from 1)."""
+    import conftest
+
+    live.require_postgresql()
+    call_command("flush", interactive=False, inhibit_post_migrate=True, verbosity=0)
+    connection.creation.deserialize_db_from_string(conftest._MIGRATED["default"])
+    conftest._sequences_past_restored_rows(connection)
+    assert Group.objects.filter(pk=1).exists(), "the role groups of the data migration, with their ids"
+
+    made = Group.objects.create(name="a group of the test's own")
+
+    assert made.pk > max(Group.objects.exclude(pk=made.pk).values_list("pk", flat=True))
