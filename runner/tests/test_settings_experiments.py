@@ -151,6 +151,11 @@ def wait(condition: Callable[[], Any], seconds: float, what: str) -> Any:
     pytest.fail(f"timed out waiting for {what}")
 
 
+def until_finished(run: BenchmarkRun) -> None:
+    """Until the experiment's run is imported or failed (45 s at most)."""
+    wait(lambda: BenchmarkRun.objects.get(pk=run.pk).state in (State.IMPORTED, State.FAILED), 45, "the experiment")
+
+
 def measure(target: Target, parameters: dict[str, Any]) -> Run:
     """A run of the target, executed here as its worker would; its import, refresh and detection by the worker."""
     run = benchmark.create_run(target, seconds=2, **parameters)
@@ -229,11 +234,7 @@ def test_a_loss_from_a_changed_default_is_split_to_the_defaults_on_the_same_host
     experiment_run = start_experiment(client, story)
     assert experiment_run.host == host and experiment_run.target == new
     assert experiment_run.microbenchmarks == ["update-index_range=100"]
-    wait(
-        lambda: BenchmarkRun.objects.get(pk=experiment_run.pk).state in (State.IMPORTED, State.FAILED),
-        45,
-        "the experiment",
-    )
+    until_finished(experiment_run)
     experiment_run.refresh_from_db()
     assert experiment_run.state == State.IMPORTED, experiment_run.error
     assert experiment_run.worker.startswith(f"{host.name}@")  # the host's own worker measured it
@@ -300,11 +301,7 @@ def test_a_loss_from_the_code_stays_with_the_code_and_a_setting_the_server_canno
         offer = split_json(client, story)
         assert offer["state"] == "offered" and offer["host"] is None
         experiment_run = start_experiment(client, story)
-        wait(
-            lambda: BenchmarkRun.objects.get(pk=experiment_run.pk).state in (State.IMPORTED, State.FAILED),
-            45,
-            "the experiment",
-        )
+        until_finished(experiment_run)
     experiment_run.refresh_from_db()
     assert experiment_run.state == State.IMPORTED, experiment_run.error
     assert get_global("max_error_count") == original
