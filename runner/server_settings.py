@@ -83,7 +83,7 @@ def _connect(conn: Connection) -> Any:
     import pymysql
 
     return pymysql.connect(
-        host=conn.address or conn.host,
+        host=conn.connect_to,
         port=conn.port,
         user=conn.user,
         password=conn.password,
