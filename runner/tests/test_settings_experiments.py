@@ -257,10 +257,13 @@ def test_a_loss_from_a_changed_default_is_split_to_the_defaults_on_the_same_host
     (test,) = split["tests"]
     assert test["total"] == pytest.approx(test["from_defaults"] * test["from_code"], rel=1e-12)
     assert split["total"] == pytest.approx(split["from_defaults"] * split["from_code"], rel=1e-12)
-    # More than 20 times from the flush, measured; the code (the same server with the same settings) lost nothing
-    # like it (two runs of one setting vary on a loaded machine: up to 3 times seen at load 9, never down to 0.5).
+    # The loss is the flush's: how much depends on the disk's fsync (more than 20 times on a busy machine, 2 to 3
+    # times on an idle one: ×0.31 and ×0.43 seen alone at load 1), so the defaults' factor is held to a clear loss
+    # that the code's factor (the same server with the same settings) is well above; two runs of one setting vary
+    # on a loaded machine (up to 3 times seen at load 9, never down to 0.5).
     figures = {key: split[key] for key in ("total", "from_defaults", "from_code", "sigma")}
-    assert split["from_defaults"] < 0.3 and split["from_code"] > 0.5, figures
+    assert split["from_defaults"] < 0.7 and split["from_code"] > 0.5, figures
+    assert split["from_defaults"] < 0.8 * split["from_code"], figures
     assert split["partial"] is False and split["sigma"] == story.noise
     assert [s for s in split["settings"] if s["name"] == FLUSH] == [
         {"name": FLUSH, "old": "0", "new": "1", "applied": True, "reason": "", "now": "0"}
