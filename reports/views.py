@@ -479,6 +479,8 @@ def _compare_page(request: HtmxHttpRequest, shared: dict[str, Any], known: Serie
         "series": series,
         # Built in Python: rendering 60 checkbox widgets through the form machinery costs ~50 ms.
         "run_picker": rendering.run_picker(series, chosen),
+        # Likewise the dozen controls: the same HTML as {{ form.<name> }}, without a template per widget.
+        "controls": rendering.form_controls(form, COMPARE_CONTROLS),
         "base_options": rendering.base_options(series, base) if base else "",
         "defaulted": defaulted,
         "scan_choice": base is not None and _reads_scan_eras(base),
@@ -517,6 +519,20 @@ def _compare_page(request: HtmxHttpRequest, shared: dict[str, Any], known: Serie
 
 
 _FRAGMENT = "reports/compare.html#comparison"
+# The comparison form's controls the page shows (the base and the runs have pickers of their own).
+COMPARE_CONTROLS = (
+    "group_set",
+    "dop",
+    "red",
+    "green",
+    "releases",
+    "view",
+    "y_min",
+    "y_max",
+    "log",
+    "scan_formula",
+    "include_warmups",
+)
 
 
 def _reads_scan_eras(base: Run) -> bool:
