@@ -3,15 +3,19 @@
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
+
+from django.db import connection
 
 from benchdash import urlpattern
 from regressions import bugs as bugrefs
 from regressions import stories
-from regressions.models import Regression, TriageEvent
+from regressions.models import Bug, Regression, TriageEvent
 from reports import markers as record_markers
 from runs import releases
+from runs.models import Microbenchmark, Version
 
 if TYPE_CHECKING:
     from reports.compare import Comparison  # the markers' provider is registered when Django starts: no comparisons
@@ -22,39 +26,28 @@ def comparison_markers(comparison: Comparison) -> dict[str, Any]:
 
     Returns ``{"by_label": {label: [item]}, "by_group": {group: [item]}}`` where an
     item has the regression's id, url, kind, state, the column keys where it
-    arrived and was fixed, and its bugs as (key, url). Two queries, whatever the
+    arrived and was fixed, and its bugs as (key, url). One query, whatever the
     number of regressions.
     """
     column_of_version: dict[str, str] = {}
     for column in comparison.columns:
         column_of_version.setdefault(column.version, column.key)
-    # Plain values, not records: a record carries its evidence (megabytes for a long series) and four models.
-    found = list(
-        Regression.objects.filter(
-            server_id=comparison.server_id, workload_id=comparison.workload_id, releases=releases.DEFAULT_VIEW
+    # Plain values, not records (a record carries its evidence, megabytes for a long series, and four models), in
+    # one query with their bugs, its SQL written once: building two querysets cost more than running them.
+    # Charts and tables plot QPS: a metric's own story has its tab on the list, not a marker there.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _markers_sql(),
+            [comparison.server_id, comparison.workload_id, releases.DEFAULT_VIEW, False, stories.QPS],
         )
-        # Charts and tables plot QPS: a metric's own story has its tab on the list, not a marker there.
-        .filter(no_longer_detected=False, metric=stories.QPS)
-        .values_list(
-            "pk",
-            "kind",
-            "state",
-            "arrived_in__text",
-            "fixed_in__text",
-            "microbenchmark_id",
-            "microbenchmark__test",
-            "microbenchmark__range_size",
-            "group",
-        )
-    )
+        rows = cursor.fetchall()
+    found = []
     bugs: dict[int, list[tuple[str, str]]] = defaultdict(list)
-    if found:
-        for regression_id, tracker, key, url in (
-            Regression.bugs.through.objects.filter(regression_id__in=[row[0] for row in found])
-            .order_by("bug__tracker", "bug__key")  # Bug's own order, as the records list their bugs
-            .values_list("regression_id", "bug__tracker", "bug__key", "bug__url")
-        ):
-            bugs[regression_id].append((bugrefs.label(tracker, key), url))
+    for *row, tracker, key, url in rows:
+        if not found or found[-1][0] != row[0]:
+            found.append(row)
+        if tracker is not None:
+            bugs[row[0]].append((bugrefs.label(tracker, key), url))
     by_label: dict[str, list[dict[str, Any]]] = {}
     by_group: dict[str, list[dict[str, Any]]] = {}
     record_url = urlpattern.by_id("regressions:regression")
@@ -75,6 +68,30 @@ def comparison_markers(comparison: Comparison) -> dict[str, Any]:
         elif group:
             by_group.setdefault(group, []).append(item)
     return {"by_label": by_label, "by_group": by_group}
+
+
+@functools.cache
+def _markers_sql() -> str:
+    """The series' QPS records of the default release view still detected, in the records' order (their arrival,
+    group, id), each with its bugs in the bugs' order (a row per bug, or one without)."""
+    q = connection.ops.quote_name
+    regression, version, microbenchmark = (
+        Regression._meta.db_table,
+        Version._meta.db_table,
+        Microbenchmark._meta.db_table,
+    )
+    through, bug = Regression.bugs.through._meta.db_table, Bug._meta.db_table
+    return (
+        f"SELECT r.id, r.kind, r.state, a.text, f.text, r.microbenchmark_id, m.test, m.range_size, r.{q('group')},"
+        " b.tracker, b.key, b.url"
+        f" FROM {regression} r JOIN {version} a ON a.id = r.arrived_in_id"
+        f" LEFT JOIN {version} f ON f.id = r.fixed_in_id"
+        f" LEFT JOIN {microbenchmark} m ON m.id = r.microbenchmark_id"
+        f" LEFT JOIN {through} rb ON rb.regression_id = r.id LEFT JOIN {bug} b ON b.id = rb.bug_id"
+        " WHERE r.server_id = %s AND r.workload_id = %s AND r.releases = %s AND r.no_longer_detected = %s"
+        " AND r.metric = %s"
+        f" ORDER BY a.sort_key, r.{q('group')}, r.id, b.tracker, b.key"
+    )
 
 
 class MarkerProvider:
