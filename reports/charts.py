@@ -217,19 +217,26 @@ def _edge(rel: float | None, low: float, high: float) -> tuple[float | None, str
 
 
 def _edge_marks(
-    comparison: Comparison, keys: Sequence[str], members: Sequence[str], low: float, high: float
+    comparison: Comparison,
+    keys: Sequence[str],
+    members: Sequence[str],
+    low: float,
+    high: float,
+    rows: dict[str, list[float | None]] | None = None,
 ) -> dict[tuple[str, str], str]:
     """The label of each version's points beyond either edge, keyed by (column key, microbenchmark) of the most
     extreme one: its value, "▼0.35". Several points there share it (their labels would be drawn over each other),
     and a range ("▼0.58–0.68") would not fit between the versions of a phone-sized chart; each point's hover
     still says its own value."""
     found: dict[tuple[str, str], str] = {}
-    for key in keys:
-        values = [
-            (v, label)
-            for label in members
-            if (v := comparison.relative[key].get(label)) is not None and math.isfinite(v)
-        ]
+    if rows is None:
+        rows = {label: [comparison.relative[key].get(label) for key in keys] for label in members}
+    # Only a column with a value beyond an edge has a mark: most columns of most charts have none.
+    beyond = {j for row in rows.values() for j, v in enumerate(row) if v is not None and not low <= v <= high}
+    for j, key in enumerate(keys):
+        if j not in beyond:
+            continue
+        values = [(v, label) for label in members if (v := rows[label][j]) is not None and math.isfinite(v)]
         below = sorted(item for item in values if item[0] < low)
         above = sorted((item for item in values if item[0] > high), reverse=True)
         for items, arrow in ((below, "▼"), (above, "▲")):
@@ -278,7 +285,11 @@ def group_line_chart(
     base_qps = comparison.qps.get(comparison.base, {})
     red, green = comparison.spec.red, comparison.spec.green
 
-    values = [comparison.relative[key].get(label) for key in keys for label in members]
+    # Each line's relative QPS across the columns, read once: the axis, the edge marks and the lines use them.
+    relative = comparison.relative
+    views = [relative[key] for key in keys]
+    rows = {label: [view.get(label) for view in views] for label in members}
+    values = [v for row in rows.values() for v in row]
     start, top = axis_range(values, red, green, y_min=y_min, y_max=y_max, log=log)
     has_infinity = any(v is not None and math.isinf(v) and v > 0 for v in values)
     # Room above the top for the "∞" mark of a clipped infinite point.
@@ -287,9 +298,11 @@ def group_line_chart(
     ticks = column_labels(columns, sep="<br>")
     xs = [ticks[k] for k in keys]
     axis = _LineAxis(start=start, end=end, top=top, log=log)
-    edge_marks = _edge_marks(comparison, keys, members, start, end)
+    edge_marks = _edge_marks(comparison, keys, members, start, end, rows)
     traces = [
-        _group_line_trace(comparison, label, i, keys, xs, axis, edge_marks, _number_text(base_qps.get(label)))
+        _group_line_trace(
+            comparison, label, i, keys, xs, axis, edge_marks, _number_text(base_qps.get(label)), rows[label]
+        )
         for i, label in enumerate(members)
     ]
 
@@ -364,33 +377,43 @@ def _group_line_trace(
     axis: _LineAxis,
     edge_marks: dict[tuple[str, str], str],
     base_text: str,
+    rels: list[float | None] | None = None,
 ) -> dict[str, Any]:
-    """The line of one microbenchmark across the compared columns (see ``group_line_chart``)."""
-    noisy = [comparison.noisy.get(key, {}).get(label, False) for key in keys]
-    plain = _plain_line(comparison, label, keys, axis, noisy)
+    """The line of one microbenchmark across the compared columns (see ``group_line_chart``); ``rels``: its
+    relative QPS per column, when read already."""
+    spread, noisy_labels = _lines_with_spread_or_noise(comparison)
+    if label in noisy_labels:
+        noisy_of = comparison.noisy
+        noisy = [noisy_of.get(key, {}).get(label, False) for key in keys]
+    else:
+        noisy = [False] * len(keys)
+    plain = _plain_line(comparison, label, keys, axis, noisy, rels)
     if plain is not None:
         ys, qps = plain
         style = _line_style(i)
-        return _trace(
-            "scatter",
-            x=xs,
-            y=ys,
-            customdata=qps,
-            name=label,
-            mode="lines+markers",
-            line={"color": style["color"], "dash": style["dash"], "width": GUIDE_WIDTH},
-            marker={"symbol": style["symbol"], "size": 8, "color": style["color"]},
-            connectgaps=False,
-            error_y=_error_bars(
+        # What _trace makes of these properties, written out: its copy of each list costs more than the line.
+        trace: dict[str, Any] = {
+            "x": list(xs),
+            "y": ys,
+            "customdata": qps,
+            "name": label,
+            "mode": "lines+markers",
+            "line": {"color": style["color"], "dash": style["dash"], "width": GUIDE_WIDTH},
+            "marker": {"symbol": style["symbol"], "size": 8, "color": style["color"]},
+            "connectgaps": False,
+        }
+        if label in spread:
+            bars = _error_bars(
                 [relative_spread(comparison, k, label) for k in keys], [True] * len(keys), style["color"]
             )
-            if _has_spread(comparison, keys, label)
-            else None,
-            hovertemplate=(
-                "<b>%{fullData.name}</b><br>%{x}<br>relative QPS: %{y:.2f}"
-                f"<br>QPS: %{{customdata:,}}<br>base QPS: {base_text}<extra></extra>"
-            ),
+            if bars is not None:
+                trace["error_y"] = _plain(bars)
+        trace["hovertemplate"] = (
+            "<b>%{fullData.name}</b><br>%{x}<br>relative QPS: %{y:.2f}"
+            f"<br>QPS: %{{customdata:,}}<br>base QPS: {base_text}<extra></extra>"
         )
+        trace["type"] = "scatter"
+        return trace
     points = [
         _group_line_point(comparison.relative[key].get(label), quiet, axis, edge_marks.get((key, label)))
         for key, quiet in zip(keys, noisy, strict=True)
@@ -428,27 +451,50 @@ def _group_line_trace(
 
 
 def _plain_line(
-    comparison: Comparison, label: str, keys: list[str], axis: _LineAxis, noisy: list[bool]
+    comparison: Comparison,
+    label: str,
+    keys: list[str],
+    axis: _LineAxis,
+    noisy: list[bool],
+    rels: list[float | None] | None = None,
 ) -> tuple[list[float | None], list[float | None]] | None:
     """(y, QPS) of a line whose every point is measured, finite, within the axis and not within noise, on a linear
     axis: what most lines are, drawn without a hover text, mark or edge of their own (``_group_line_point`` gives
     each of its points exactly this); None for any other line."""
     if axis.log or any(noisy):
         return None
-    relative, measured = comparison.relative, comparison.qps
-    rels = [relative[key].get(label) for key in keys]
+    if rels is None:
+        relative = comparison.relative
+        rels = [relative[key].get(label) for key in keys]
     start, end = axis.start, axis.end
     # A missing value (None) or NaN fails the comparison, an infinite one the range.
     if not all(rel is not None and start <= rel <= end for rel in rels):
         return None
-    # Each rel is finite here: _sig's text rounding without its checks, as this runs once per point.
-    return [float(f"{rel:.4g}") for rel in rels], [_absolute(measured[key].get(label)) for key in keys]  # type: ignore[str-format]
+    measured = comparison.qps
+    qps = [measured[key].get(label) for key in keys]
+    # Each rel is finite here: _sig's text rounding without its checks, as this runs once per point; a QPS of
+    # four digits or more is _absolute's round() without its checks (NaN and infinity fail the range).
+    return [float(f"{rel:.4g}") for rel in rels], [  # type: ignore[str-format]
+        round(q) if q is not None and 1000 <= q < math.inf else _absolute(q) for q in qps
+    ]
 
 
-def _has_spread(comparison: Comparison, keys: list[str], label: str) -> bool:
-    """Whether any point of a line may have an error bar: its base or one of its columns was run more than once."""
-    cv = comparison.cv
-    return any(cv.get(key, {}).get(label) is not None for key in (comparison.base, *keys))
+# The last comparison's lines with a spread and with a noisy point (_lines_with_spread_or_noise), with the views
+# they were read from: a page's charts read them once, not once per line and column.
+_LAST_MARKED: list[Any] = []
+
+
+def _lines_with_spread_or_noise(comparison: Comparison) -> tuple[frozenset[str], frozenset[str]]:
+    """The microbenchmarks with a spread (a repeated run) in any column, the base's included, and those with a
+    noisy point in any compared column: every other line has neither error bars nor a "within noise" text."""
+    cv, noisy = comparison.cv, comparison.noisy
+    last = _LAST_MARKED[:]
+    if last and last[0] is cv and last[1] is noisy:
+        return last[2], last[3]
+    spread = frozenset(label for view in cv.values() for label, value in view.items() if value is not None)
+    noisy_labels = frozenset(label for view in noisy.values() for label, value in view.items() if value)
+    _LAST_MARKED[:] = [cv, noisy, spread, noisy_labels]
+    return spread, noisy_labels
 
 
 def group_absolute_chart(
