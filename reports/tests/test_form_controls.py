@@ -31,3 +31,38 @@ def test_a_widget_it_cannot_write_is_refused() -> None:
     form = CompareForm(QueryDict("base=3"))
     with pytest.raises(TypeError):
         form_controls(form, ["runs"])
+
+
+@pytest.mark.django_db
+def test_the_pickers_runs_and_the_group_sets_read_by_prepared_sql_are_the_querysets() -> None:
+    from reports import views
+    from reports.models import GroupSetDefinition
+    from runs import synthetic
+    from runs.importer import submit_and_import
+    from runs.models import Run
+
+    for versions, seed in ((("8.0.2", "8.0.1", "8.0.4"), 3), (("8.0.3",), 4)):
+        spec = synthetic.SeriesSpec(versions=versions, seed=seed)
+        submit_and_import(synthetic.bundle_bytes(spec), name=f"s{seed}.tgz", source="command")
+    for name in ("zeta", "alpha", "mid"):
+        GroupSetDefinition.objects.create(name=name, rules=[["g", "re:.*"]])
+    base = Run.objects.order_by("pk").first()
+    assert base is not None
+    expected = list(
+        Run.objects.filter(server_id=base.server_id, workload_id=base.workload_id)
+        .order_by("build__version__dbms__name", "build__version__sort_key", "name", "pk")
+        .values_list("pk", "name", "build__version__dbms__name", "build__version__text")
+    )
+    assert len(expected) == 4
+    assert [tuple(run) for run in views._series_runs(base)] == expected
+    assert views._group_set_names() == ["alpha", "mid", "zeta"]
+
+
+def test_a_query_is_prepared_only_with_its_stand_ins_in_order() -> None:
+    from reports import views
+    from runs.models import Run
+
+    query = Run.objects.filter(server_id=views._FIRST, workload_id=views._SECOND).values_list("pk")
+    assert "%s" in views._prepared(query, (views._FIRST, views._SECOND))
+    with pytest.raises(ValueError, match="stand-ins"):
+        views._prepared(query, (views._SECOND, views._FIRST))
