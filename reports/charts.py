@@ -291,7 +291,7 @@ def group_line_chart(
     rows = {label: [view.get(label) for view in views] for label in members}
     values = [v for row in rows.values() for v in row]
     start, top = axis_range(values, red, green, y_min=y_min, y_max=y_max, log=log)
-    has_infinity = any(v is not None and math.isinf(v) and v > 0 for v in values)
+    has_infinity = math.inf in values  # a positive infinite ratio (None and NaN are never equal to it)
     # Room above the top for the "∞" mark of a clipped infinite point.
     end = (top * 1.15 if log else top + 2 * STEP) if has_infinity else top
 
