@@ -41,7 +41,7 @@ def comparison_markers(comparison: Comparison) -> dict[str, Any]:
             [comparison.server_id, comparison.workload_id, releases.DEFAULT_VIEW, False, stories.QPS],
         )
         rows = cursor.fetchall()
-    found = []
+    found: list[list[Any]] = []
     bugs: dict[int, list[tuple[str, str]]] = defaultdict(list)
     for *row, tracker, key, url in rows:
         if not found or found[-1][0] != row[0]:

@@ -78,7 +78,7 @@ def form_controls(form: forms.Form, names: Sequence[str]) -> dict[str, SafeStrin
         ident = f"id_{name}"
         extra = f' aria-invalid="true" aria-describedby="{ident}_error"' if name in errors else ""
         if isinstance(widget, forms.CheckboxInput):
-            checked = " checked" if widget.value_from_datadict(data, {}, name) else ""
+            checked = " checked" if widget.value_from_datadict(data, form.files, name) else ""
             found[name] = f'<input type="checkbox" name="{name}"{_attrs(widget.attrs)}{extra} id="{ident}"{checked}>'
         elif isinstance(widget, forms.Select) and not widget.allow_multiple_selected:
             value = data.get(name)
