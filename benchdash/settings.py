@@ -115,6 +115,7 @@ TEMPLATES = [
                 "accounts.permissions.abilities",
             ],
             "builtins": ["template_partials.templatetags.partials"],
+            "libraries": {"paths": "benchdash.pathtags"},
         },
     }
 ]

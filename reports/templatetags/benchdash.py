@@ -14,14 +14,6 @@ from django.utils.safestring import SafeString, mark_safe
 register = template.Library()
 
 
-@register.simple_tag
-def path(name: str) -> str:
-    """``{% url name %}`` for a view without arguments, reversed once (``benchdash.urlpattern.plain``)."""
-    from benchdash import urlpattern
-
-    return urlpattern.plain(name)
-
-
 @register.filter
 def rel(value: float | None) -> str:
     """A relative value as the write-ups print it: 2 decimals, ∞ for a zero base, 'missing' for no result."""
