@@ -1,7 +1,11 @@
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.apps import AppConfig
-from django.http import HttpRequest
+
+if TYPE_CHECKING:
+    from django.http import HttpRequest
 
 
 def abilities_fingerprint(request: HttpRequest) -> str:
@@ -16,7 +20,7 @@ class AccountsConfig(AppConfig):
     verbose_name = "Accounts and API tokens"
 
     def ready(self) -> None:
-        from benchdash import pagecache
+        from benchdash import hooks
 
-        # A page shared from the cache is kept once per set of abilities.
-        pagecache.register_variant(abilities_fingerprint)
+        # A page shared from the cache is kept once per set of abilities (benchdash.pagecache).
+        hooks.provide(hooks.PAGE_VARIANTS, "accounts.apps.abilities_fingerprint")

@@ -1,6 +1,6 @@
 """Start-up benchmark: how long a command or a web process takes to start, before it does any work.
 
-    .venv/bin/python bench/startup_bench.py [--repeat 7] [--target 0.5]
+    .venv/bin/python bench/startup_bench.py [--repeat 7] [--target 0.5] [--before DIR] [--instructions]
 
 Runs each command ``--repeat`` times in a fresh interpreter (SQLite in a
 throwaway folder, no broker) and prints the median and worst wall time and the
@@ -18,6 +18,12 @@ what the next one pays. Exits 1 when
 ``import_bundle --help`` misses ``--target`` seconds of CPU time (median): on a busy
 machine wall time measures the queue for the cores, while a single-threaded
 start's CPU time is close to its wall time on an idle one.
+
+``--before DIR``: another checkout of the project (``git archive <commit> | tar -x -C DIR``, with a ``.venv``
+link to this one's), measured in the same run, its runs alternating one by one with this checkout's so the
+machine's load hits both alike; each row then shows both. ``--instructions``: the instructions one
+``import_bundle --help`` executes (valgrind's callgrind; about a minute each): unlike times, the same on a busy
+machine, so a change shows even when the load swamps it.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import statistics
 import subprocess
@@ -114,68 +121,135 @@ CASES: tuple[tuple[str, list[str]], ...] = (
 )
 
 
-def run_once(args: list[str], env: dict[str, str]) -> tuple[float, float, list[str]]:
+def run_once(tree: Path, args: list[str], env: dict[str, str]) -> tuple[float, float, list[str]]:
     """(wall seconds, CPU seconds, heavy libraries loaded) of one run in a fresh interpreter."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    out = subprocess.run([sys.executable, *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [str(tree / ".venv" / "bin" / "python"), *args],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if out.returncode != 0:
-        sys.exit(f"{' '.join(args[2:]) or 'web start'} failed:\n{out.stderr}")
+        sys.exit(f"{' '.join(args[2:]) or 'web start'} failed in {tree}:\n{out.stderr}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     heavy: list[str] = json.loads(out.stderr.strip().splitlines()[-1])
     return wall, cpu, heavy
 
 
-def first_page_times(env: dict[str, str]) -> dict[str, float]:
+def first_page_times(tree: Path, env: dict[str, str]) -> dict[str, float]:
     out = subprocess.run(
-        [sys.executable, "-c", FIRST_PAGES], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
+        [str(tree / ".venv" / "bin" / "python"), "-c", FIRST_PAGES],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     if out.returncode != 0:
-        sys.exit(f"first pages failed:\n{out.stderr}")
+        sys.exit(f"first pages failed in {tree}:\n{out.stderr}")
     times: dict[str, float] = json.loads(out.stderr.strip().splitlines()[-1])
     return times
+
+
+def instructions(tree: Path, env: dict[str, str]) -> int:
+    """Instructions executed by one ``manage.py import_bundle --help`` (callgrind's count)."""
+    with tempfile.TemporaryDirectory(prefix="benchdash-callgrind-") as folder:
+        out = subprocess.run(
+            [
+                "valgrind",
+                "--tool=callgrind",
+                f"--callgrind-out-file={folder}/out",
+                str(tree / ".venv" / "bin" / "python"),
+                "manage.py",
+                "import_bundle",
+                "--help",
+            ],
+            cwd=tree,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+    if out.returncode != 0:
+        sys.exit(f"callgrind failed in {tree}:\n{out.stderr}")
+    return int(re.findall(r"Collected : (\d+)", out.stderr)[-1])
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--target", type=float, default=0.5, help="CPU seconds for import_bundle --help (median)")
+    parser.add_argument("--before", type=Path, help="another checkout, measured alternately in the same run")
+    parser.add_argument("--instructions", action="store_true", help="count import_bundle --help's (callgrind)")
     args = parser.parse_args()
+    trees = {"before": args.before.resolve(), "after": REPO} if args.before else {"this": REPO}
 
-    with tempfile.TemporaryDirectory(prefix="benchdash-startup-") as var_dir:
+    with tempfile.TemporaryDirectory(prefix="benchdash-startup-") as var_root:
         # PYTHONDONTWRITEBYTECODE would make every start compile the project's modules again (about 0.2 s here),
         # which a user's machine pays once and the Docker image never (it compiles them when it is built).
         drop = ("DATABASE_URL", "REDIS_URL", "PYTHONDONTWRITEBYTECODE")
-        env = {k: v for k, v in os.environ.items() if k not in drop}
-        env.update(BENCHDASH_VAR_DIR=var_dir, DEBUG="false")
-        run_once(list(CASES[0][1]), env)  # compiles the .pyc files once, so no row pays for it
+        base_env = {k: v for k, v in os.environ.items() if k not in drop}
+        envs = {}
+        for label in trees:  # a database of its own for each checkout: their migrations may differ
+            (Path(var_root) / label).mkdir()
+            envs[label] = {**base_env, "BENCHDASH_VAR_DIR": str(Path(var_root) / label), "DEBUG": "false"}
+        for label, tree in trees.items():
+            run_once(tree, list(CASES[0][1]), envs[label])  # compiles the .pyc files once, so no row pays for it
         rows = []
         for name, case in CASES:
-            runs = [run_once(list(case), env) for _ in range(args.repeat)]
-            walls = [r[0] for r in runs]
-            cpus = [r[1] for r in runs]
-            rows.append((name, statistics.median(walls), max(walls), statistics.median(cpus), runs[-1][2]))
+            runs: dict[str, list[tuple[float, float, list[str]]]] = {label: [] for label in trees}
+            for _ in range(args.repeat):
+                for label, tree in trees.items():
+                    runs[label].append(run_once(tree, list(case), envs[label]))
+            for label in trees:
+                walls = [r[0] for r in runs[label]]
+                cpus = [r[1] for r in runs[label]]
+                rows.append(
+                    (name, label, statistics.median(walls), max(walls), statistics.median(cpus), runs[label][-1][2])
+                )
+        counts = {label: instructions(tree, envs[label]) for label, tree in trees.items()} if args.instructions else {}
 
         # The first pages: a database with one real series, then fresh processes rendering its pages.
-        for prepare in (["migrate", "--verbosity", "0"], ["import_bundle", str(FIRST_PAGES_BUNDLE)]):
-            subprocess.run(
-                [sys.executable, "manage.py", *prepare], cwd=REPO, env=env, check=True, capture_output=True, timeout=300
-            )
-        first_pages = [first_page_times(env) for _ in range(args.repeat)]
+        for label, tree in trees.items():
+            for prepare in (["migrate", "--verbosity", "0"], ["import_bundle", str(FIRST_PAGES_BUNDLE)]):
+                subprocess.run(
+                    [str(tree / ".venv" / "bin" / "python"), "manage.py", *prepare],
+                    cwd=tree,
+                    env=envs[label],
+                    check=True,
+                    capture_output=True,
+                    timeout=300,
+                )
+        first_pages: dict[str, list[dict[str, float]]] = {label: [] for label in trees}
+        for _ in range(args.repeat):
+            for label, tree in trees.items():
+                first_pages[label].append(first_page_times(tree, envs[label]))
 
-    load = os.getloadavg()[0]
-    print(f"Start-up benchmark: Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load:.1f}")
-    print(f"{'command':<40} {'n':>3} {'median s':>9} {'worst s':>8} {'CPU s':>6}  heavy libraries loaded")
-    for name, median, worst, cpu, heavy in rows:
-        print(f"{name:<40} {args.repeat:>3} {median:>9.2f} {worst:>8.2f} {cpu:>6.2f}  {', '.join(heavy) or '-'}")
+    load = os.getloadavg()
+    print(
+        f"Start-up benchmark: Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
+        f"load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} (1, 5, 15 min)"
+    )
+    print(f"{'command':<40} {'tree':<7} {'n':>3} {'median s':>9} {'worst s':>8} {'CPU s':>6}  heavy libraries loaded")
+    for name, label, median, worst, cpu, heavy in rows:
+        figures = f"{args.repeat:>3} {median:>9.2f} {worst:>8.2f} {cpu:>6.2f}"
+        print(f"{name:<40} {label:<7} {figures}  {', '.join(heavy) or '-'}")
+    for label, count in counts.items():
+        print(f"instructions, import_bundle --help, {label}: {count / 1e9:.3f} G (callgrind)")
     print()
     print("a fresh web worker (ms, median / worst; 'again' is the same page from scratch once more)")
-    for name in first_pages[0]:
-        values = [times[name] for times in first_pages]
-        print(f"  {name:<24} {statistics.median(values):>7.0f} {max(values):>7.0f}")
-    met = rows[0][3] < args.target
+    for label in trees:
+        for name in first_pages[label][0]:
+            values = [times[name] for times in first_pages[label]]
+            print(f"  {name:<24} {label:<7} {statistics.median(values):>7.0f} {max(values):>7.0f}")
+    ours = next(row for row in rows if row[1] == ("after" if args.before else "this"))
+    met = ours[4] < args.target
     print(f"target import_bundle --help < {args.target:g} s of CPU time: {'met' if met else 'MISSED'}")
     return 0 if met else 1
 

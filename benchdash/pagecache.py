@@ -50,18 +50,16 @@ from django.utils.cache import patch_vary_headers
 from django.utils.http import parse_etags
 from django.utils.safestring import mark_safe
 
+from benchdash import hooks
 from benchdash.clientip import client_address
 
 log = logging.getLogger(__name__)
 
+
 # What else a page's copy depends on for one visitor (the actions their roles allow, say): functions the apps
-# that know register at start-up (``register_variant``); a page is kept once per distinct combination.
-_variants: list[Callable[[HttpRequest], str]] = []
-
-
-def register_variant(variant: Callable[[HttpRequest], str]) -> None:
-    if variant not in _variants:
-        _variants.append(variant)
+# that know provide at start-up (``hooks.PAGE_VARIANTS``); a page is kept once per distinct combination.
+def _variants() -> tuple[Callable[[HttpRequest], str], ...]:
+    return hooks.provided(hooks.PAGE_VARIANTS)
 
 
 # Entries are found again through keys that change with the data; the lifetime only bounds what an
@@ -539,8 +537,8 @@ def page(
 
 
 def variant_of(request: HttpRequest) -> str:
-    """What else a shared copy depends on for this visitor (see ``register_variant``)."""
-    return "|".join(variant(request) for variant in _variants)
+    """What else a shared copy depends on for this visitor (see ``_variants``)."""
+    return "|".join(variant(request) for variant in _variants())
 
 
 def document(request: HttpRequest, key: str, produce: Callable[[], tuple[bytes, str] | HttpResponse]) -> HttpResponse:

@@ -12,10 +12,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from regressions.figures import Figures
+if TYPE_CHECKING:  # the facts carry a story's figures, built by regressions.figures
+    from regressions.figures import Figures
 
 JSON, SLACK = "json", "slack"
 FORMATS = {JSON: "JSON (benchdash's own body)", SLACK: 'Slack-compatible ({"text": …})'}

@@ -8,20 +8,17 @@ class RegressionsConfig(AppConfig):
     verbose_name = "Regressions and bugs"
 
     def ready(self) -> None:
+        from benchdash import hooks, metric_sources
         from regressions import receivers  # noqa: F401  (connects the receivers)
-        from regressions.markers import MARKERS
-        from regressions.search import find_bugs, open_records_note
-        from regressions.writeup import open_stories
-        from reports import markers, search, writeup
 
+        # What the regressions app lends to reports, by dotted path: its modules (the story code with them) load
+        # when a page first asks, not in every process's start (benchdash.hooks).
         # Comparison pages show the records of their series (markers on charts, tables and heatmaps).
-        markers.register(MARKERS)
+        hooks.provide(hooks.MARKERS, "regressions.markers.MARKERS")
         # The header's search finds bugs first, and says how many records are open on each group it finds.
-        search.register_section("bugs", "Bugs", find_bugs)
-        search.register_group_note(open_records_note)
+        hooks.provide(hooks.SEARCH_SECTIONS, "regressions.search.BUGS_SECTION")
+        hooks.provide(hooks.SEARCH_GROUP_NOTES, "regressions.search.open_records_note")
         # Write-ups list the series' open regression stories with their bugs.
-        writeup.register_open_stories(open_stories)
+        hooks.provide(hooks.OPEN_STORIES, "regressions.writeup.open_stories")
         # /metrics reads the alert deliveries per state when scraped.
-        from benchdash import metric_sources
-
         metric_sources.register("regressions.metrics.deliveries_by_state")

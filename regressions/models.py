@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -17,8 +17,12 @@ from django.utils import timezone
 
 from regressions import alert_message
 from regressions import bugs as bugrefs
-from regressions.evidence import Evidence
-from regressions.figures import Figures, level_text, story_figures
+
+# The stories' evidence and figures (with the change-point code they read) are imported when a record's are read,
+# not when the models are declared: every process declares them, few read a story.
+if TYPE_CHECKING:
+    from regressions.evidence import Evidence
+    from regressions.figures import Figures
 
 
 class Bug(models.Model):
@@ -283,6 +287,8 @@ class Regression(models.Model):
     @property
     def evidence_record(self) -> Evidence:
         """The evidence as a typed value (``regressions.evidence``): what the story page and the API read."""
+        from regressions.evidence import Evidence
+
         evidence = self.evidence
         return Evidence.from_json(evidence if isinstance(evidence, dict) else None)
 
@@ -290,6 +296,8 @@ class Regression(models.Model):
     def figures(self) -> Figures:
         """The story's labelled figures (step at arrival, now, base), as every page, the JSON and alerts print
         them (``regressions.figures``). Lists read it with the base run selected (one query each otherwise)."""
+        from regressions.figures import story_figures
+
         base_run = self.base_run if self.base_run_id else None
         return story_figures(
             metric=self.metric,
@@ -308,12 +316,16 @@ class Regression(models.Model):
     @property
     def backport_gap(self) -> str:
         """ "fixed in 11.4.8, still open in 10.11.14", or "" (from the stored evidence: no points read)."""
+        from regressions.evidence import Evidence
+
         stored = self.stored_evidence if isinstance(self.stored_evidence, dict) else None
         return Evidence.from_json(stored).backport_gap if stored and stored.get("lines") else ""
 
     @property
     def folded_count(self) -> tuple[int, int] | None:
         """A group story's folded members and its members in all, from the stored evidence (no points read)."""
+        from regressions.evidence import Evidence
+
         stored = Evidence.from_json(self.stored_evidence if isinstance(self.stored_evidence, dict) else None)
         if not stored.members:
             return None
@@ -360,6 +372,8 @@ class Regression(models.Model):
     def change_text(self) -> str:
         """The step as the write-ups say it: ``−12.1%``, ``+44.0%``; a metric's step from about zero as its two
         levels (``regressions.figures``)."""
+        from regressions.figures import level_text
+
         figures = self.figures
         if figures.near_zero and figures.level_before is not None and figures.level_at_arrival is not None:
             return (

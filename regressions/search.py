@@ -37,6 +37,10 @@ def find_bugs(q: str) -> list[Hit]:
     return hits
 
 
+# The header's search finds bugs first (benchdash.hooks.SEARCH_SECTIONS).
+BUGS_SECTION = ("bugs", "Bugs", find_bugs)
+
+
 def open_records_note(group: str) -> str:
     count = Regression.objects.filter(group=group).exclude(state__in=Regression.CLOSED_STATES).count()
     return f"{count} open regression records" if count else ""

@@ -1,15 +1,17 @@
 """What apps above reports pin onto its pages: regression markers on charts, tables and heatmaps.
 
 Reports draws comparisons and knows nothing of regression records; the regressions
-app registers a provider at start-up (``register``) that places its records on a
+app provides one at start-up (``benchdash.hooks.MARKERS``) that places its records on a
 comparison's columns and says when they change (for the page cache's key). With
-no provider registered, pages show no markers.
+no provider, pages show no markers.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
+
+from benchdash import hooks
 
 if TYPE_CHECKING:
     from reports.compare import Comparison
@@ -57,18 +59,14 @@ class Provider(Protocol):
         ...
 
 
-_providers: list[Provider] = []
-
-
-def register(provider: Provider) -> None:
-    if provider not in _providers:
-        _providers.append(provider)
+def _providers() -> tuple[Provider, ...]:
+    return hooks.provided(hooks.MARKERS)
 
 
 def comparison_markers(comparison: Comparison) -> dict[str, Any]:
     by_label: dict[str, list[dict[str, Any]]] = {}
     by_group: dict[str, list[dict[str, Any]]] = {}
-    for provider in _providers:
+    for provider in _providers():
         found = provider.markers(comparison)
         for label, items in found.get("by_label", {}).items():
             by_label.setdefault(label, []).extend(items)
@@ -78,14 +76,14 @@ def comparison_markers(comparison: Comparison) -> dict[str, Any]:
 
 
 def stamp_sql() -> list[str]:
-    return [provider.stamp_sql() for provider in _providers]
+    return [provider.stamp_sql() for provider in _providers()]
 
 
 def records(
     server_id: int, workload_id: int, microbenchmark_id: int | None, group: str = "", every_metric: bool = False
 ) -> list[Record]:
     found: list[Record] = []
-    for provider in _providers:
+    for provider in _providers():
         found.extend(provider.records(server_id, workload_id, microbenchmark_id, group, every_metric))
     return found
 

@@ -20,6 +20,7 @@ from django.urls import reverse
 from django.utils.text import slugify
 
 import suites
+from benchdash import hooks
 from reports.models import GroupSetDefinition, SeriesSummary
 from runs.models import Microbenchmark, Run, Server, Workload
 
@@ -38,20 +39,17 @@ class Hit:
 
 
 # Apps above reports add what they own: a section found first (the regressions app: bugs) and a note on
-# each group hit (its open regression records). Registered at start-up; none registered, none shown.
+# each group hit (its open regression records). Provided at start-up (benchdash.hooks); none provided, none shown.
 Finder = Callable[[str], list[Hit]]
-_sections: list[tuple[str, str, Finder]] = []
-_group_notes: list[Callable[[str], str]] = []
 
 
-def register_section(kind: str, title: str, finder: Finder) -> None:
-    if all(existing != kind for existing, _, _ in _sections):
-        _sections.append((kind, title, finder))
+def _sections() -> tuple[tuple[str, str, Finder], ...]:
+    """(kind, title, finder) of each section provided (``hooks.SEARCH_SECTIONS``)."""
+    return hooks.provided(hooks.SEARCH_SECTIONS)
 
 
-def register_group_note(note: Callable[[str], str]) -> None:
-    if note not in _group_notes:
-        _group_notes.append(note)
+def _group_notes() -> tuple[Callable[[str], str], ...]:
+    return hooks.provided(hooks.SEARCH_GROUP_NOTES)
 
 
 @dataclass(frozen=True)
@@ -152,7 +150,7 @@ def find_groups(q: str, summaries: list[Series]) -> list[Hit]:
                 for s in summaries
                 if suite is None or s.suite == suite
             ]
-            notes = [note for note in (add(group) for add in _group_notes) if note]
+            notes = [note for note in (add(group) for add in _group_notes()) if note]
             detail = " · ".join([f"group set {set_name}", *notes])
             hits.append(Hit(title=group, detail=detail, links=links))
     return hits
@@ -199,7 +197,7 @@ def search(q: str) -> dict[str, Any]:
         return {"sections": [], "runs": [], "total": 0}
     summaries = _series()
     sections = [
-        *((kind, title, finder(q)) for kind, title, finder in _sections),
+        *((kind, title, finder(q)) for kind, title, finder in _sections()),
         ("servers", "Servers", find_servers(q, summaries)),
         ("workloads", "Workloads", find_workloads(q, summaries)),
         ("groups", "Groups", find_groups(q, summaries)),

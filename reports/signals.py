@@ -8,7 +8,6 @@ from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
-from benchdash import pagecache
 from reports.models import GroupSetDefinition, SeriesMatrix
 from runs.models import Microbenchmark, Result, Run
 from runs.signals import bundle_imported, results_deleted
@@ -18,6 +17,8 @@ from runs.signals import bundle_imported, results_deleted
 @receiver(post_delete, sender=GroupSetDefinition)
 def group_sets_changed(**kwargs: Any) -> None:
     """A group set was defined, edited or removed: every shared page (their selectors, their groups) is stale."""
+    from benchdash import pagecache  # with the template machinery: not for every process's start
+
     # After the commit: bumped earlier, a request in between would cache the old page under the new key.
     transaction.on_commit(pagecache.bump_generation)
 

@@ -7,8 +7,8 @@ microbenchmark's relative QPS, HW efficiency) and the regression stories still o
 Everything here is computed from values handed in (the comparison, the runs' provenance, the open
 stories); the view gathers them.
 
-Open stories come from the regressions app, which reports must not import: it registers a source at
-start-up (``register_open_stories``), as it does for markers and the search.
+Open stories come from the regressions app, which reports must not import: it provides a source at
+start-up (``benchdash.hooks.OPEN_STORIES``), as it does for markers and the search.
 """
 
 from __future__ import annotations
@@ -20,10 +20,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from benchdash import hooks
 from reports import markers, reference
 from reports.reference import md_label, md_number, md_text, md_url
 
-# The comparisons (with the HW metrics) are imported where a write-up is made: the regressions app registers its
+# The comparisons (with the HW metrics) are imported where a write-up is made: the regressions app provides its
 # open stories here when Django starts, which every process does.
 if TYPE_CHECKING:
     from reports.compare import Comparison
@@ -46,18 +47,13 @@ class OpenStory:
     bugs: tuple[tuple[str, str], ...] = ()  # (key, url)
 
 
+# ``source(server_id, workload_id)``: the open regression stories of that series, oldest arrival first.
 OpenStoriesSource = Callable[[int, int], list[OpenStory]]
-_story_sources: list[OpenStoriesSource] = []
-
-
-def register_open_stories(source: OpenStoriesSource) -> None:
-    """``source(server_id, workload_id)``: the open regression stories of that series, oldest arrival first."""
-    if source not in _story_sources:
-        _story_sources.append(source)
 
 
 def open_stories(server_id: int, workload_id: int) -> list[OpenStory]:
-    return [story for source in _story_sources for story in source(server_id, workload_id)]
+    sources: tuple[OpenStoriesSource, ...] = hooks.provided(hooks.OPEN_STORIES)
+    return [story for source in sources for story in source(server_id, workload_id)]
 
 
 @dataclass(frozen=True)

@@ -39,13 +39,14 @@ class RunnerConfig(AppConfig):
     def ready(self) -> None:
         from celery.signals import worker_ready, worker_shutdown
 
+        from benchdash import hooks
         from runner import receivers
-        from runs import confirmations
-        from runs import experiments as settings_experiments
 
-        confirmations.register(hold_for_confirmation, confirmation_notes)
+        # New stories of a benchmark host's runs are measured again before they are told (runs.confirmations).
+        hooks.provide(hooks.CONFIRMATION_HOLDERS, "runner.apps.hold_for_confirmation")
+        hooks.provide(hooks.CONFIRMATION_NOTES, "runner.apps.confirmation_notes")
         # Story and run-diff pages offer "settings or code?" and show its split.
-        settings_experiments.register(settings_split_for)
+        hooks.provide(hooks.SETTINGS_SPLITS, "runner.apps.settings_split_for")
 
         # weak=False: the functions live as long as the module; a worker's heartbeats start when it is ready.
         worker_ready.connect(receivers.worker_ready, weak=False, dispatch_uid="runner.worker_ready")

@@ -1,7 +1,7 @@
 """Settings experiments, "settings or code?": a hook between the pages that show two runs of two versions (a
 story's, a run diff's) and the app that can measure again (runner), which import neither each other.
 
-A page hands a ``RunPair`` to ``split_for``; the registered provider (runner.experiments) answers with a
+A page hands a ``RunPair`` to ``split_for``; the provider (runner.experiments, through benchdash.hooks) answers with a
 ``SettingsSplit``: whether the new version can be measured again with the old version's settings (and where to
 ask for it), and once it has been, the split of the change into what the changed defaults did and what the code
 did. Per microbenchmark and concurrency::
@@ -19,6 +19,8 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from benchdash import hooks
 
 # A factor is the ratio of two single runs, each with the noise model's σ: it counts beyond noise when it is
 # further from 1 than twice the σ of such a ratio (√2 σ).
@@ -195,16 +197,12 @@ class SettingsSplit:
 
 
 Provider = Callable[[RunPair], "SettingsSplit | None"]
-_providers: list[Provider] = []
-
-
-def register(provider: Provider) -> None:
-    _providers.append(provider)
 
 
 def split_for(pair: RunPair) -> SettingsSplit | None:
     """The first provider's answer: None when the two runs differ in no setting (nothing to split)."""
-    for provider in _providers:
+    providers: tuple[Provider, ...] = hooks.provided(hooks.SETTINGS_SPLITS)
+    for provider in providers:
         found = provider(pair)
         if found is not None:
             return found

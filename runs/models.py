@@ -15,12 +15,13 @@ from django.urls import reverse
 import suites
 from runs.commits import CommitLinks
 from runs.versions import sort_key
-from suites.base import STARTED_CONTENT, STARTED_FILE_TIME
-from suites.sysbench.parse import SCAN_SPEC, SCAN_TPS_ROWS, SCAN_UNKNOWN
+from suites import names as suite_names
+from suites.names import STARTED_CONTENT, STARTED_FILE_TIME
 
 
 # Which suite names a row may hold is the suites registry's business: a suite added as its own package needs no
-# migration, and code that means one suite names it through the registry (``suites.SYSBENCH.name``).
+# migration, and code that means one suite names it through the registry (``suites.SYSBENCH.name``). The models,
+# declared in every process, name the built-ins by their stored names (``suites.names``) and load no suite.
 def validate_suite(value: str) -> None:
     try:
         suites.get(value)
@@ -115,7 +116,7 @@ class Server(models.Model):
 class Workload(models.Model):
     """Benchmark parameters that must match for relative QPS to mean anything."""
 
-    suite = models.CharField(max_length=16, default=suites.SYSBENCH.name, validators=[validate_suite])
+    suite = models.CharField(max_length=16, default=suite_names.SYSBENCH, validators=[validate_suite])
     name = models.CharField(max_length=200)
     params = models.JSONField(default=dict, blank=True)
 
@@ -297,6 +298,8 @@ class Run(models.Model):
     @property
     def scan_formula_text(self) -> str:
         """What the run's page says of the formula its own scan values used (sysbench run directories)."""
+        from suites.sysbench.parse import SCAN_SPEC, SCAN_TPS_ROWS, SCAN_UNKNOWN
+
         if self.scan_formula == SCAN_UNKNOWN:
             return (
                 "unknown: imported before benchdash recorded it; manage.py fill_scan_formula decides it from the "
@@ -322,14 +325,14 @@ class Run(models.Model):
     def start_origin(self) -> str:
         """Where ``started_at`` came from, in words for a page or a write-up."""
         if self.start_recorded:
-            if self.workload.suite == suites.DBBENCH.name:
+            if self.workload.suite == suite_names.DBBENCH:
                 return "recorded in the results: the earliest date column of its db_bench tests"
             return "recorded by the run scripts' ps sampler when the load (or the first test) began"
         return "oldest result file; the run started about then if the files were not copied since"
 
 
 class Microbenchmark(models.Model):
-    suite = models.CharField(max_length=16, default=suites.SYSBENCH.name, validators=[validate_suite])
+    suite = models.CharField(max_length=16, default=suite_names.SYSBENCH, validators=[validate_suite])
     test = models.CharField(max_length=200, help_text="point-query, point-query.pre, scan.warm, …")
     range_size = models.PositiveIntegerField(null=True, blank=True)
     is_warmup = models.BooleanField(default=False)

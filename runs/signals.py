@@ -13,8 +13,10 @@ from django.db.models import Max
 from django.db.models.signals import post_delete
 from django.dispatch import Signal, receiver
 
-from benchdash import pagecache
 from runs.models import Bundle, Run
+
+# The page cache (with the template and messages machinery) is imported where a stamp is read or bumped: this
+# module connects its receivers when Django starts, in every process.
 
 RUNS_DELETED = "runs-deleted"
 
@@ -37,11 +39,15 @@ def runs_stamp() -> str:
     The newest id (the primary key index's last entry, whatever the archive's size) and a counter of
     deletions (bumped below), rather than a count, which reads the whole table.
     """
+    from benchdash import pagecache
+
     last = Run.objects.aggregate(last=Max("id"))["last"]
     return f"{last}:{pagecache.counter(RUNS_DELETED)}"
 
 
 @receiver(post_delete, sender=Run)
 def run_deleted(**kwargs: Any) -> None:
+    from benchdash import pagecache
+
     # After the commit: bumped earlier, a request in between would cache the old list under the new key.
     transaction.on_commit(lambda: pagecache.bump(RUNS_DELETED))

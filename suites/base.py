@@ -15,6 +15,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
+# Where a run's start time came from (the values the runs table stores), here for the suites' parsers.
+from suites.names import STARTED_CONTENT as STARTED_CONTENT
+from suites.names import STARTED_FILE_TIME as STARTED_FILE_TIME
+
 if TYPE_CHECKING:
     from suites.groups import GroupSet
     from suites.tables import TableLayout
@@ -33,11 +37,6 @@ class ResultFile(Protocol):
 
     # Like ``bytes.decode``: a parser that decodes the file itself never holds its bytes and its text at once.
     def decode(self, encoding: str = "utf-8", errors: str = "strict") -> str: ...
-
-
-# Where a run's start time came from: a clock time its result files record, or the oldest file's time, which only
-# says when the files were last written (and nothing once they have been copied).
-STARTED_CONTENT, STARTED_FILE_TIME = "content", "file time"
 
 
 @dataclass

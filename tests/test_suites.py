@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 import tarfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from django.core.exceptions import ValidationError
@@ -15,11 +18,14 @@ from runs.bundle import BundleError, read_bundle
 from runs.importer import ImportFailed, bad_input, submit_and_import
 from runs.models import Bundle, Microbenchmark, Run, Workload
 from suites import groups
-from suites.base import Suite
+from suites import names as suite_names
+from suites.base import STARTED_CONTENT, STARTED_FILE_TIME, Suite
 from suites.dbbench.groups import DBBENCH
 from suites.ibench.groups import IBENCH
 from tests.fake_suite import parse as fake_parse
 from tests.fake_suite import suite as fake
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_the_registry_knows_each_built_in_suite_by_the_name_stored_on_workloads() -> None:
@@ -38,6 +44,30 @@ def test_the_registry_knows_each_built_in_suite_by_the_name_stored_on_workloads(
     assert suites.get("ibench").checks_sla and not suites.get("sysbench").checks_sla
     assert {s.reference_layout for s in suites.all()} == {"qps", "steps", "sum"}
     assert len({hash(s) for s in suites.all()}) == len(suites.all())  # descriptions are values: hashable, comparable
+
+
+def test_the_names_the_models_store_are_the_registered_suites_names() -> None:
+    # The models name the built-ins without importing them (suites.names): the same strings the registry holds.
+    assert (suites.SYSBENCH.name, suites.DBBENCH.name) == (suite_names.SYSBENCH, suite_names.DBBENCH)
+    assert suites.get(suite_names.SYSBENCH) is suites.SYSBENCH and suites.get(suite_names.DBBENCH) is suites.DBBENCH
+    assert Workload._meta.get_field("suite").default == Microbenchmark._meta.get_field("suite").default == "sysbench"
+    assert {Run.StartedFrom.CONTENT.value, Run.StartedFrom.FILE_TIME.value} == {STARTED_CONTENT, STARTED_FILE_TIME}
+
+
+def test_the_built_in_suites_are_registered_first_whenever_the_registry_is_first_asked() -> None:
+    # Importing the package registers nothing; the first question registers the built-ins, in their order, before
+    # a suite registered from its own package. In a fresh interpreter: here the registry was asked long ago.
+    code = """
+import sys
+import suites
+assert not suites._registry and "suites.sysbench.suite" not in sys.modules
+from tests.fake_suite import suite as fake
+suites.register(fake.SUITE)
+print(",".join(suite.name for suite in suites.all()))
+"""
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["sysbench,db_bench,ibench,sysbench-summary,custom,fake"]
 
 
 def test_sysbench_picks_classic_42_only_for_the_pre_and_post_layout() -> None:

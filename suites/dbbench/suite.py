@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from suites import names
 from suites.base import STARTED_CONTENT, ResultFile, Suite, SuiteParse, SuiteRun
 from suites.dbbench import layout, parse
 from suites.dbbench.groups import DBBENCH
@@ -108,7 +109,7 @@ def _suite_run(run: parse.DbBenchRun, where: str) -> SuiteRun:
 EXTRA_METRICS = ("w_amp", "usec_op", "p99", "p99.9", "stall%", "u_cpu", "s_cpu", "rss", "c_wgb", "mb_sec")
 
 SUITE = Suite(
-    name="db_bench",
+    name=names.DBBENCH,
     label="RocksDB db_bench",
     parse_error=parse.ParseError,
     is_warmup=parse.is_warmup,

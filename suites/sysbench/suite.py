@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import suites.groups as groups
+from suites import names
 from suites.base import Suite
 from suites.sysbench import layout, parse
 
@@ -28,7 +29,7 @@ def not_compared(test: str) -> bool:
 
 
 SUITE = Suite(
-    name="sysbench",
+    name=names.SYSBENCH,
     label="sysbench",
     parse_error=parse.ParseError,
     is_warmup=parse.is_warmup,

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import io
-import multiprocessing
 import os
 from collections import Counter, deque
 from collections.abc import Iterator, Mapping
-from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -25,7 +23,10 @@ FILES_LISTED = 40
 
 # The importer (with the archive readers, the parsers and psycopg) is imported when a bundle is read, not
 # when the command starts: ``--help`` and a mistyped option answer without it.
+# So are the worker processes' pool and its pipes (several bundles only).
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     from runs.importer import ImportFailed, ImportReport, PreParsed
 
     _Read = tuple[bytes | IO[bytes], str, PreParsed | None] | ImportFailed
@@ -207,6 +208,9 @@ def _read_ahead(paths: list[Path], overrides: Mapping[str, Any], jobs: int) -> I
     # Forked workers inherit this process's database connection but never use it: they run only the pure
     # parse, and multiprocessing ends them with os._exit, so it is not even closed (which would end the
     # session for this process too). Closing it here instead would break a caller's open transaction.
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
         pending: deque[tuple[Path, Future[_Parsed]]] = deque()
         todo = iter(paths)
