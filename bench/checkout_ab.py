@@ -32,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import peers
-from peers import REPO, Server, get, interleaved, load, sent_bytes, throughput
+from peers import REPO, Server, get, interleaved, load, sent_bytes, throughputs
 
 
 def server(name: str, tree: Path, port: int, static: Path) -> Server:
@@ -136,10 +136,11 @@ def measure(servers: list[Server], asked: list[tuple[str, Callable[[], str]]], r
         )
     if count:
         for title, url in (asked[0], asked[2]):
-            rates = []
-            for side in servers:
-                rate, errors = throughput(lambda side=side, url=url: get(side.url + url()), 20, count)  # type: ignore[misc]
-                rates.append(f"{rate:.1f}" + (f" ({errors} failed)" if errors else ""))
+            fetches = [lambda side=side, url=url: get(side.url + url()) for side in servers]  # type: ignore[misc]
+            rates = [
+                f"{rate:.1f}" + (f" ({errors} failed)" if errors else "")
+                for rate, errors in throughputs(fetches[0], fetches[1], 20, count)
+            ]
             print(f"pages/s, 20 clients, {title}: before {rates[0]}, after {rates[1]} ({load()})", flush=True)
 
 

@@ -923,6 +923,48 @@ def drilldown(request: HttpRequest, microbenchmark_id: int) -> HttpResponse:
     )
 
 
+def drilldown_details(request: HtmxHttpRequest, microbenchmark_id: int) -> HttpResponse:
+    """What the drill-down loads after its first response: the microbenchmark's stories and bugs, why it changed
+    (``explain``) and the suite's own metrics. Swapped into the drill-down by htmx, or opened alone (no script)."""
+    return comparison_page(
+        request,
+        lambda page: _drilldown_details_page(request, microbenchmark_id, page),
+        also=("column",),
+        microbenchmark_id=microbenchmark_id,
+    )
+
+
+def _drilldown_label(comparison: Comparison, microbenchmark_id: int) -> str:
+    """The microbenchmark's label: the comparison names its microbenchmarks, the page reads no row of its own."""
+    label = next((name for name, pk in comparison.microbenchmark_ids.items() if pk == microbenchmark_id), None)
+    if label is None or label not in comparison.labels:
+        raise Http404(f"microbenchmark {microbenchmark_id} is not in this comparison")
+    return label
+
+
+def _drilldown_details_page(request: HtmxHttpRequest, microbenchmark_id: int, page: ComparisonPage) -> str:
+    comparison, data = page.comparison, page.data
+    label = _drilldown_label(comparison, microbenchmark_id)
+    column_of_run = {rid: c.key for c in comparison.columns for rid in c.run_ids}
+    # "Why did it change?": the HW metrics and config differences of one build, the clicked one or the newest.
+    explained = _explained_column(comparison, data.get("column", ""))
+    context = {
+        "microbenchmark_id": microbenchmark_id,
+        "label": label,
+        "comparison": comparison,
+        "explanation": explain(comparison, explained, label) if explained else None,
+        "extra_rows": _extra_metric_rows(comparison, microbenchmark_id, column_of_run),
+        # The microbenchmark's stories (QPS and its HW metrics' own) with their bugs, each a link to its page.
+        "stories": record_markers.records(
+            comparison.server_id, comparison.workload_id, microbenchmark_id, every_metric=True
+        ),
+        "drilldown_query": data.urlencode(),
+        **page.shared,
+    }
+    template = "reports/drilldown.html#details" if request.htmx else "reports/drilldown_details.html"
+    return render_to_string(template, context, request)
+
+
 def _drilldown_page(request: HttpRequest, microbenchmark_id: int, page: ComparisonPage) -> str:
     comparison, charted, tabled, note, shared = (
         page.comparison,
@@ -932,10 +974,7 @@ def _drilldown_page(request: HttpRequest, microbenchmark_id: int, page: Comparis
         page.shared,
     )
     data, defaulted, base = page.data, page.defaulted, page.base
-    # The comparison names its microbenchmarks: the page reads no row of its own for the label.
-    label = next((name for name, pk in comparison.microbenchmark_ids.items() if pk == microbenchmark_id), None)
-    if label is None or label not in comparison.labels:
-        raise Http404(f"microbenchmark {microbenchmark_id} is not in this comparison")
+    label = _drilldown_label(comparison, microbenchmark_id)
     column_of_run = {rid: c.key for c in comparison.columns for rid in c.run_ids}
     latency, percentile = _drilldown_latency(comparison, microbenchmark_id, column_of_run)
     points = []
@@ -957,10 +996,6 @@ def _drilldown_page(request: HttpRequest, microbenchmark_id: int, page: Comparis
     # ± one standard deviation of repeated runs on the QPS bars, where a column was run more than once.
     cvs = [comparison.cv.get(column.key, {}).get(label) for column in charted.columns]
     figures["qps"] = with_error_bars(figures["qps"], [p["qps"] for p in charted_points], cvs)
-    # "Why did it change?": the HW metrics and config differences of one build, the clicked one or the newest.
-    explained = _explained_column(comparison, data.get("column", ""))
-    explanation = explain(comparison, explained, label) if explained else None
-    extra_rows = _extra_metric_rows(comparison, microbenchmark_id, column_of_run)
     context = {
         "microbenchmark_id": microbenchmark_id,
         "label": label,
@@ -971,8 +1006,6 @@ def _drilldown_page(request: HttpRequest, microbenchmark_id: int, page: Comparis
         "base_label": comparison.version_label(comparison.base),
         "percentile": percentile,
         "highlight": highlight,
-        "explanation": explanation,
-        "extra_rows": extra_rows,
         "repeats": [(comparison.version_label(c.key), c.repeats) for c in comparison.columns if c.repeats > 1],
         "figures": [
             {"id": f"drill-{name}", "figure": figure, "config": charts.plot_config(f"{label}-{name}")}
@@ -980,10 +1013,8 @@ def _drilldown_page(request: HttpRequest, microbenchmark_id: int, page: Comparis
         ],
         "compare_query": effective_query(data, comparison).urlencode(),
         "release_note": note,
-        # The microbenchmark's stories (QPS and its HW metrics' own) with their bugs, each a link to its page.
-        "stories": record_markers.records(
-            comparison.server_id, comparison.workload_id, microbenchmark_id, every_metric=True
-        ),
+        # The stories, "why it changed" and the suite's metrics come after the first response (drilldown_details).
+        "details_query": data.urlencode(),
         **shared,
     }
     return render_to_string("reports/drilldown.html", context, request)
