@@ -804,7 +804,10 @@ def drilldown_charts(
     def layout(title: str, height: int, **axes: Any) -> dict[str, Any]:
         found = _base_layout(title=f"{prefix}{title}", height=height)
         # Plotly picks which labels to print: with every one forced, 200 versions are an unreadable smear.
-        axis = {"type": "category", "automargin": True, "showgrid": False}
+        # The categories in the traces' order, named once: the page sends the traces without their x
+        # (``for_the_page``), 3 KB per line at 200 versions.
+        axis = {"type": "category", "categoryorder": "array", "categoryarray": xs, "automargin": True}
+        axis["showgrid"] = False
         found.update(xaxis=axis, meta={"keys": {x: p["key"] for x, p in zip(xs, series, strict=True)}})
         found.update(axes)
         return found
