@@ -318,11 +318,14 @@ def comparison_page(
     suite: str | None = None,
     microbenchmark_id: int | None = None,
     not_comparable: int = 400,
+    release_view: bool = True,
 ) -> HttpResponse:
     """The one preamble of the pages drawn from a comparison: the requested comparison (404 when the query names
     none), the comparison (``microbenchmark_id``: of that microbenchmark only), its release views, each failure
     a 400 saying why in plain text (``not_comparable=404``: a comparison that cannot be made is no page); then
-    ``render``, shared through the page cache under the comparison's series."""
+    ``render``, shared through the page cache under the comparison's series. ``release_view=False``: a page that
+    shows every version whatever the query's ``releases`` (and says nothing of them) gets the comparison as it is
+    for both views."""
 
     def produce(shared: dict[str, Any], series: SeriesStamp | None) -> str | HttpResponse:
         asked = requested_comparison(request, suite=suite, microbenchmark_id=microbenchmark_id, series=series)
@@ -335,6 +338,8 @@ def comparison_page(
             if not_comparable == 404:
                 raise Http404(str(exc)) from exc
             return _bad_request(exc)
+        if not release_view:
+            return render(ComparisonPage(asked, comparison, comparison, comparison, {}, shared))
         try:
             charted, tabled, note = release_views(comparison, asked.data)
         except ValueError as exc:  # a malformed BENCHDASH_RELEASE_LINES: say so rather than guess
@@ -931,6 +936,7 @@ def drilldown_details(request: HtmxHttpRequest, microbenchmark_id: int) -> HttpR
         lambda page: _drilldown_details_page(request, microbenchmark_id, page),
         also=("column",),
         microbenchmark_id=microbenchmark_id,
+        release_view=False,  # its explanation and suite metrics read every version, as they did in the page
     )
 
 
