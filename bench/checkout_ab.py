@@ -191,19 +191,19 @@ def parts(servers: list[Server], page: str, requests: int) -> None:
         timings: dict[str, Timing] = {side.name: Timing() for side in servers}
         for _ in range(requests):
             for side in present:
-                timed(side, lambda side=side: fetch_part(side.url + url), None, timings[side.name])  # type: ignore[misc]
+                timed(side, lambda side=side, url=url: fetch_part(side.url + url), None, timings[side.name])  # type: ignore[misc]
         cells = []
         for side in servers:
             found = timings[side.name]
             if side in present:
                 sent = len(fetch_part(side.url + url) or b"")
-                cells.append(f"{side.name} CPU {found.cpu50():.1f} ms, wall p50 {found.p50():.0f} ms, {sent // 1024} KB sent")
+                cells.append(
+                    f"{side.name} CPU {found.cpu50():.1f} ms, wall p50 {found.p50():.0f} ms, {sent // 1024} KB sent"
+                )
             else:
                 cells.append(f"{side.name}: none (in its first response)")
         loads = [x for t in timings.values() for x in t.loads] or [os.getloadavg()[0]]
-        print(
-            f"  deferred part, {title}: {'; '.join(cells)} (load {min(loads):.1f}-{max(loads):.1f})", flush=True
-        )
+        print(f"  deferred part, {title}: {'; '.join(cells)} (load {min(loads):.1f}-{max(loads):.1f})", flush=True)
 
 
 if __name__ == "__main__":

@@ -209,6 +209,7 @@ def rows(user_with_role: Callable[..., Any], corpus: Path) -> dict[str, Any]:
     users = {role: user_with_role(role) for role in ROLES[1:]}
     tokens = {role: create_token(user, "matrix")[1] for role, user in users.items()}
     owner_token = ApiToken.objects.get(user=users["viewer"])
+    microbenchmark = Result.objects.filter(run=base).values_list("microbenchmark_id", flat=True).first()
     ids = {
         "runs:run": base.pk,
         "runs:bundle": base.bundle_id,
@@ -218,9 +219,9 @@ def rows(user_with_role: Callable[..., Any], corpus: Path) -> dict[str, Any]:
         "regressions:alert_retry": subscription.pk,
         "reports:server": base.server_id,
         "reports:report": report.slug,
-        "reports:drilldown": Result.objects.filter(run=base).values_list("microbenchmark_id", flat=True).first(),
-        "reports:drilldown_details": Result.objects.filter(run=base).values_list("microbenchmark_id", flat=True).first(),
-        "reports:timeline": Result.objects.filter(run=base).values_list("microbenchmark_id", flat=True).first(),
+        "reports:drilldown": microbenchmark,
+        "reports:drilldown_details": microbenchmark,
+        "reports:timeline": microbenchmark,
         "runner:target_edit": target.pk,
         "runner:benchmark_start": target.pk,
         "runner:benchmark": run.pk,
