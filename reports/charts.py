@@ -1178,7 +1178,8 @@ def _plain(value: Any) -> Any:
     # Copied all the way down, so a cached figure is never changed through a figure made from it. None inside
     # an array is a gap in the data and stays; None as a property means "not set" and is dropped.
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items() if v is not None}
+        # Scalars kept without a call each: a drill-down's layout maps 200 version labels to their columns.
+        return {k: v if type(v) in _SCALARS else _plain(v) for k, v in value.items() if v is not None}
     if isinstance(value, list | tuple):
         # Arrays are mostly numbers and texts (a point per version): those are kept without a call each.
         return [v if v is None or type(v) in _SCALARS else _plain(v) for v in value]
