@@ -174,8 +174,8 @@ def _form(
     else:
         pk = row_id(base_id)
         # By its id alone: the model's order (by version and name) would join and sort for one row.
-        found = Run.objects.select_related(*BASE_RELATED).filter(pk=pk).order_by("pk")
-        base = found.first() if pk is not None else None
+        found = Run.objects.select_related(*BASE_RELATED).order_by("pk")
+        base = found.filter(pk=pk).first() if pk is not None else None
     series = _series_runs(base) if base and (rendered or data.getlist("runs")) else []
     cast(forms.ChoiceField, form.fields["runs"]).choices = [(r.pk, r.label) for r in series]
     if rendered:
