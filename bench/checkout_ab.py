@@ -14,8 +14,11 @@ peer benches' ``bd_peer`` does).
 
 Requests alternate between the two servers one by one, so the machine's load hits them alike; each is timed at
 the client and by the CPU time the server's process tree spent on it. Pages: the 60 × 42 comparison (the series'
-default), the 200 × 42 comparison with a base never asked before (a new base per request), and a run against its
-baseline (2 runs × 42, the page LNT's run page with ``compare_to`` is measured against); then pages/s with 20
+default), the 200 × 42 comparison with a base never asked before (a new base per request), a run against its
+baseline (2 runs × 42, the page LNT's run page with ``compare_to`` is measured against), and one microbenchmark
+over 200 versions (the drill-down of point-query on ``s200``, the page LNT's graph of one test is measured
+against): its first response, and apart from it, labelled, each part the page loads after it (``--parts``: the
+after side's, asked as htmx asks; a checkout without them answers 404, printed as "none"); then pages/s with 20
 clients on the first and last. Printed with the load average.
 """
 
@@ -27,12 +30,17 @@ import secrets
 import subprocess
 import sys
 import tempfile
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import peers
-from peers import REPO, Server, get, interleaved, load, sent_bytes, throughputs
+from peers import REPO, Server, Timing, get, interleaved, load, sent_bytes, throughputs, timed
+
+# What the drill-down loads after its first response, as htmx asks for it: (label, path under the page's).
+PARTS = (("stories, why it changed, suite metrics", "details"),)
 
 
 def server(name: str, tree: Path, port: int, static: Path) -> Server:
@@ -71,6 +79,17 @@ def build(work: Path) -> None:
         refresh_series(server_id, workload_id)
 
 
+def drilldown() -> str:
+    """The drill-down of one microbenchmark over 200 versions: point-query on the 200-version series, from its
+    first run (as bench/lnt_bench.py picks it)."""
+    from runs.models import Result, Run
+
+    s200 = Run.objects.filter(server__name="s200").order_by("build__version__sort_key").first()
+    assert s200 is not None
+    mb = Result.objects.filter(run=s200, microbenchmark__test="point-query").values_list("microbenchmark_id")[0][0]
+    return f"/microbenchmarks/{mb}/?base={s200.pk}"
+
+
 def pages() -> list[tuple[str, Callable[[], str]]]:
     from runs.models import Run
 
@@ -87,6 +106,7 @@ def pages() -> list[tuple[str, Callable[[], str]]]:
         ("comparison 60 × 42", lambda: f"/compare/?base={s60[0]}"),
         ("comparison 200 × 42, a base never asked before", lambda: f"/compare/?base={next(fresh)}"),
         ("a run against its baseline (2 × 42)", lambda: f"/compare/?base={s60[0]}&runs={s60[-1]}"),
+        ("one microbenchmark × 200, first response", drilldown),
     ]
 
 
@@ -134,16 +154,56 @@ def measure(servers: list[Server], asked: list[tuple[str, Callable[[], str]]], r
             f"   (load {min(before.loads + after.loads):.1f}-{max(before.loads + after.loads):.1f})",
             flush=True,
         )
+    parts(servers, asked[-1][1](), requests)
     if count:
         for title, url in (asked[0], asked[2]):
-            before, after = servers
+            fetches = [lambda side=side, url=url: get(side.url + url()) for side in servers]  # type: ignore[misc]
             rates = [
                 f"{rate:.1f}" + (f" ({errors} failed)" if errors else "")
-                for rate, errors in throughputs(
-                    lambda u=url, s=before: get(s.url + u()), lambda u=url, s=after: get(s.url + u()), 20, count
-                )
+                for rate, errors in throughputs(fetches[0], fetches[1], 20, count)
             ]
             print(f"pages/s, 20 clients, {title}: before {rates[0]}, after {rates[1]} ({load()})", flush=True)
+
+
+def part_url(page: str, part: str) -> str:
+    path, _, query = page.partition("?")
+    return f"{path}{part}?{query}"
+
+
+def fetch_part(url: str) -> bytes | None:
+    """The part as htmx asks for it (a fragment), or None when this checkout has no such part (404)."""
+    request = urllib.request.Request(url, headers={"HX-Request": "true", "Accept-Encoding": "gzip"})
+    try:
+        with urllib.request.urlopen(request, timeout=120) as response:
+            return bytes(response.read())
+    except urllib.error.HTTPError as exc:
+        if exc.code == 404:
+            return None
+        raise
+
+
+def parts(servers: list[Server], page: str, requests: int) -> None:
+    """Each part the drill-down loads after its first response, on each side that has it: its CPU apart, labelled,
+    interleaved like the pages (the deferred parts are work too); then first response + parts."""
+    for title, part in PARTS:
+        url = part_url(page, part)
+        present = [side for side in servers if fetch_part(side.url + url) is not None]
+        timings: dict[str, Timing] = {side.name: Timing() for side in servers}
+        for _ in range(requests):
+            for side in present:
+                timed(side, lambda side=side, url=url: fetch_part(side.url + url), None, timings[side.name])  # type: ignore[misc]
+        cells = []
+        for side in servers:
+            found = timings[side.name]
+            if side in present:
+                sent = len(fetch_part(side.url + url) or b"")
+                cells.append(
+                    f"{side.name} CPU {found.cpu50():.1f} ms, wall p50 {found.p50():.0f} ms, {sent // 1024} KB sent"
+                )
+            else:
+                cells.append(f"{side.name}: none (in its first response)")
+        loads = [x for t in timings.values() for x in t.loads] or [os.getloadavg()[0]]
+        print(f"  deferred part, {title}: {'; '.join(cells)} (load {min(loads):.1f}-{max(loads):.1f})", flush=True)
 
 
 if __name__ == "__main__":

@@ -134,6 +134,8 @@ class MarkerProvider:
             .select_related("arrived_in", "fixed_in")
             .prefetch_related("bugs")
             .order_by("arrived_in__sort_key")
+            # What the rows below read: not the stories' evidence, events and steps (JSON of every version).
+            .defer(*_UNREAD)
         )
         return [
             record_markers.Record(
@@ -153,5 +155,8 @@ class MarkerProvider:
             for record in found
         ]
 
+
+# The JSON fields of a record that its row in a list does not read (decoding them was most of the list's cost).
+_UNREAD = ("stored_evidence", "story_events", "outliers", "builds", "metric_steps")
 
 MARKERS = MarkerProvider()

@@ -19,7 +19,8 @@ from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from typing import Any, NamedTuple
 
-from django.db.models import Case, Count, Max, Q, QuerySet, TextField, When
+from django.db.models import BooleanField, Case, Count, Max, Q, QuerySet, TextField, When
+from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast
 
 import suites
@@ -235,6 +236,22 @@ class Comparison:
             for key in self.result.runs
         }
 
+    def metric_ratios_of(self, key: str) -> dict[str, dict[str, float | None]]:
+        """``metric_ratios[key]`` ({} for the base or a column not compared), worked out for that column alone
+        unless every column's are already: "why it changed" reads one column of 200."""
+        if "metric_ratios" in self.__dict__:
+            return self.metric_ratios.get(key, {})
+        if key not in self.result.runs:
+            return {}
+        base, own = self.metrics[self.base], self.metrics[key]
+        return {
+            label: {
+                name: stats.metric_ratio(own.get(label, {}).get(name), base.get(label, {}).get(name))
+                for name in HW_METRICS
+            }
+            for label in self.result.labels
+        }
+
     @property
     def others(self) -> list[Column]:
         return [c for c in self.columns if c.key != self.base]
@@ -444,7 +461,8 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
             run_identity.series_filter(base_run), build__version__dbms_id=base_run.build.version.dbms_id
         )
     # Plain values, not model instances: a series of 200 runs would otherwise build a thousand of them. The
-    # runs of a series mostly share their command lines: each distinct JSON text is decoded once.
+    # runs of a series mostly share their command lines and summary layouts: each distinct JSON text is decoded
+    # once (the JSON field's own decoding took one json.loads per run: a tenth of a drill-down's reads).
     commands_text: Cast | Case = Cast("commands", TextField())
     if microbenchmark_id is not None:
         # One microbenchmark's comparison has no workload warnings (its page shows none): the command lines
@@ -453,6 +471,7 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
             When(scan_formula=sysbench.SCAN_TPS_ROWS, then=commands_text), default=None, output_field=TextField()
         )
     decoded: dict[str | None, Mapping[str, str] | None] = {None: None}
+    layouts: dict[str, Mapping[str, Any]] = {}
     runs = []
     for (
         pk,
@@ -475,7 +494,7 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
         pull_request,
     ) in (
         runs_qs.order_by("build__version__sort_key", "build__name", "config__name", "started_at", "pk")
-        .annotate(commands_text=commands_text)
+        .annotate(commands_text=commands_text, summary_layout_text=Cast("summary_layout", TextField()))
         .values_list(
             "pk",
             "name",
@@ -492,13 +511,15 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
             "commands_text",
             "scan_formula",
             "summary_table",
-            "summary_layout",
+            "summary_layout_text",
             "branch",
             "pull_request",
         )
     ):
         if commands not in decoded:
             decoded[commands] = json.loads(commands)
+        if summary_layout not in layouts:
+            layouts[summary_layout] = json.loads(summary_layout)
         runs.append(
             SeriesRun(
                 id=pk,
@@ -516,7 +537,7 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
                 commands=decoded[commands],
                 scan_formula=scan_formula,
                 summary_table=summary_table,
-                summary_layout=summary_layout or None,
+                summary_layout=layouts[summary_layout] or None,
                 lane=branches.lane(branch, pull_request),
             )
         )
@@ -529,12 +550,15 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
                 "only runs of one server and workload can be compared"
             )
     run_ids = [r.id for r in runs]
-    # The runs as a subquery rather than their ids: hundreds of parameters cost more to send than to plan. One
-    # microbenchmark's comparison reads twice from the runs, few rows each time: their ids then cost less.
-    if microbenchmark_id is not None:
-        rows = Result.objects.filter(run_id__in=run_ids)
-    else:
+    # The runs as a subquery rather than their ids: hundreds of parameters cost more to send than to plan (and,
+    # for one microbenchmark's two small reads, more CPU to bind than the rest of the query: 2 of 4 ms). Those two
+    # small reads take the ids as one array instead: compiling the subquery twice cost more than the array (a
+    # tenth of their load_series).
+    if microbenchmark_id is None:
         rows = Result.objects.filter(run_id__in=runs_qs.order_by().values("pk"))
+    else:
+        in_runs = f'"{Result._meta.db_table}"."run_id" = ANY(%s)'
+        rows = Result.objects.filter(RawSQL(in_runs, (run_ids,), output_field=BooleanField()))
     if not spec.include_warmups:
         # The import decides what a warm-up is, per suite (sysbench *.warm, db_bench revrange.t1, …).
         rows = rows.exclude(microbenchmark__is_warmup=True)
@@ -711,6 +735,10 @@ def build_comparison(series: Series) -> Comparison:
     suite_order = suites.get(series.suite).label_order
     ordered = sorted(labels_seen, key=lambda label: (suite_order and suite_order(label)) or _label_order(label))
     grouped, ungrouped = group_set.partition(ordered)
+    if series.microbenchmark_id is not None:
+        # Its group alone: the set's other groups are empty here, and summarising each for every column was a
+        # tenth of the computation at 200 versions (its page shows no group summary).
+        grouped = {group: members for group, members in grouped.items() if members}
     qps: dict[str, dict[str, float | None]] = {c.key: {} for c in columns}
     for (key, label), cell in measured.items():
         qps[key][label] = cell.qps

@@ -46,7 +46,7 @@ def explain(comparison: Comparison, column_key: str, label: str, *, run_diff: Ru
 
     rel = comparison.relative[column_key].get(label)
     red, green = comparison.spec.red, comparison.spec.green
-    ratios = comparison.metric_ratios.get(column_key, {}).get(label, {})
+    ratios = comparison.metric_ratios_of(column_key).get(label, {})
     values = comparison.metrics.get(column_key, {}).get(label, {})
     base_values = comparison.metrics.get(comparison.base, {}).get(label, {})
 

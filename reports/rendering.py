@@ -250,17 +250,18 @@ def drilldown_row(point: charts.DrilldownPoint, flag: str, *, base: bool, highli
     took ~0.15 ms per row (floatformat alone ~12 µs per number), a third of the page at 200 versions.
     """
     key = escape(point["key"])
+    # No indentation between the cells: at 200 versions it was a sixth of the table's bytes.
     cells = [
-        f'\n    <tr class="{"highlight" if highlighted else ""}" data-column="{key}">',
-        f'\n      <td title="{key}">{escape(point["version_label"])}',
+        f'\n<tr class="{"highlight" if highlighted else ""}" data-column="{key}">',
+        f'<td title="{key}">{escape(point["version_label"])}',
         ' <span class="muted">(base)</span></td>' if base else "</td>",
-        f"\n      {number_cell(point['qps'])}",
-        f'\n      <td class="num {escape(flag)}">{rel(point["relative"])}</td>',
-        f'\n      <td class="num">{fixed(point["lat_avg_ms"], 3) or "–"}</td>',
+        number_cell(point["qps"]),
+        f'<td class="num {escape(flag)}">{rel(point["relative"])}</td>',
+        f'<td class="num">{fixed(point["lat_avg_ms"], 3) or "–"}</td>',
         f'<td class="num">{fixed(point["lat_pct_ms"], 3) or "–"}</td>',
     ]
     for name, places in (("cpu_o", 6), ("cs_o", 3), ("rkb_o", 3), ("wkb_o", 3)):
         value = fixed(point[name], places) or "–"  # type: ignore[literal-required]
-        cells.append(f'\n      <td class="num">{value}</td><td class="num">{rel(point[f"{name}_ratio"])}</td>')  # type: ignore[literal-required]
-    cells.append("\n    </tr>")
+        cells.append(f'<td class="num">{value}</td><td class="num">{rel(point[f"{name}_ratio"])}</td>')  # type: ignore[literal-required]
+    cells.append("</tr>")
     return mark_safe("".join(cells))  # the texts escaped above; the numbers are digits, "–", "∞" or "missing"

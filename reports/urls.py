@@ -19,6 +19,7 @@ urlpatterns = [
     path("compare/scaleup", scaleup_views.scaleup_page, name="scaleup"),
     path("compare/timeline", timeline_views.group_timeline, name="group_timeline"),
     path("microbenchmarks/<int:microbenchmark_id>/", views.drilldown, name="drilldown"),
+    path("microbenchmarks/<int:microbenchmark_id>/details", views.drilldown_details, name="drilldown_details"),
     path("microbenchmarks/<int:microbenchmark_id>/timeline", timeline_views.microbenchmark_timeline, name="timeline"),
     # Saved comparisons.
     path("reports/", views.report_list, name="report_list"),

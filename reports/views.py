@@ -19,6 +19,7 @@ from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.safestring import mark_safe
 from django.utils.text import slugify
 from django.views.decorators.http import require_POST
 
@@ -32,7 +33,6 @@ from reports.compare import (
     BASE_RELATED,
     CACHE_SECONDS,
     CONCURRENCY_RULE,
-    Column,
     Comparison,
     ComparisonError,
     ComparisonSpec,
@@ -355,11 +355,14 @@ def comparison_page(
     suite: str | None = None,
     microbenchmark_id: int | None = None,
     not_comparable: int = 400,
+    release_view: bool = True,
 ) -> HttpResponse:
     """The one preamble of the pages drawn from a comparison: the requested comparison (404 when the query names
     none), the comparison (``microbenchmark_id``: of that microbenchmark only), its release views, each failure
     a 400 saying why in plain text (``not_comparable=404``: a comparison that cannot be made is no page); then
-    ``render``, shared through the page cache under the comparison's series."""
+    ``render``, shared through the page cache under the comparison's series. ``release_view=False``: a page that
+    shows every version whatever the query's ``releases`` (and says nothing of them) gets the comparison as it is
+    for both views."""
 
     def produce(shared: dict[str, Any], series: SeriesStamp | None) -> str | HttpResponse:
         asked = requested_comparison(request, suite=suite, microbenchmark_id=microbenchmark_id, series=series)
@@ -372,6 +375,8 @@ def comparison_page(
             if not_comparable == 404:
                 raise Http404(str(exc)) from exc
             return _bad_request(exc)
+        if not release_view:
+            return render(ComparisonPage(asked, comparison, comparison, comparison, {}, shared))
         try:
             charted, tabled, note = release_views(comparison, asked.data)
         except ValueError as exc:  # a malformed BENCHDASH_RELEASE_LINES: say so rather than guess
@@ -978,6 +983,49 @@ def drilldown(request: HttpRequest, microbenchmark_id: int) -> HttpResponse:
     )
 
 
+def drilldown_details(request: HtmxHttpRequest, microbenchmark_id: int) -> HttpResponse:
+    """What the drill-down loads after its first response: the microbenchmark's stories and bugs, why it changed
+    (``explain``) and the suite's own metrics. Swapped into the drill-down by htmx, or opened alone (no script)."""
+    return comparison_page(
+        request,
+        lambda page: _drilldown_details_page(request, microbenchmark_id, page),
+        also=("column",),
+        microbenchmark_id=microbenchmark_id,
+        release_view=False,  # its explanation and suite metrics read every version, as they did in the page
+    )
+
+
+def _drilldown_label(comparison: Comparison, microbenchmark_id: int) -> str:
+    """The microbenchmark's label: the comparison names its microbenchmarks, the page reads no row of its own."""
+    label = next((name for name, pk in comparison.microbenchmark_ids.items() if pk == microbenchmark_id), None)
+    if label is None or label not in comparison.labels:
+        raise Http404(f"microbenchmark {microbenchmark_id} is not in this comparison")
+    return label
+
+
+def _drilldown_details_page(request: HtmxHttpRequest, microbenchmark_id: int, page: ComparisonPage) -> str:
+    comparison, data = page.comparison, page.data
+    label = _drilldown_label(comparison, microbenchmark_id)
+    column_of_run = {rid: c.key for c in comparison.columns for rid in c.run_ids}
+    # "Why did it change?": the HW metrics and config differences of one build, the clicked one or the newest.
+    explained = _explained_column(comparison, data.get("column", ""))
+    context = {
+        "microbenchmark_id": microbenchmark_id,
+        "label": label,
+        "comparison": comparison,
+        "explanation": explain(comparison, explained, label) if explained else None,
+        "extra_rows": _extra_metric_rows(comparison, microbenchmark_id, column_of_run),
+        # The microbenchmark's stories (QPS and its HW metrics' own) with their bugs, each a link to its page.
+        "stories": record_markers.records(
+            comparison.server_id, comparison.workload_id, microbenchmark_id, every_metric=True
+        ),
+        "drilldown_query": data.urlencode(),
+        **page.shared,
+    }
+    template = "reports/drilldown.html#details" if request.htmx else "reports/drilldown_details.html"
+    return render_to_string(template, context, request)
+
+
 def _drilldown_page(request: HttpRequest, microbenchmark_id: int, page: ComparisonPage) -> str:
     comparison, charted, tabled, note, shared = (
         page.comparison,
@@ -987,47 +1035,41 @@ def _drilldown_page(request: HttpRequest, microbenchmark_id: int, page: Comparis
         page.shared,
     )
     data, defaulted, base = page.data, page.defaulted, page.base
-    # The comparison names its microbenchmarks: the page reads no row of its own for the label.
-    label = next((name for name, pk in comparison.microbenchmark_ids.items() if pk == microbenchmark_id), None)
-    if label is None or label not in comparison.labels:
-        raise Http404(f"microbenchmark {microbenchmark_id} is not in this comparison")
+    label = _drilldown_label(comparison, microbenchmark_id)
     column_of_run = {rid: c.key for c in comparison.columns for rid in c.run_ids}
     latency, percentile = _drilldown_latency(comparison, microbenchmark_id, column_of_run)
     points = []
     rows = []
     highlight = request.GET.get("column", "")
+    listed = {c.key for c in tabled.columns}
     for column in comparison.columns:
         point = _drilldown_point(comparison, column.key, label, latency.get(column.key, []))
         points.append(point)
-        flag = comparison.flags.get(column.key, {}).get(label, "")
-        html = rendering.drilldown_row(
-            point, flag, base=column.key == comparison.base, highlighted=column.key == highlight
-        )
-        rows.append({"point": point, "column": column, "flag": flag, "html": html})
+        if column.key in listed:
+            flag = comparison.flags.get(column.key, {}).get(label, "")
+            rows.append(
+                rendering.drilldown_row(
+                    point, flag, base=column.key == comparison.base, highlighted=column.key == highlight
+                )
+            )
     shown = {c.key for c in charted.columns}
-    listed = {c.key for c in tabled.columns}
-    rows = [row for row in rows if cast(Column, row["column"]).key in listed]
     charted_points = [p for p in points if p["key"] in shown]
     figures = charts.drilldown_charts(charted_points, microbenchmark=label, percentile=percentile)
     # ± one standard deviation of repeated runs on the QPS bars, where a column was run more than once.
     cvs = [comparison.cv.get(column.key, {}).get(label) for column in charted.columns]
     figures["qps"] = with_error_bars(figures["qps"], [p["qps"] for p in charted_points], cvs)
-    # "Why did it change?": the HW metrics and config differences of one build, the clicked one or the newest.
-    explained = _explained_column(comparison, data.get("column", ""))
-    explanation = explain(comparison, explained, label) if explained else None
-    extra_rows = _extra_metric_rows(comparison, microbenchmark_id, column_of_run)
     context = {
         "microbenchmark_id": microbenchmark_id,
         "label": label,
         "comparison": comparison,
         "base": base,
-        "rows": rows,
+        # The table's rows as one text: each is built and escaped by rendering.drilldown_row, and the template's
+        # loop over 200 of them cost more than joining them.
+        "rows": mark_safe("".join(rows)),  # every row escaped by drilldown_row
         "defaulted": defaulted,
         "base_label": comparison.version_label(comparison.base),
         "percentile": percentile,
         "highlight": highlight,
-        "explanation": explanation,
-        "extra_rows": extra_rows,
         "repeats": [(comparison.version_label(c.key), c.repeats) for c in comparison.columns if c.repeats > 1],
         "figures": [
             {"id": f"drill-{name}", "figure": figure, "config": charts.plot_config(f"{label}-{name}")}
@@ -1035,10 +1077,8 @@ def _drilldown_page(request: HttpRequest, microbenchmark_id: int, page: Comparis
         ],
         "compare_query": effective_query(data, comparison).urlencode(),
         "release_note": note,
-        # The microbenchmark's stories (QPS and its HW metrics' own) with their bugs, each a link to its page.
-        "stories": record_markers.records(
-            comparison.server_id, comparison.workload_id, microbenchmark_id, every_metric=True
-        ),
+        # The stories, "why it changed" and the suite's metrics come after the first response (drilldown_details).
+        "details_query": data.urlencode(),
         **shared,
     }
     return render_to_string("reports/drilldown.html", context, request)

@@ -53,6 +53,7 @@ RULES: dict[str, dict[str, str]] = {
     "reports:hw": {"GET": READ},
     "reports:group_timeline": {"GET": READ},
     "reports:drilldown": {"GET": READ},
+    "reports:drilldown_details": {"GET": READ},
     "reports:scaleup": {"GET": READ},
     "reports:timeline": {"GET": READ},
     "reports:report_list": {"GET": READ},
@@ -208,6 +209,7 @@ def rows(user_with_role: Callable[..., Any], corpus: Path) -> dict[str, Any]:
     users = {role: user_with_role(role) for role in ROLES[1:]}
     tokens = {role: create_token(user, "matrix")[1] for role, user in users.items()}
     owner_token = ApiToken.objects.get(user=users["viewer"])
+    microbenchmark = Result.objects.filter(run=base).values_list("microbenchmark_id", flat=True).first()
     ids = {
         "runs:run": base.pk,
         "runs:bundle": base.bundle_id,
@@ -217,8 +219,9 @@ def rows(user_with_role: Callable[..., Any], corpus: Path) -> dict[str, Any]:
         "regressions:alert_retry": subscription.pk,
         "reports:server": base.server_id,
         "reports:report": report.slug,
-        "reports:drilldown": Result.objects.filter(run=base).values_list("microbenchmark_id", flat=True).first(),
-        "reports:timeline": Result.objects.filter(run=base).values_list("microbenchmark_id", flat=True).first(),
+        "reports:drilldown": microbenchmark,
+        "reports:drilldown_details": microbenchmark,
+        "reports:timeline": microbenchmark,
         "runner:target_edit": target.pk,
         "runner:benchmark_start": target.pk,
         "runner:benchmark": run.pk,
@@ -241,6 +244,7 @@ def rows(user_with_role: Callable[..., Any], corpus: Path) -> dict[str, Any]:
         "reports:hw": f"?base={base.pk}",
         "reports:group_timeline": f"?base={base.pk}",
         "reports:drilldown": f"?base={base.pk}",
+        "reports:drilldown_details": f"?base={base.pk}",
         "reports:scaleup": f"?base={base.pk}",
         "reports:timeline": f"?base={base.pk}",
         "reports:ibench": f"?base={ibench.pk}",

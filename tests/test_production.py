@@ -216,6 +216,7 @@ def site(small_base: Run, corpus: Path, django_user_model: Any) -> dict[str, Any
         "reports:hw": f"/compare/hw?base={base}",
         "reports:group_timeline": f"/compare/timeline?base={base}",
         "reports:drilldown": f"/microbenchmarks/{microbenchmark}/?base={base}",
+        "reports:drilldown_details": f"/microbenchmarks/{microbenchmark}/details?base={base}",
         "reports:scaleup": f"/compare/scaleup?base={base}",
         "reports:timeline": f"/microbenchmarks/{microbenchmark}/timeline?base={base}",
         "reports:report_list": "/reports/",

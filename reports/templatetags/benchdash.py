@@ -39,7 +39,22 @@ def fixed(value: float | None, places: int) -> str:
         return ""
     if not isinstance(value, float) or (value and not _FIXED_RANGE[0] < abs(value) < _FIXED_RANGE[1]):
         return str(floatformat(value, places))
-    rounded = Decimal(repr(value)).quantize(_QUANTA[places], ROUND_HALF_UP)
+    shortest = repr(value)
+    digits = shortest.partition(".")[2]
+    if "e" not in shortest:
+        # Two thirds cheaper than the decimal's rounding, and the same text: a shortest form with no more digits
+        # than the places is the text, padded; one with more is rounded as the float itself rounds, but where it
+        # ends in a 5 just past the places (a tie, which half up rounds up and the float may not): any other
+        # boundary between the two would be a shorter form of the float.
+        if len(digits) <= places:
+            text = shortest + "0" * (places - len(digits))
+        elif len(digits) != places + 1 or digits[-1] != "5":
+            text = f"{value:.{places}f}"
+        else:
+            text = ""
+        if text:
+            return text[1:] if text[0] == "-" and not text.strip("-0.") else text
+    rounded = Decimal(shortest).quantize(_QUANTA[places], ROUND_HALF_UP)
     text = f"{rounded:f}"
     return text[1:] if text[0] == "-" and not rounded else text
 

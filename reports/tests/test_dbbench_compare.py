@@ -307,3 +307,35 @@ def test_a_change_inside_the_measured_spread_is_grey_and_one_outside_it_is_red(c
     assert comparison.flags[new]["fillseq.wal_disabled.v400"] == "red"
     # Unchanged tests stay unflagged.
     assert comparison.flags[new]["readwhilewriting.t4"] == "grey" and not comparison.noisy[new]["readwhilewriting.t4"]
+
+
+# --------------------------------------------------------------------------- the drill-down's suite metrics
+
+
+def test_the_drill_down_loads_db_bench_s_own_metrics_after_its_first_response(dec25: Path) -> None:
+    from django.test import Client
+
+    from reports.compare import get_microbenchmark_comparison
+    from reports.views import _extra_metric_rows
+    from runs.models import Result
+
+    run = Run.objects.filter(workload__params__workload="byrx").order_by("build__version__sort_key").first()
+    assert run is not None
+    measured = Result.objects.filter(run=run, microbenchmark__is_warmup=False, extra__has_key="usec_op")
+    mb = measured.values_list("microbenchmark_id", flat=True).first()
+    assert mb is not None
+    client = Client()
+    first = client.get(f"/microbenchmarks/{mb}/", {"base": run.pk}).content.decode()
+    assert '<div id="drill-suite-metrics"></div>' in first and "Suite metrics" not in first
+    fragment = client.get(f"/microbenchmarks/{mb}/details", {"base": run.pk}, headers={"HX-Request": "true"})
+    alone = client.get(f"/microbenchmarks/{mb}/details", {"base": run.pk})
+    # What the page showed in one piece before, from a comparison computed from scratch: every version's row.
+    comparison = get_microbenchmark_comparison(ComparisonSpec(base_run_id=run.pk), mb)
+    column_of_run = {rid: c.key for c in comparison.columns for rid in c.run_ids}
+    (block,) = _extra_metric_rows(comparison, mb, column_of_run)
+    assert "usec_op" in block["names"] and len(block["rows"]) == len(comparison.columns) > 1
+    for html in (fragment.content.decode(), alone.content.decode()):
+        metrics = html.split('<div id="drill-suite-metrics" hx-swap-oob="true">', 1)[1]
+        assert "<h2>Suite metrics</h2>" in metrics
+        assert all(f'<th class="num">{name}</th>' in metrics for name in block["names"])
+        assert all(f"<tr><td>{row['label']}</td>" in metrics for row in block["rows"])

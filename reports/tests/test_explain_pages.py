@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from html import unescape
+
 import pytest
 from django.test import Client
 
@@ -16,9 +19,23 @@ def test_the_drill_down_explains_the_clicked_build_with_cpu_per_query_and_settin
     small_base: Run, client: Client
 ) -> None:
     point = Microbenchmark.objects.get(test="point-query", range_size=100)
-    html = client.get(
-        f"/microbenchmarks/{point.pk}/", {"base": small_base.pk, "column": "x.my8043_rel_o2nofp.z12a_c8r32.pk1"}
-    ).content.decode()
+    query = {"base": small_base.pk, "column": "x.my8043_rel_o2nofp.z12a_c8r32.pk1"}
+    first = client.get(f"/microbenchmarks/{point.pk}/", query).content.decode()
+    # The first response has the charts and the table; it loads the explanation after it, and links to it.
+    details = re.search(r'<div id="drill-details" hx-get="([^"]+)" hx-trigger="load"', first)
+    assert details is not None and "Why it changed" not in first
+    url = unescape(details.group(1))
+    assert url.startswith(f"/microbenchmarks/{point.pk}/details?") and f'href="{details.group(1)}"' in first
+    assert "column=x.my8043_rel_o2nofp.z12a_c8r32.pk1" in url
+    fragment = client.get(url, headers={"HX-Request": "true"}).content.decode()
+    alone = client.get(url).content.decode()
+    # Swapped in by htmx (no page around it), or a page of its own without script: the same explanation.
+    assert "<html" not in fragment and "<html" in alone and 'id="drill-suite-metrics" hx-swap-oob="true"' in fragment
+    for html in (fragment, alone):
+        _explains(html)
+
+
+def _explains(html: str) -> None:
     assert "Why it changed" in html
     assert "point-query_range=100 · MySQL 8.0.43 vs MySQL 5.6.51" in html
     assert 'data-metric="cpu_o"' in html and "CPU per operation" in html

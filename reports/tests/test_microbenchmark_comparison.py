@@ -91,3 +91,13 @@ def test_a_cached_whole_comparison_is_read_instead() -> None:
     assert len(get_microbenchmark_comparison(spec, microbenchmark_id).labels) == 1
     whole = get_comparison(spec)
     assert get_microbenchmark_comparison(spec, microbenchmark_id).labels == whole.labels
+
+
+def test_one_columns_metric_ratios_are_those_of_every_column(small_base: Run) -> None:
+    spec = ComparisonSpec(base_run_id=small_base.pk)
+    every = compute_comparison(spec).metric_ratios
+    for key in [*every, compute_comparison(spec).base, "no such column"]:
+        # Each read from a comparison that has not worked out every column's, then from one that has.
+        alone = compute_comparison(spec)
+        assert alone.metric_ratios_of(key) == every.get(key, {}) and "metric_ratios" not in alone.__dict__
+        assert alone.metric_ratios_of(key) == alone.metric_ratios.get(key, {})

@@ -17,21 +17,23 @@ pytestmark = pytest.mark.django_db
 
 # Rendered from scratch (cache cleared), an anonymous visitor. What each reads:
 # drill-down: the cache key's stamps (the series' runs and regression records), the base run, the series' runs,
-#   its concurrencies, the results (and latencies) of the microbenchmark and of the base, and the explained
-#   run's settings (its files, and the two runs' values), and the microbenchmark's stories with their bugs (its
-#   "Stories and bugs" table: one query whatever the number of runs or stories);
+#   its concurrencies, the results (and latencies) of the microbenchmark and of the base;
+# what the drill-down loads after it (its details): the same comparison's reads, then the explained run's settings
+#   (its files, and the two runs' values), and the microbenchmark's stories with their bugs (its "Stories and
+#   bugs" table: one query whatever the number of runs or stories);
 # comparison: the stamps, the base, the series' runs for the form, the group sets for its selector, the series'
 #   runs and results for the comparison, and the regression records for its markers; the results from the series'
 #   matrix (reports.matrix) when the series is at its refresh's stamp (7), else the matrix looked up in vain and
 #   the results table read (8: these series were never refreshed);
 # heatmap and table of every microbenchmark: as the comparison without the form's two (6 here, 5 refreshed).
-BUDGETS = {"drill-down": 8, "comparison": 8, "heatmap": 6, "table": 6}
+BUDGETS = {"drill-down": 5, "drill-down details": 8, "comparison": 8, "heatmap": 6, "table": 6}
 
 
 def _pages(base: Run) -> dict[str, str]:
     mb = Microbenchmark.objects.get(test="point-query", range_size=100)
     return {
         "drill-down": f"/microbenchmarks/{mb.pk}/?base={base.pk}",
+        "drill-down details": f"/microbenchmarks/{mb.pk}/details?base={base.pk}",
         "comparison": f"/compare/?base={base.pk}",
         "heatmap": f"/compare/heatmap?base={base.pk}",
         "table": f"/compare/table?base={base.pk}",

@@ -73,4 +73,11 @@ def test_a_drill_down_draws_its_bar_line_and_hw_charts_with_plotly(
     assert "bar" in qps.evaluate("el => el.data.map((t) => t.type)")
     assert hw.evaluate("el => el.data.length") == 4
     assert latency.evaluate("el => el.data.length") == 2
+    # Its stories and why the newest version changed load after the charts and the table (htmx), in their place.
+    details = page.locator("#drill-details")
+    details.locator("section.explain").wait_for()
+    assert details.get_attribute("hx-get") is None and page.locator("#drill-details").count() == 1
+    assert details.locator("h2#stories").count() == 1 and "Why it changed" in details.inner_text()
+    assert "point-query_range=100 · MySQL " in details.inner_text() and " vs MySQL 5.6.51" in details.inner_text()
+    assert page.locator("#drill-suite-metrics").count() == 1
     assert console_errors == []
