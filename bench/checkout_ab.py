@@ -32,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import peers
-from peers import REPO, Server, get, interleaved, load, sent_bytes, throughput
+from peers import REPO, Server, get, interleaved, load, sent_bytes, throughputs
 
 
 def server(name: str, tree: Path, port: int, static: Path) -> Server:
@@ -136,10 +136,14 @@ def measure(servers: list[Server], asked: list[tuple[str, Callable[[], str]]], r
         )
     if count:
         for title, url in (asked[0], asked[2]):
-            rates = []
-            for side in servers:
-                rate, errors = throughput(lambda side=side, url=url: get(side.url + url()), 20, count)  # type: ignore[misc]
-                rates.append(f"{rate:.1f}" + (f" ({errors} failed)" if errors else ""))
+            # Before in the peer's place: the two sides' rounds alternate, before, after, after, before.
+            measured = throughputs(
+                lambda url=url: get(servers[0].url + url()),  # type: ignore[misc]
+                lambda url=url: get(servers[1].url + url()),  # type: ignore[misc]
+                20,
+                count,
+            )
+            rates = [f"{rate:.1f}" + (f" ({errors} failed)" if errors else "") for rate, errors in measured]
             print(f"pages/s, 20 clients, {title}: before {rates[0]}, after {rates[1]} ({load()})", flush=True)
 
 
