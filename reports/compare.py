@@ -470,7 +470,7 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
             run_identity.series_filter(base_run), build__version__dbms_id=base_run.build.version.dbms_id
         )
     # Plain values, not model instances: a series of 200 runs would otherwise build a thousand of them. The
-    # runs of a series mostly share their command lines: each distinct JSON text is decoded once.
+    # runs of a series mostly share their command lines and summary layouts: each distinct JSON text is decoded once.
     commands_text: Cast | Case = Cast("commands", TextField())
     if microbenchmark_id is not None:
         # One microbenchmark's comparison has no workload warnings (its page shows none): the command lines
@@ -501,7 +501,7 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
         pull_request,
     ) in (
         runs_qs.order_by("build__version__sort_key", "build__name", "config__name", "started_at", "pk")
-        .annotate(commands_text=commands_text)
+        .annotate(commands_text=commands_text, summary_layout_text=Cast("summary_layout", TextField()))
         .values_list(
             "pk",
             "name",
@@ -518,13 +518,15 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
             "commands_text",
             "scan_formula",
             "summary_table",
-            "summary_layout",
+            "summary_layout_text",
             "branch",
             "pull_request",
         )
     ):
         if commands not in decoded:
             decoded[commands] = json.loads(commands)
+        if summary_layout not in decoded:
+            decoded[summary_layout] = json.loads(summary_layout)
         runs.append(
             SeriesRun(
                 id=pk,
@@ -542,7 +544,7 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
                 commands=decoded[commands],
                 scan_formula=scan_formula,
                 summary_table=summary_table,
-                summary_layout=summary_layout or None,
+                summary_layout=decoded[summary_layout] or None,
                 lane=branches.lane(branch, pull_request),
             )
         )
@@ -1071,6 +1073,7 @@ class Cells(Mapping[tuple[str, str], Cell]):
         self.grid = grid
         self._all: dict[tuple[str, str], Cell] | None = None
         self._at: tuple[dict[str, int], dict[str, int]] | None = None
+        self._reads = 0
 
     def __getstate__(self) -> dict[str, Any]:
         return {"grid": self.grid}
@@ -1087,6 +1090,11 @@ class Cells(Mapping[tuple[str, str], Cell]):
     def __getitem__(self, key: tuple[str, str]) -> Cell:
         if self._all is not None:
             return self._all[key]
+        # A cell alone costs a few times what it costs among all of them: a reader of more than a column's worth
+        # (a table of every microbenchmark) gets them all made at once.
+        self._reads += 1
+        if self._reads > len(self.grid.labels) + 1:
+            return self.every()[key]
         at = self._where(key)
         if at is None:
             raise KeyError(key)
