@@ -247,6 +247,8 @@ class Comparison:
         Worked out when first read, not with the comparison: the comparison page never reads them, and
         200 versions × 42 microbenchmarks × 6 metrics would double what the cache keeps of it.
         """
+        if isinstance(self.cells, Cells):
+            return self.cells.grid.metric_ratio_map()
         base = self.metrics[self.base]
         return {
             key: {
@@ -1050,6 +1052,24 @@ class _Grid:
         """Per compared column, the flag of every label from ``codes`` (``flags`` or ``compared_flags``)."""
         names = _flag_names()
         return self._by_compared_column(names[codes[self.compared]].tolist())
+
+    def metric_ratio_map(self) -> dict[str, dict[str, dict[str, float | None]]]:
+        """Per compared column and label, each HW metric relative to the base's (``stats.metric_ratio``: either
+        side missing or NaN → None, both 0 → 1, the base 0 → inf)."""
+        import numpy as np
+
+        compared, base = self.compared, self.base
+        value, of_base = self.metrics[compared], self.metrics[base]
+        present = self.measured[compared][..., None] & ~self.metric_nulls[compared] & ~np.isnan(value)
+        base_present = self.measured[base][:, None] & ~self.metric_nulls[base] & ~np.isnan(of_base)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            ratio = np.where(
+                of_base == 0, np.where(value == 0, 1.0, np.inf), value / np.where(of_base == 0, 1.0, of_base)
+            )
+        rows = np.where(present & base_present, ratio, None).tolist()
+        return self._by_compared_column(
+            [[dict(zip(HW_METRICS, metrics, strict=True)) for metrics in row] for row in rows]
+        )
 
     def _by_compared_column(self, rows: list[list[Any]]) -> dict[str, dict[str, Any]]:
         keys = [key for key, compared in zip(self.keys, self.compared.tolist(), strict=True) if compared]

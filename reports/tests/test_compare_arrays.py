@@ -155,6 +155,20 @@ def test_the_arrays_give_what_the_plain_rules_give(drawn: tuple[Series, object])
         }
     )
 
+    metrics, of_base = comparison.metrics, comparison.metrics[base]
+    assert repr(comparison.metric_ratios) == repr(
+        {
+            key: {
+                label: {
+                    name: stats.metric_ratio(metrics[key].get(label, {}).get(name), of_base.get(label, {}).get(name))
+                    for name in HW_METRICS
+                }
+                for label in comparison.labels
+            }
+            for key in others
+        }
+    )
+
     again = pickle.loads(pickle.dumps(comparison, pickle.HIGHEST_PROTOCOL))
     assert repr(list(again.cells.items())) == repr(list(comparison.cells.items()))
     assert repr(again.result) == repr(comparison.result)
