@@ -1066,7 +1066,9 @@ class _Grid:
             ratio = np.where(
                 of_base == 0, np.where(value == 0, 1.0, np.inf), value / np.where(of_base == 0, 1.0, of_base)
             )
-        rows = np.where(present & base_present, ratio, None).tolist()
+        found = ratio.astype(object)  # Python floats, and None where either side is missing
+        found[~(present & base_present)] = None
+        rows = found.tolist()
         return self._by_compared_column(
             [[dict(zip(HW_METRICS, metrics, strict=True)) for metrics in row] for row in rows]
         )
