@@ -18,6 +18,7 @@ Three kinds of difference matter to a regression hunt:
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -262,6 +263,10 @@ class HasCommands(Protocol):
     def commands(self) -> Mapping[str, str] | None: ...
 
 
+# A series' command lines, parsed once per process: every comparison of the series checks the same ones. Only read.
+_parsed = functools.lru_cache(maxsize=4096)(configs.parse_sysbench_command)
+
+
 def workload_mismatch(runs: Sequence[HasCommands]) -> list[str]:
     """LOUD warnings when the runs differ in workload parameters on the same microbenchmark.
 
@@ -286,7 +291,7 @@ def workload_mismatch(runs: Sequence[HasCommands]) -> list[str]:
     for commands, count in maps.values():
         for label, command in commands.items():
             if command not in cache:
-                cache[command] = configs.parse_sysbench_command(command)
+                cache[command] = _parsed(command)
             commands_per_label[label][command] = None
             runs_per_label[label] += count
     shared = {label for label, n in runs_per_label.items() if n > 1}
