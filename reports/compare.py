@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 BASE_RELATED = ("server", "workload", "build__version")
 CACHE_SECONDS = 24 * 3600
 # Bump when the payload's shape changes, so old cached payloads are never read.
-PAYLOAD_VERSION = 9
+PAYLOAD_VERSION = 10
 
 
 class ComparisonError(ValueError):
