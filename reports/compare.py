@@ -11,13 +11,16 @@ recomputes from raw results while nothing changed.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
+import math
 from collections import Counter, defaultdict
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, ItemsView, Iterator, KeysView, Mapping, Sequence, ValuesView
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
-from typing import Any, NamedTuple
+from itertools import compress
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from django.db.models import BooleanField, Case, Count, Max, Q, QuerySet, TextField, When
 from django.db.models.expressions import RawSQL
@@ -38,11 +41,14 @@ from suites.sysbench import eras
 from suites.sysbench import parse as sysbench
 from suites.sysbench.layout import REFERENCE_BLOCKS, ls_sort_key, reference_block
 
+if TYPE_CHECKING:
+    import numpy as np
+
 # What ``load_series`` reads with the base run (a caller that passes it as ``base`` selects these too).
 BASE_RELATED = ("server", "workload", "build__version")
 CACHE_SECONDS = 24 * 3600
 # Bump when the payload's shape changes, so old cached payloads are never read.
-PAYLOAD_VERSION = 9
+PAYLOAD_VERSION = 10
 
 
 class ComparisonError(ValueError):
@@ -142,9 +148,10 @@ class Comparison:
     group_of: dict[str, str | None]
     ungrouped: list[str]
     microbenchmark_ids: dict[str, int]
-    # (column key, label) → its cell; the maps below (qps, relative, flags, …) are views of them.
-    cells: dict[tuple[str, str], Cell]
-    summaries: dict[str, dict[str, stats.GroupSummary]]
+    # (column key, label) → its cell; the maps below (qps, relative, flags, …) are views of them. Computed, the
+    # cells are kept as arrays (``Cells``), each Cell made when read.
+    cells: Mapping[tuple[str, str], Cell]
+    summaries: Mapping[str, Mapping[str, stats.GroupSummary]]
     result: stats.ComparisonResult[str]
     pk_mode: int = 1
     warnings: list[str] = field(default_factory=list)
@@ -160,16 +167,26 @@ class Comparison:
     latency: tuple[Latency, ...] | None = None
 
     def __getstate__(self) -> dict[str, Any]:
-        # What is cached of a comparison: its cells, not the maps read from them (each process reads those again),
-        # and the cells as plain tuples, which are read back several times faster than named ones.
+        # What is cached of a comparison: its cells, not the maps read from them (each process reads those again):
+        # computed ones as their arrays, others (a release view's dict) as plain tuples, which are read back
+        # several times faster than named ones.
         state = {name: value for name, value in self.__dict__.items() if name not in _CELL_VIEWS}
-        state["cells"] = (list(self.cells), [tuple(cell) for cell in self.cells.values()])
+        if not isinstance(self.cells, Cells):
+            state["cells"] = (list(self.cells), [tuple(cell) for cell in self.cells.values()])
+            return state
+        # Computed: the result's maps are made again from the cells' arrays (the group summaries, when read).
+        state["result"] = dataclasses.replace(self.result, relative={}, flags={})
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        keys, values = state["cells"]
         self.__dict__.update(state)
-        self.cells = dict(zip(keys, [_new_cell(Cell, value) for value in values], strict=True))
+        if not isinstance(self.cells, Cells):
+            keys, values = state["cells"]
+            self.cells = dict(zip(keys, [_new_cell(Cell, value) for value in values], strict=True))
+            return
+        grid, result = self.cells.grid, self.result
+        result.relative = grid.relative_map()
+        result.flags = grid.flag_map(grid.compared_flags)
 
     def row(self, label: str) -> dict[str, Cell]:
         """One microbenchmark's cells, by column key (the columns that have one)."""
@@ -195,6 +212,8 @@ class Comparison:
     @cached_property
     def relative(self) -> dict[str, dict[str, float | None]]:
         """Per compared column, the relative QPS of every label."""
+        if isinstance(self.cells, Cells):
+            return self.result.relative  # the same map: a cell's relative QPS is the result's
         return self._compared_view(_RELATIVE)
 
     @cached_property
@@ -205,8 +224,11 @@ class Comparison:
     def noisy(self) -> dict[str, dict[str, bool]]:
         return self._compared_view(_NOISY)
 
-    # Read by position: a view reads every cell (8,400 at 200 versions × 42 microbenchmarks).
+    # Read by position: a view reads every cell (8,400 at 200 versions × 42 microbenchmarks), or straight from
+    # the arrays of computed cells.
     def _measured_view(self, field: int) -> dict[str, dict[str, Any]]:
+        if isinstance(self.cells, Cells):
+            return self.cells.measured_view(field)
         view: dict[str, dict[str, Any]] = {c.key: {} for c in self.columns}
         for (key, label), cell in self.cells.items():
             if cell[_QPS] is not None:
@@ -214,6 +236,8 @@ class Comparison:
         return view
 
     def _compared_view(self, field: int) -> dict[str, dict[str, Any]]:
+        if isinstance(self.cells, Cells):
+            return self.cells.compared_view(field)
         cells, labels = self.cells, self.labels
         return {key: {label: cells[(key, label)][field] for label in labels} for key in self.result.runs}
 
@@ -224,6 +248,8 @@ class Comparison:
         Worked out when first read, not with the comparison: the comparison page never reads them, and
         200 versions × 42 microbenchmarks × 6 metrics would double what the cache keeps of it.
         """
+        if isinstance(self.cells, Cells):
+            return self.cells.grid.metric_ratio_map()
         base = self.metrics[self.base]
         return {
             key: {
@@ -437,6 +463,8 @@ class Series:
     # That microbenchmark's latencies at every concurrency, read in the same query as its results: its page
     # shows them, and a query of their own cost as much as the rest of that one.
     latency: tuple[Latency, ...] | None = None
+    # The results as arrays (the series' matrix, read whole): ``results`` is then empty.
+    table: matrix.Table | None = None
 
 
 def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, base: Run | None = None) -> Series:
@@ -461,8 +489,7 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
             run_identity.series_filter(base_run), build__version__dbms_id=base_run.build.version.dbms_id
         )
     # Plain values, not model instances: a series of 200 runs would otherwise build a thousand of them. The
-    # runs of a series mostly share their command lines and summary layouts: each distinct JSON text is decoded
-    # once (the JSON field's own decoding took one json.loads per run: a tenth of a drill-down's reads).
+    # runs of a series mostly share their command lines and summary layouts: each distinct JSON text is decoded once.
     commands_text: Cast | Case = Cast("commands", TextField())
     if microbenchmark_id is not None:
         # One microbenchmark's comparison has no workload warnings (its page shows none): the command lines
@@ -471,7 +498,6 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
             When(scan_formula=sysbench.SCAN_TPS_ROWS, then=commands_text), default=None, output_field=TextField()
         )
     decoded: dict[str | None, Mapping[str, str] | None] = {None: None}
-    layouts: dict[str, Mapping[str, Any]] = {}
     runs = []
     for (
         pk,
@@ -518,8 +544,8 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
     ):
         if commands not in decoded:
             decoded[commands] = json.loads(commands)
-        if summary_layout not in layouts:
-            layouts[summary_layout] = json.loads(summary_layout)
+        if summary_layout not in decoded:
+            decoded[summary_layout] = json.loads(summary_layout)
         runs.append(
             SeriesRun(
                 id=pk,
@@ -537,7 +563,7 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
                 commands=decoded[commands],
                 scan_formula=scan_formula,
                 summary_table=summary_table,
-                summary_layout=layouts[summary_layout] or None,
+                summary_layout=decoded[summary_layout] or None,
                 lane=branches.lane(branch, pull_request),
             )
         )
@@ -567,7 +593,7 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
         # The concurrency rule reads the base's results and every concurrency of the series, nothing else.
         dops = tuple(rows.order_by().values_list("dop", "microbenchmark__is_warmup").distinct())
         rows = rows.filter(Q(microbenchmark_id=microbenchmark_id) | Q(run_id=base_run.pk))
-    results, latency = _read_results(spec, base_run, run_ids, rows, microbenchmark_id)
+    results, latency, table = _read_results(spec, base_run, run_ids, rows, microbenchmark_id)
     suite = base_run.workload.suite
     return Series(
         spec=spec,
@@ -583,6 +609,7 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
         microbenchmark_id=microbenchmark_id,
         dops=dops,
         latency=latency,
+        table=table,
         group_set=_series_group_set(spec, base_run),
         sla_samples=tuple(sla.load_samples(run_ids)) if suites.get(suite).checks_sla else (),
     )
@@ -594,14 +621,14 @@ def _read_results(
     run_ids: Collection[int],
     rows: QuerySet[Result],
     microbenchmark_id: int | None,
-) -> tuple[tuple[SeriesResult, ...], tuple[Latency, ...] | None]:
+) -> tuple[tuple[SeriesResult, ...], tuple[Latency, ...] | None, matrix.Table | None]:
     """The results of the series' runs ``run_ids`` (``rows`` in the results table): the whole series from the
-    series' matrix while it is at the refresh's stamp (``reports.matrix``), in one query."""
+    series' matrix while it is at the refresh's stamp (``reports.matrix``), in one query, as its arrays."""
     if microbenchmark_id is None:
         stored = matrix.results(base_run.server_id, base_run.workload_id, run_ids, include_warmups=spec.include_warmups)
         if stored is not None:
-            return tuple(map(SeriesResult._make, stored)), None
-    return _series_results(rows, microbenchmark_id)
+            return (), None, stored
+    return (*_series_results(rows, microbenchmark_id), None)
 
 
 def _series_results(
@@ -715,9 +742,10 @@ def _columns(runs: Sequence[SeriesRun]) -> tuple[list[Column], dict[int, str]]:
 def build_comparison(series: Series) -> Comparison:
     """The comparison of a loaded series: averages repeats, measures their spread, flags changes. No database.
 
-    In named steps: the columns and the base's; the results read into samples per (column, label, concurrency);
-    the concurrency compared; one measured cell per (column, label) at it; the labels grouped and divided by the
-    base (``reports.stats``); the suite's marking (cells that are no signal); the cells with their flags.
+    In named steps, over the results as arrays (``reports.matrix.Table``): the columns and the base's; the results
+    in order with their column and label; the concurrency compared; one measured cell per (column, label) at it;
+    the labels grouped and divided by the base; the suite's marking (cells that are no signal); the cells with
+    their flags, kept as arrays (``Cells``) that the maps a page reads are made from.
     """
     spec = series.spec
     columns, column_of_run = _columns(series.runs)
@@ -725,12 +753,12 @@ def build_comparison(series: Series) -> Comparison:
     if base_run is None:
         raise ComparisonError(f"no run with id {series.base_run_id}")
     base_key = column_of_run[base_run.id]
-    found = _samples(series, column_of_run, base_key)
+    found = _samples(series, columns, column_of_run, base_key)
     dop = _concurrency(spec, found, base_run.name)
     if series.microbenchmark_id is not None:
         found = found.only(series.microbenchmark_id)
-    measured, repeated = _measured(found.samples, dop)
-    labels_seen = list(dict.fromkeys(label for _, label in measured))
+    measured = _measured(found, dop)
+    labels_seen = measured.labels_seen()
     group_set = series.group_set or choose_group_set(series.suite, labels_seen)
     suite_order = suites.get(series.suite).label_order
     ordered = sorted(labels_seen, key=lambda label: (suite_order and suite_order(label)) or _label_order(label))
@@ -739,13 +767,10 @@ def build_comparison(series: Series) -> Comparison:
         # Its group alone: the set's other groups are empty here, and summarising each for every column was a
         # tenth of the computation at 200 versions (its page shows no group summary).
         grouped = {group: members for group, members in grouped.items() if members}
-    qps: dict[str, dict[str, float | None]] = {c.key: {} for c in columns}
-    for (key, label), cell in measured.items():
-        qps[key][label] = cell.qps
-    others = [c.key for c in columns if c.key != base_key]
-    result = stats.compare(qps, base_key, others, grouped, red=spec.red, green=spec.green)
+    keys = [c.key for c in columns]
+    grid, result, summaries = _compare(measured, keys, keys.index(base_key), grouped, spec.red, spec.green)
     greyed = _no_signal(series, column_of_run, dop)
-    cells = _flagged(measured, result, repeated, greyed, spec.noise_k)
+    _flag_cells(grid, measured.repeated, greyed, spec.noise_k)
     # One microbenchmark's comparison (its page) has none: its runs' command lines are not all read.
     warnings = (
         [] if series.microbenchmark_id is not None else _workload_warnings(series.runs) + workload_mismatch(series.runs)
@@ -767,8 +792,8 @@ def build_comparison(series: Series) -> Comparison:
         group_of={label: group_set.classify(label) for label in result.labels},
         ungrouped=result.ungrouped + [u for u in ungrouped if u not in result.ungrouped],
         microbenchmark_ids=found.microbenchmark_ids,
-        cells=cells,
-        summaries={g: {key: result.summaries[(g, key)] for key in result.runs} for g in result.groups},
+        cells=Cells(grid),
+        summaries=summaries,
         result=result,
         pk_mode=series.pk_mode,
         warnings=warnings,
@@ -778,16 +803,20 @@ def build_comparison(series: Series) -> Comparison:
     )
 
 
-# (column, label, concurrency) → (QPS, HW metrics) of each of its results
-Samples = dict[tuple[str, str, int], list[tuple[float, tuple[float | None, ...]]]]
-
-
 @dataclass
 class _Samples:
-    """The series' results as the comparison reads them: samples per (column, label, concurrency), the label of
+    """The series' results as the comparison reads them, as arrays in order (runs by version, then suite, test,
+    range, concurrency: the order of labels that no group set places, as in the reference tables): each result's
+    column (index into the columns), label (index into ``labels``), concurrency, QPS and HW metrics; the label of
     each microbenchmark, and the concurrencies there are (and those the base measured each label at)."""
 
-    samples: Samples
+    labels: list[str]
+    column: np.ndarray
+    label: np.ndarray
+    dop: np.ndarray
+    qps: np.ndarray
+    metrics: np.ndarray  # (results, len(HW_METRICS)), 0 where metric_nulls
+    metric_nulls: np.ndarray
     microbenchmark_ids: dict[str, int]
     label_of: dict[int, str]
     every_dop: set[int]
@@ -797,49 +826,117 @@ class _Samples:
     def only(self, microbenchmark_id: int) -> _Samples:
         """Those of one microbenchmark (its page's comparison); the concurrencies stay the series'."""
         label = self.label_of.get(microbenchmark_id)
-        samples = defaultdict(list, {k: v for k, v in self.samples.items() if k[1] == label})
+        keep = self.label == (self.labels.index(label) if label is not None else -1)
         ids = {label: microbenchmark_id} if label is not None else {}
-        return dataclasses.replace(self, samples=samples, microbenchmark_ids=ids)
+        return dataclasses.replace(
+            self,
+            column=self.column[keep],
+            label=self.label[keep],
+            dop=self.dop[keep],
+            qps=self.qps[keep],
+            metrics=self.metrics[keep],
+            metric_nulls=self.metric_nulls[keep],
+            microbenchmark_ids=ids,
+        )
 
 
-def _samples(series: Series, column_of_run: Mapping[int, str], base_key: str) -> _Samples:
-    """Every result of the series' runs, in order (runs by version, then suite, test, range, concurrency: the
-    order of labels that no group set places, as in the reference tables), as samples of its cell."""
+def _samples(series: Series, columns: Sequence[Column], column_of_run: Mapping[int, str], base_key: str) -> _Samples:
+    """Every result of the series' runs, in order, with its column and label."""
+    import numpy as np
+
     spec = series.spec
-    run_rank = {run.id: i for i, run in enumerate(series.runs)}
-    results = sorted(
-        (r for r in series.results if r.run_id in run_rank),
-        key=lambda r: (run_rank[r.run_id], r.suite, r.test, r.range_size is None, r.range_size or 0, r.dop),
-    )
-    found = _Samples(defaultdict(list), {}, {}, set(), set(), defaultdict(set))
+    table = series.table if series.table is not None else matrix.Table.of_rows(series.results)
+    index_of_key = {c.key: i for i, c in enumerate(columns)}
+    run_ids = np.array([run.id for run in series.runs], dtype=np.int64)
+    run_columns = np.array([index_of_key[column_of_run[run.id]] for run in series.runs], dtype=np.int64)
+    # Each result's run as its rank in the series (the results of other runs left out).
+    by_id = np.argsort(run_ids, kind="stable")
+    at = np.minimum(np.searchsorted(run_ids[by_id], table.runs), len(run_ids) - 1)
+    keep = run_ids[by_id][at] == table.runs
+    rank = by_id[at[keep]]
+    indexes, dops = table.indexes[keep], table.dops[keep]
+    described = table.microbenchmarks
+    # The microbenchmarks ranked by (suite, test, range): equal ones rank alike, so their results keep their order.
+    keys = [(suite, test, range_size is None, range_size or 0) for _, test, range_size, suite, _ in described]
+    rank_of_key = {key: i for i, key in enumerate(sorted(set(keys)))}
+    microbenchmark_rank = np.array([rank_of_key[key] for key in keys], dtype=np.int64)
+    order = np.lexsort((dops, microbenchmark_rank[indexes], rank))
+    rank, indexes, dops = rank[order], indexes[order], dops[order]
+    values, nulls = table.values[keep][order], table.nulls[keep][order]
+    run_ids_of_rows = run_ids[rank]
+    # Each microbenchmark's label: the first of its id's in order, as a microbenchmark id has one label.
+    present, first = np.unique(indexes, return_index=True)
+    reversed_present, from_end = np.unique(indexes[::-1], return_index=True)
+    last = dict(zip(reversed_present.tolist(), (len(indexes) - 1 - from_end).tolist(), strict=True))
+    labels: list[str] = []
+    index_of_label: dict[str, int] = {}
+    label_of: dict[int, str] = {}
+    label_of_microbenchmark = np.zeros(len(described), dtype=np.int64)
+    latest: dict[int, int] = {}  # label → the microbenchmark of its last result
+    for i in present[np.argsort(first, kind="stable")].tolist():
+        microbenchmark_id, test, range_size, _, _ = described[i]
+        label = label_of.get(microbenchmark_id)
+        if label is None:
+            label = f"{test}_range={range_size}" if range_size is not None else test
+            label_of[microbenchmark_id] = label
+        index = index_of_label.get(label)
+        if index is None:
+            index = index_of_label[label] = len(labels)
+            labels.append(label)
+        label_of_microbenchmark[i] = index
+        if index not in latest or last[i] > last[latest[index]]:
+            latest[index] = i
+    # Each label's microbenchmark: that of its last result (labels in the order they first come).
+    microbenchmark_ids = {label: described[latest[index]][0] for index, label in enumerate(labels)}
+    label = label_of_microbenchmark[indexes]
+    column = run_columns[rank]
+    warmup = np.array([m[4] for m in described], dtype=bool)[indexes]
+    every_dop = set(np.unique(dops).tolist())
+    measured_dops = set(np.unique(dops[~warmup]).tolist())
     if series.dops is not None:
-        found.every_dop.update(d for d, _ in series.dops)
-        found.measured_dops.update(d for d, warmup in series.dops if not warmup)
-    samples, label_of, microbenchmark_ids = found.samples, found.label_of, found.microbenchmark_ids
-    run_of = {run.id: run for run in series.runs}
+        every_dop.update(d for d, _ in series.dops)
+        measured_dops.update(d for d, warm in series.dops if not warm)
+    base_labels: dict[int, set[str]] = defaultdict(set)
+    of_base = ~warmup & (column == index_of_key[base_key])
+    for dop, index in zip(dops[of_base].tolist(), label[of_base].tolist(), strict=True):
+        base_labels[dop].add(labels[index])
+    qps = values[:, 0].copy()
     # scan_qps is the stored QPS but for the runs whose own scripts used the other scan formula: only their
     # results are read through it (none, for the spec's formula).
     other_era = (
         set() if spec.scan_formula == "spec" else {run.id for run in series.runs if eras.other_era(run.scan_formula)}
     )
-    # Unpacked rather than read by name: this loop runs once per result (8,400 at 200 versions).
-    for row in results:
-        run_id, microbenchmark_id, test, range_size, dop_of_row, qps_value, hw, _, is_warmup, _ = row
-        label = label_of.get(microbenchmark_id)
-        if label is None:
-            label = f"{test}_range={range_size}" if range_size is not None else test
-            label_of[microbenchmark_id] = label
-        microbenchmark_ids[label] = microbenchmark_id
-        found.every_dop.add(dop_of_row)
-        key = column_of_run[run_id]
-        if not is_warmup:
-            found.measured_dops.add(dop_of_row)
-            if key == base_key:
-                found.base_labels[dop_of_row].add(label)
-        if other_era and run_id in other_era:
-            qps_value = scan_qps(row, run_of[run_id], spec.scan_formula)
-        samples[(key, label, dop_of_row)].append((qps_value, hw))
-    return found
+    if other_era:
+        run_of = {run.id: run for run in series.runs}
+        for k in np.nonzero(np.isin(run_ids_of_rows, list(other_era)))[0].tolist():
+            microbenchmark_id, test, range_size, suite, is_warmup = described[indexes[k]]
+            row = SeriesResult(
+                int(run_ids_of_rows[k]),
+                microbenchmark_id,
+                test,
+                range_size,
+                int(dops[k]),
+                float(values[k, 0]),
+                (),
+                suite,
+                is_warmup,
+                None if nulls[k, -1] else float(values[k, -1]),
+            )
+            qps[k] = scan_qps(row, run_of[row.run_id], spec.scan_formula)
+    return _Samples(
+        labels=labels,
+        column=column,
+        label=label,
+        dop=dops,
+        qps=qps,
+        metrics=values[:, 1 : 1 + len(HW_METRICS)],
+        metric_nulls=nulls[:, 1 : 1 + len(HW_METRICS)],
+        microbenchmark_ids=microbenchmark_ids,
+        label_of=label_of,
+        every_dop=every_dop,
+        measured_dops=measured_dops,
+        base_labels=base_labels,
+    )
 
 
 def _concurrency(spec: ComparisonSpec, found: _Samples, base_name: str) -> int:
@@ -853,29 +950,81 @@ def _concurrency(spec: ComparisonSpec, found: _Samples, base_name: str) -> int:
     return dop
 
 
-def _measured(samples: Samples, dop: int) -> tuple[dict[tuple[str, str], Cell], bool]:
-    """One cell per (column, label) measured at ``dop``, in the samples' order: the mean of its repeats, their
-    spread, the mean of each HW metric; and whether any cell has repeats."""
-    measured: dict[tuple[str, str], Cell] = {}
-    repeated = False
-    for (key, label, d), values in samples.items():
-        if d != dop:
-            continue
-        if len(values) == 1:
-            # One result, most cells: its values as _mean gives them (x + 0.0 is sum([x]) / 1, bit for bit).
-            qps_value, hw = values[0]
-            metrics = dict(zip(HW_METRICS, [None if v is None else v + 0.0 for v in hw], strict=True))
-            measured[(key, label)] = _new_cell(Cell, (qps_value + 0.0, None, metrics, None, "", False))
-            continue
-        repeated = True
-        qps_values = [v[0] for v in values]
-        metrics = {
-            name: _mean([m for _, hw in values if (m := hw[i]) is not None]) for i, name in enumerate(HW_METRICS)
-        }
-        measured[(key, label)] = _new_cell(
-            Cell, (_mean(qps_values), stats.spread(qps_values).cv, metrics, None, "", False)
-        )
-    return measured, repeated
+@dataclass
+class _Measured:
+    """One cell per (column, label) measured at the concurrency compared, in the order of their first results:
+    the mean of its repeats, their coefficient of variation (NaN: one result), the mean of each HW metric (NaN
+    where none of the repeats has it, ``metric_nulls``); and whether any cell has repeats."""
+
+    labels: list[str]  # the samples' labels, which ``label`` indexes
+    column: np.ndarray
+    label: np.ndarray
+    qps: np.ndarray
+    cv: np.ndarray
+    has_cv: np.ndarray
+    metrics: np.ndarray
+    metric_nulls: np.ndarray
+    repeated: bool
+
+    def labels_seen(self) -> list[str]:
+        """The labels measured, in the order of their first cells."""
+        import numpy as np
+
+        present, first = np.unique(self.label, return_index=True)
+        return [self.labels[i] for i in present[np.argsort(first, kind="stable")].tolist()]
+
+
+def _measured(found: _Samples, dop: int) -> _Measured:
+    """The measured cells at ``dop`` (``_Measured``). A cell of one result has that result's values (x + 0.0, as
+    the mean of one value is, bit for bit); a cell of repeats averages them in order, as ``_mean`` and
+    ``stats.spread`` do."""
+    import numpy as np
+
+    rows = np.nonzero(found.dop == dop)[0]
+    width = len(found.labels)
+    keys = found.column[rows] * width + found.label[rows]
+    cell_keys, first, inverse, counts = np.unique(keys, return_index=True, return_inverse=True, return_counts=True)
+    in_order = np.argsort(first, kind="stable")
+    firsts = rows[first[in_order]]
+    qps = found.qps[firsts] + 0.0
+    metrics = found.metrics[firsts] + 0.0
+    metric_nulls = found.metric_nulls[firsts].copy()
+    cv = np.full(len(firsts), np.nan)
+    has_cv = np.zeros(len(firsts), dtype=bool)
+    repeats = counts[in_order]
+    repeated = bool((repeats > 1).any())
+    if repeated:
+        position = np.empty(len(cell_keys), dtype=np.int64)
+        position[in_order] = np.arange(len(cell_keys))
+        # The results of each cell together, in order.
+        grouped = rows[np.argsort(position[inverse], kind="stable")]
+        ends = np.cumsum(repeats)
+        for cell in np.nonzero(repeats > 1)[0].tolist():
+            its = grouped[ends[cell] - repeats[cell] : ends[cell]]
+            qps_values = found.qps[its].tolist()
+            qps[cell] = _mean(qps_values)
+            cv[cell] = stats.spread(qps_values).cv
+            has_cv[cell] = True
+            for j in range(len(HW_METRICS)):
+                present = [
+                    m
+                    for m, null in zip(found.metrics[its, j].tolist(), found.metric_nulls[its, j].tolist(), strict=True)
+                    if not null
+                ]
+                mean = _mean(present)
+                metrics[cell, j] = 0.0 if mean is None else mean
+                metric_nulls[cell, j] = mean is None
+    return _Measured(
+        labels=found.labels,
+        column=cell_keys[in_order] // width if width else cell_keys[in_order],
+        label=cell_keys[in_order] % width if width else cell_keys[in_order],
+        qps=qps,
+        cv=cv,
+        has_cv=has_cv,
+        metrics=metrics,
+        metric_nulls=metric_nulls,
+        repeated=repeated,
+    )
 
 
 def _no_signal(series: Series, column_of_run: Mapping[int, str], dop: int) -> set[tuple[str, str]]:
@@ -885,34 +1034,505 @@ def _no_signal(series: Series, column_of_run: Mapping[int, str], dop: int) -> se
     return rule(series.sla_samples, column_of_run, dop) if rule is not None else set()
 
 
-def _flagged(
-    measured: Mapping[tuple[str, str], Cell],
-    result: stats.ComparisonResult[str],
-    repeated: bool,
-    greyed: Collection[tuple[str, str]],
-    noise_k: float,
-) -> dict[tuple[str, str], Cell]:
-    """Every cell: the measured ones (the base's as measured), then each compared column's relative QPS and
-    flag for every label. With repeats, a change inside k × the combined spread is not flagged (shown grey,
-    marked noisy); a cell the suite greys (in its column or in the base) is never red or green."""
-    cells = dict(measured)
-    base = result.base
-    no_cell = Cell(None, None, None)
-    for key in result.runs:
-        relative, flags = result.relative[key], result.flags[key]
-        for label in result.labels:
-            qps, cv, metrics, _, _, _ = measured.get((key, label), no_cell)
-            rel, flag = relative[label], flags[label]
-            noisy = False
-            if repeated:
-                base_cv = measured.get((base, label), no_cell).cv
-                # noisy: a red or green change that the spread of the repeats explains; shown grey, marked ≈.
-                noisy = flag in ("red", "green") and not stats.outside_noise(rel, base_cv, cv, noise_k)
-                flag = "grey" if noisy else flag
-            if greyed and ((key, label) in greyed or (base, label) in greyed):
-                flag = "grey"
-            cells[(key, label)] = _new_cell(Cell, (qps, cv, metrics, rel, flag, noisy))
-    return cells
+# A cell's flag as a small integer in the arrays: its name is FLAGS[code] ("": the base's cells).
+FLAGS = ("", "red", "green", "grey", "missing")
+_RED, _GREEN, _GREY, _MISSING = 1, 2, 3, 4
+
+
+@dataclass
+class _Grid:
+    """Every cell of a comparison as arrays over (column, label): the columns' keys and the labels in the
+    comparison's order; what was measured (QPS, cv, HW metrics); of the compared columns, the relative QPS, the
+    flag (``FLAGS``) and the noise; and the order of the cells (flat indexes, column × labels + label): the
+    measured ones in the order of their first results, then each compared column's unmeasured ones."""
+
+    keys: list[str]
+    labels: list[str]
+    base: int
+    compared: np.ndarray  # (columns,) bool: every column but the base
+    measured: np.ndarray  # (columns, labels) bool
+    qps: np.ndarray
+    cv: np.ndarray
+    has_cv: np.ndarray
+    metrics: np.ndarray  # (columns, labels, len(HW_METRICS))
+    metric_nulls: np.ndarray
+    relative: np.ndarray
+    has_relative: np.ndarray
+    flags: np.ndarray  # int8 codes of FLAGS
+    noisy: np.ndarray
+    order: np.ndarray
+    measured_count: int
+    compared_flags: np.ndarray  # the flags before the noise and the suite's marking: stats.compare's
+
+    def relative_map(self) -> dict[str, dict[str, float | None]]:
+        """Per compared column, the relative QPS of every label (None: either side missing)."""
+        compared = self.compared
+        rows = self.relative[compared].tolist()
+        for i, j in zip(*(a.tolist() for a in (~self.has_relative[compared]).nonzero()), strict=True):
+            rows[i][j] = None
+        return self._by_compared_column(rows)
+
+    def flag_map(self, codes: np.ndarray) -> dict[str, dict[str, Any]]:
+        """Per compared column, the flag of every label from ``codes`` (``flags`` or ``compared_flags``)."""
+        names = _flag_names()
+        return self._by_compared_column(names[codes[self.compared]].tolist())
+
+    def metric_ratio_map(self) -> dict[str, dict[str, dict[str, float | None]]]:
+        """Per compared column and label, each HW metric relative to the base's (``stats.metric_ratio``: either
+        side missing or NaN → None, both 0 → 1, the base 0 → inf)."""
+        import numpy as np
+
+        compared, base = self.compared, self.base
+        value, of_base = self.metrics[compared], self.metrics[base]
+        present = self.measured[compared][..., None] & ~self.metric_nulls[compared] & ~np.isnan(value)
+        base_present = self.measured[base][:, None] & ~self.metric_nulls[base] & ~np.isnan(of_base)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            ratio = np.where(
+                of_base == 0, np.where(value == 0, 1.0, np.inf), value / np.where(of_base == 0, 1.0, of_base)
+            )
+        found = ratio.astype(object)  # Python floats, and None where either side is missing
+        found[~(present & base_present)] = None
+        rows = found.tolist()
+        return self._by_compared_column(
+            [[dict(zip(HW_METRICS, metrics, strict=True)) for metrics in row] for row in rows]
+        )
+
+    def _by_compared_column(self, rows: list[list[Any]]) -> dict[str, dict[str, Any]]:
+        keys = [key for key, compared in zip(self.keys, self.compared.tolist(), strict=True) if compared]
+        return {key: dict(zip(self.labels, row, strict=True)) for key, row in zip(keys, rows, strict=True)}
+
+
+@functools.cache
+def _flag_names() -> np.ndarray:
+    import numpy as np
+
+    return np.array(FLAGS, dtype=object)
+
+
+class Cells(Mapping[tuple[str, str], Cell]):
+    """A computed comparison's cells, (column key, label) → Cell, in their order: kept as the arrays of its
+    ``_Grid`` and made into Cells only when read (a cell alone, or all of them once, when iterated). The maps of
+    one question per column (``Comparison.qps``, ``relative``, …) are made from the arrays directly. Pickled as
+    the arrays."""
+
+    def __init__(self, grid: _Grid) -> None:
+        self.grid = grid
+        self._all: dict[tuple[str, str], Cell] | None = None
+        self._at: tuple[dict[str, int], dict[str, int]] | None = None
+        self._reads = 0
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"grid": self.grid}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["grid"])  # type: ignore[misc]
+
+    def __len__(self) -> int:
+        return len(self.grid.order)
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        return iter(self.every())
+
+    def __getitem__(self, key: tuple[str, str]) -> Cell:
+        if self._all is not None:
+            return self._all[key]
+        # A cell alone costs a few times what it costs among all of them: a reader of more than a column's worth
+        # (a table of every microbenchmark) gets them all made at once.
+        self._reads += 1
+        if self._reads > len(self.grid.labels) + 1:
+            return self.every()[key]
+        at = self._where(key)
+        if at is None:
+            raise KeyError(key)
+        return self._cell(*at)
+
+    def __contains__(self, key: object) -> bool:
+        return self._where(key) is not None
+
+    def keys(self) -> KeysView[tuple[str, str]]:
+        return self.every().keys()
+
+    def values(self) -> ValuesView[Cell]:
+        return self.every().values()
+
+    def items(self) -> ItemsView[tuple[str, str], Cell]:
+        return self.every().items()
+
+    def _where(self, key: object) -> tuple[int, int] | None:
+        if self._at is None:
+            grid = self.grid
+            self._at = ({k: c for c, k in enumerate(grid.keys)}, {label: j for j, label in enumerate(grid.labels)})
+        if not isinstance(key, tuple) or len(key) != 2:
+            return None
+        columns, labels = self._at
+        c, j = columns.get(key[0]), labels.get(key[1])
+        if c is None or j is None or not (self.grid.measured[c, j] or self.grid.compared[c]):
+            return None
+        return c, j
+
+    def _cell(self, c: int, j: int) -> Cell:
+        grid = self.grid
+        measured = bool(grid.measured[c, j])
+        metrics = None
+        if measured:
+            nulls = grid.metric_nulls[c, j].tolist()
+            metrics = dict(
+                zip(
+                    HW_METRICS,
+                    [None if null else v for v, null in zip(grid.metrics[c, j].tolist(), nulls, strict=True)],
+                    strict=True,
+                )
+            )
+        return _new_cell(
+            Cell,
+            (
+                float(grid.qps[c, j]) if measured else None,
+                float(grid.cv[c, j]) if grid.has_cv[c, j] else None,
+                metrics,
+                float(grid.relative[c, j]) if grid.has_relative[c, j] else None,
+                FLAGS[grid.flags[c, j]],
+                bool(grid.noisy[c, j]),
+            ),
+        )
+
+    def every(self) -> dict[tuple[str, str], Cell]:
+        """Every cell, made once."""
+        if self._all is None:
+            grid = self.grid
+            width = len(grid.labels)
+            order = grid.order.tolist()
+            column, label = (order, order) if not width else ([f // width for f in order], [f % width for f in order])
+            keys = [(grid.keys[c], grid.labels[j]) for c, j in zip(column, label, strict=True)]
+            taken = grid.order
+            measured = grid.measured.ravel()[taken].tolist()
+            qps = _or_none(grid.qps.ravel()[taken], grid.measured.ravel()[taken])
+            cv = _or_none(grid.cv.ravel()[taken], grid.has_cv.ravel()[taken])
+            metrics = _metric_dicts(grid, taken)
+            relative = _or_none(grid.relative.ravel()[taken], grid.has_relative.ravel()[taken])
+            flags = [FLAGS[code] for code in grid.flags.ravel()[taken].tolist()]
+            noisy = grid.noisy.ravel()[taken].tolist()
+            self._all = dict(
+                zip(
+                    keys,
+                    [
+                        _new_cell(Cell, (q, v, m if is_measured else None, r, f, n))
+                        for q, v, m, r, f, n, is_measured in zip(
+                            qps, cv, metrics, relative, flags, noisy, measured, strict=True
+                        )
+                    ],
+                    strict=True,
+                )
+            )
+        return self._all
+
+    def measured_view(self, field: int) -> dict[str, dict[str, Any]]:
+        """Per column, ``field`` (_QPS, _CV or _METRICS) of each label it measured, in the order of the cells."""
+        import numpy as np
+
+        grid = self.grid
+        width = len(grid.labels)
+        view: dict[str, dict[str, Any]] = {key: {} for key in grid.keys}
+        if not width or not grid.measured_count:
+            return view
+        cells = grid.order[: grid.measured_count]
+        cells = cells[np.argsort(cells // width, kind="stable")]
+        if field == _QPS:
+            values = grid.qps.ravel()[cells].tolist()
+        elif field == _CV:
+            values = _or_none(grid.cv.ravel()[cells], grid.has_cv.ravel()[cells])
+        else:
+            values = _metric_dicts(grid, cells)
+        names = np.array(grid.labels, dtype=object)[cells % width].tolist()
+        ends = np.cumsum(np.bincount(cells // width, minlength=len(grid.keys))).tolist()
+        start = 0
+        for key, end in zip(grid.keys, ends, strict=True):
+            if end > start:
+                view[key] = dict(zip(names[start:end], values[start:end], strict=True))
+                start = end
+        return view
+
+    def compared_view(self, field: int) -> dict[str, dict[str, Any]]:
+        """Per compared column, ``field`` (_RELATIVE, _FLAG or _NOISY) of every label."""
+        grid = self.grid
+        if field == _RELATIVE:
+            return grid.relative_map()
+        if field == _FLAG:
+            return grid.flag_map(grid.flags)
+        return grid._by_compared_column(grid.noisy[grid.compared].tolist())
+
+
+def _or_none(values: np.ndarray, present: np.ndarray) -> list[Any]:
+    """``values`` as Python floats, None where not ``present``."""
+    if not present.any():
+        return [None] * len(values)
+    found: list[Any] = values.tolist()
+    if not present.all():
+        found = [v if p else None for v, p in zip(found, present.tolist(), strict=True)]
+    return found
+
+
+def _metric_dicts(grid: _Grid, cells: np.ndarray) -> list[dict[str, float | None]]:
+    """The HW metrics of each of the flat ``cells`` as a Cell holds them."""
+    metrics = grid.metrics.reshape(-1, len(HW_METRICS))[cells].tolist()
+    nulls = grid.metric_nulls.reshape(-1, len(HW_METRICS))[cells]
+    if not nulls.any():
+        return [dict(zip(HW_METRICS, row, strict=True)) for row in metrics]
+    return [
+        dict(zip(HW_METRICS, [None if null else v for v, null in zip(row, isnull, strict=True)], strict=True))
+        for row, isnull in zip(metrics, nulls.tolist(), strict=True)
+    ]
+
+
+def _compare(
+    measured: _Measured,
+    keys: list[str],
+    base: int,
+    grouped: Mapping[str, Sequence[str]],
+    red: float,
+    green: float,
+) -> tuple[_Grid, stats.ComparisonResult[str], GroupSummaries]:
+    """``stats.compare`` of the measured cells, over arrays: each compared column's relative QPS and flag for
+    every label, and each group's summary per compared column, the same numbers to the bit (divisions and
+    comparisons of the same doubles; the average by ``math.fsum``, the median of the sorted finite values, the
+    min and max the first of their value in the group's order). Returns the cells as a ``_Grid`` (flags before
+    the noise and the suite's marking), the ``stats.ComparisonResult`` and its group summaries."""
+    import numpy as np
+
+    columns = len(keys)
+    # The labels as stats.compare orders them: the groups' in order, then those of no group as the base's cells
+    # and then each compared column's come.
+    labels = list(dict.fromkeys(label for members in grouped.values() for label in members))
+    seen = set(labels)
+    ungrouped: list[str] = []
+    by_column = np.argsort(measured.column, kind="stable")
+    if any(label not in seen for label in measured.labels):
+        for c in [base, *(c for c in range(columns) if c != base)]:
+            for index in measured.label[by_column][measured.column[by_column] == c].tolist():
+                label = measured.labels[index]
+                if label not in seen:
+                    seen.add(label)
+                    labels.append(label)
+                    ungrouped.append(label)
+    position = {label: j for j, label in enumerate(labels)}
+    width = len(labels)
+    to_position = np.array([position.get(label, -1) for label in measured.labels], dtype=np.int64)
+    cell_label = to_position[measured.label]
+    flat = measured.column * width + cell_label
+    shape = (columns, width)
+    # The measured cells set in place through flat views of the (column, label) arrays.
+    is_measured = np.zeros(shape, dtype=bool)
+    is_measured.reshape(-1)[flat] = True
+    qps = np.zeros(shape)
+    qps.reshape(-1)[flat] = measured.qps
+    cv = np.zeros(shape)
+    cv.reshape(-1)[flat] = measured.cv
+    has_cv = np.zeros(shape, dtype=bool)
+    has_cv.reshape(-1)[flat] = measured.has_cv
+    metrics = np.zeros((*shape, len(HW_METRICS)))
+    metrics.reshape(-1, len(HW_METRICS))[flat] = measured.metrics
+    metric_nulls = np.ones((*shape, len(HW_METRICS)), dtype=bool)
+    metric_nulls.reshape(-1, len(HW_METRICS))[flat] = measured.metric_nulls
+
+    compared = np.arange(columns) != base
+    runs = [keys[c] for c in range(columns) if c != base]
+    usable = is_measured & ~np.isnan(qps)  # stats.compare: None and NaN are missing alike
+    value, of_base = qps[compared], qps[base]
+    both = usable[compared] & usable[base]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        relative = np.where(
+            of_base == 0, np.where(value == 0, 1.0, np.inf), value / np.where(of_base == 0, 1.0, of_base)
+        )
+    codes = np.full(relative.shape, _GREY, dtype=np.int8)
+    codes[np.isnan(relative)] = _MISSING
+    codes[relative >= green] = _GREEN
+    codes[relative <= red] = _RED
+    codes[~both] = _MISSING
+    # The order of the cells: the measured ones, then each compared column's unmeasured ones, column by column.
+    unmeasured = np.nonzero(~is_measured[compared].ravel())[0]
+    compared_rows = np.nonzero(compared)[0]
+    missing_cells = compared_rows[unmeasured // width] * width + unmeasured % width if width else unmeasured
+    grid_relative = np.zeros(shape)
+    grid_relative[compared] = np.where(both, relative, 0.0)
+    has_relative = np.zeros(shape, dtype=bool)
+    has_relative[compared] = both
+    flags = np.zeros(shape, dtype=np.int8)
+    flags[compared] = codes
+    grid = _Grid(
+        keys=keys,
+        labels=labels,
+        base=base,
+        compared=compared,
+        measured=is_measured,
+        qps=qps,
+        cv=cv,
+        has_cv=has_cv,
+        metrics=metrics,
+        metric_nulls=metric_nulls,
+        relative=grid_relative,
+        has_relative=has_relative,
+        flags=flags,
+        noisy=np.zeros(shape, dtype=bool),
+        order=np.concatenate([flat, missing_cells]).astype(np.int64),
+        measured_count=len(flat),
+        compared_flags=flags.copy(),
+    )
+    result: stats.ComparisonResult[str] = stats.ComparisonResult(
+        base=keys[base],
+        runs=runs,
+        groups=list(grouped),
+        labels=labels,
+        ungrouped=ungrouped,
+        relative=grid.relative_map(),
+        flags=grid.flag_map(grid.compared_flags),
+        red=red,
+        green=green,
+    )
+    summaries = GroupSummaries(grid, grouped)
+    result.summaries = summaries.by_run()
+    return grid, result, summaries
+
+
+class GroupSummaries(Mapping[str, dict[str, stats.GroupSummary]]):
+    """A computed comparison's group summaries, group → compared column → ``stats.GroupSummary``: each group's
+    worked out from the cells' arrays when first read (a page that defers its summary rows reads none), the same
+    as ``stats.summarize`` gives. Pickled as the arrays and the groups."""
+
+    def __init__(self, grid: _Grid, grouped: Mapping[str, Sequence[str]]) -> None:
+        self.grid = grid
+        self.grouped = {group: list(members) for group, members in grouped.items()}
+        self._found: dict[str, dict[str, stats.GroupSummary]] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"grid": self.grid, "grouped": self.grouped}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["grid"], state["grouped"])  # type: ignore[misc]
+
+    def __len__(self) -> int:
+        return len(self.grouped)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.grouped)
+
+    def __getitem__(self, group: str) -> dict[str, stats.GroupSummary]:
+        found = self._found.get(group)
+        if found is None:
+            import numpy as np
+
+            grid = self.grid
+            members = self.grouped[group]
+            position = {label: j for j, label in enumerate(grid.labels)}
+            compared = grid.compared
+            relative = np.where(grid.has_relative[compared], grid.relative[compared], np.nan)
+            keys = [key for key, is_compared in zip(grid.keys, compared.tolist(), strict=True) if is_compared]
+            summaries = _summaries(relative, [position[label] for label in members], members)
+            found = self._found[group] = dict(zip(keys, summaries, strict=True))
+        return found
+
+    def by_run(self) -> ByRun:
+        return ByRun(self)
+
+    def __repr__(self) -> str:
+        return repr({group: self[group] for group in self})
+
+
+class ByRun(Mapping[tuple[str, str], stats.GroupSummary]):
+    """``GroupSummaries`` as ``stats.ComparisonResult.summaries`` holds them: (group, compared column) → summary,
+    column by column."""
+
+    def __init__(self, groups: GroupSummaries) -> None:
+        self.groups = groups
+
+    def __len__(self) -> int:
+        return len(self.groups) * int(self.groups.grid.compared.sum())
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        grid = self.groups.grid
+        keys = [key for key, is_compared in zip(grid.keys, grid.compared.tolist(), strict=True) if is_compared]
+        return iter([(group, key) for key in keys for group in self.groups])
+
+    def __repr__(self) -> str:
+        return repr(dict(self.items()))
+
+    def __getitem__(self, key: tuple[str, str]) -> stats.GroupSummary:
+        group, column = key
+        if group not in self.groups.grouped:
+            raise KeyError(key)
+        return self.groups[group][column]
+
+
+def _summaries(relative: np.ndarray, at: list[int], members: list[str]) -> list[stats.GroupSummary]:
+    """``stats.summarize`` of one group for each compared column (a row of ``relative``, NaN where missing): the
+    group's labels ``members``, at the columns ``at``."""
+    import numpy as np
+
+    values = relative[:, at]
+    missing = np.isnan(values)
+    infinite = np.isinf(values)
+    finite = ~missing & ~infinite
+    present = ~missing.all(axis=1) if len(at) else np.zeros(len(values), dtype=bool)
+    with np.errstate(invalid="ignore"):
+        low = np.where(missing, np.inf, values).min(axis=1, initial=np.inf)
+        high = np.where(missing, -np.inf, values).max(axis=1, initial=-np.inf)
+        # The first of the min (max) in the group's order, as a scan keeping the first of equal values finds it.
+        low_at = np.argmax(~missing & (values == low[:, None]), axis=1) if len(at) else np.zeros(len(values), int)
+        high_at = np.argmax(~missing & (values == high[:, None]), axis=1) if len(at) else np.zeros(len(values), int)
+    total = len(members)
+    found = []
+    any_missing, any_infinite = missing.any(axis=1).tolist(), infinite.any(axis=1).tolist()
+    for i, (row, keep) in enumerate(zip(values.tolist(), finite.tolist(), strict=True)):
+        finite_values = list(compress(row, keep))
+        avg = median = None
+        if finite_values:
+            avg = math.fsum(finite_values) / len(finite_values)
+            finite_values.sort()
+            median = stats.median_of_sorted(finite_values)
+        gone = tuple(compress(members, missing[i].tolist())) if any_missing[i] else ()
+        has = present[i]
+        found.append(
+            stats.GroupSummary(
+                min=row[low_at[i]] if has else None,
+                max=row[high_at[i]] if has else None,
+                avg=avg,
+                median=median,
+                n=total - len(gone),
+                total=total,
+                min_label=members[low_at[i]] if has else None,
+                max_label=members[high_at[i]] if has else None,
+                missing=gone,
+                infinite=tuple(compress(members, infinite[i].tolist())) if any_infinite[i] else (),
+            )
+        )
+    return found
+
+
+def _flag_cells(grid: _Grid, repeated: bool, greyed: Collection[tuple[str, str]], noise_k: float) -> None:
+    """Each compared cell's flag after the noise and the suite's marking. With repeats, a change inside k × the
+    combined spread is not flagged (shown grey, marked noisy); a cell the suite greys (in its column or in the
+    base) is never red or green."""
+    import numpy as np
+
+    if repeated:
+        base = grid.base
+        cv, has_cv, relative = grid.cv.tolist(), grid.has_cv.tolist(), grid.relative.tolist()
+        for c, j in zip(*(a.tolist() for a in np.nonzero((grid.flags == _RED) | (grid.flags == _GREEN))), strict=True):
+            base_cv = cv[base][j] if has_cv[base][j] else None
+            own_cv = cv[c][j] if has_cv[c][j] else None
+            # noisy: a red or green change that the spread of the repeats explains; shown grey, marked ≈.
+            if not stats.outside_noise(relative[c][j], base_cv, own_cv, noise_k):
+                grid.noisy[c, j] = True
+                grid.flags[c, j] = _GREY
+    if greyed:
+        column_of = {key: c for c, key in enumerate(grid.keys)}
+        position = {label: j for j, label in enumerate(grid.labels)}
+        for key, label in greyed:
+            c, j = column_of.get(key), position.get(label)
+            if c is None or j is None:
+                continue
+            if c == grid.base:
+                grid.flags[grid.compared, j] = _GREY
+            elif grid.compared[c]:
+                grid.flags[c, j] = _GREY
 
 
 def _scan_eras(series: Series, labels: Sequence[str]) -> dict[str, list[str]]:

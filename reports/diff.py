@@ -18,6 +18,7 @@ Three kinds of difference matter to a regression hunt:
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -262,6 +263,10 @@ class HasCommands(Protocol):
     def commands(self) -> Mapping[str, str] | None: ...
 
 
+# A series' command lines, parsed once per process: every comparison of the series checks the same ones. Only read.
+_parsed = functools.lru_cache(maxsize=4096)(configs.parse_sysbench_command)
+
+
 def workload_mismatch(runs: Sequence[HasCommands]) -> list[str]:
     """LOUD warnings when the runs differ in workload parameters on the same microbenchmark.
 
@@ -276,12 +281,19 @@ def workload_mismatch(runs: Sequence[HasCommands]) -> list[str]:
     cache: dict[str, Settings] = {}
     commands_per_label: dict[str, dict[str, None]] = defaultdict(dict)  # label -> its distinct command lines
     runs_per_label: dict[str, int] = defaultdict(int)
+    # Runs read together often share one map of command lines (a comparison's series decodes each distinct one
+    # once): each map is read once, counted for every run that has it.
+    maps: dict[int, tuple[Mapping[str, str], int]] = {}
     for run in runs:
-        for label, command in (run.commands or {}).items():
+        commands = run.commands or {}
+        _, count = maps.get(id(commands), (commands, 0))
+        maps[id(commands)] = (commands, count + 1)
+    for commands, count in maps.values():
+        for label, command in commands.items():
             if command not in cache:
-                cache[command] = configs.parse_sysbench_command(command)
+                cache[command] = _parsed(command)
             commands_per_label[label][command] = None
-            runs_per_label[label] += 1
+            runs_per_label[label] += count
     shared = {label for label, n in runs_per_label.items() if n > 1}
     options = {o for label in shared for command in commands_per_label[label] for o in cache[command]}
     options = {o for o in options if configs.is_workload_option(o)}

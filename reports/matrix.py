@@ -11,10 +11,13 @@ database has NULL.
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from django.db.models import Count, IntegerField, Max, Subquery
+from django.db.models import Field, Model
 
 from reports.models import SeriesMatrix
 from runs.models import Result, Run
@@ -70,9 +73,78 @@ def encode(rows: Iterable[Sequence[Any]]) -> tuple[list[list[Any]], bytes]:
     return described, arrays
 
 
-def decode(
+@dataclass(frozen=True)
+class Table:
+    """Results as arrays, what a comparison computes from: result i is run ``runs[i]``'s of the microbenchmark
+    ``microbenchmarks[indexes[i]]`` (id, test, range size, suite, warm-up) at concurrency ``dops[i]``, its VALUES
+    ``values[i]`` (0 where ``nulls[i]``: NULL in the database)."""
+
+    microbenchmarks: tuple[tuple[int, str, int | None, str, bool], ...]
+    runs: np.ndarray  # <i8
+    indexes: np.ndarray  # <i8, into microbenchmarks
+    dops: np.ndarray  # <i8
+    values: np.ndarray  # <f8, (results, len(VALUES))
+    nulls: np.ndarray  # bool, (results, len(VALUES))
+
+    def __len__(self) -> int:
+        return len(self.runs)
+
+    def column(self, name: str) -> list[float | None]:
+        """One of VALUES as Python floats, None where the database had NULL."""
+        j = VALUES.index(name)
+        return _with_nulls(self.values[:, j], self.nulls[:, j])
+
+    def rows(self) -> list[Row]:
+        """Row by row, as ``reports.compare.load_series`` reads them from the results table."""
+        columns = [_with_nulls(self.values[:, j], self.nulls[:, j]) for j in range(len(VALUES))]
+        found = [self.microbenchmarks[i] for i in self.indexes.tolist()]
+        return list(
+            zip(
+                self.runs.tolist(),
+                [m[0] for m in found],
+                [m[1] for m in found],
+                [m[2] for m in found],
+                self.dops.tolist(),
+                columns[0],
+                zip(*columns[1 : 1 + len(HW_METRICS)], strict=True),
+                [m[3] for m in found],
+                [m[4] for m in found],
+                columns[-1],
+                strict=True,
+            )
+        )
+
+    @classmethod
+    def of_rows(cls, rows: Iterable[Sequence[Any]]) -> Table:
+        """The table of rows as ``load_series`` reads them (``Row``: the HW metrics one tuple)."""
+        import numpy as np
+
+        microbenchmarks: dict[tuple[Any, ...], int] = {}
+        run_ids: list[int] = []
+        indexes: list[int] = []
+        dops: list[int] = []
+        values: list[list[float | None]] = []
+        for run_id, microbenchmark_id, test, range_size, dop, qps, metrics, suite, is_warmup, tps in rows:
+            described = (microbenchmark_id, test, range_size, suite, bool(is_warmup))
+            index = microbenchmarks.setdefault(described, len(microbenchmarks))
+            run_ids.append(run_id)
+            indexes.append(index)
+            dops.append(dop)
+            values.append([qps, *metrics, tps])
+        width = len(VALUES)
+        return cls(
+            tuple(microbenchmarks),
+            np.array(run_ids, dtype=_INTS),
+            np.array(indexes, dtype=_INTS),
+            np.array(dops, dtype=_INTS),
+            np.array([[0.0 if v is None else v for v in row] for row in values], _FLOATS).reshape(-1, width),
+            np.array([[v is None for v in row] for row in values], bool).reshape(-1, width),
+        )
+
+
+def decode_table(
     microbenchmarks: Sequence[Sequence[Any]], arrays: bytes, run_ids: Collection[int], *, include_warmups: bool
-) -> list[Row]:
+) -> Table:
     """The results of the runs ``run_ids`` (without the warm-up microbenchmarks' unless ``include_warmups``)."""
     import numpy as np
 
@@ -89,24 +161,15 @@ def decode(
         warmups = np.array([bool(m[4]) for m in microbenchmarks], dtype=bool)
         if warmups.any():
             keep &= ~warmups[indexes]
-    columns = [_with_nulls(table[keep, j], nulls[keep, j]) for j in range(len(VALUES))]
-    described = [tuple(m) for m in microbenchmarks]
-    found = [described[i] for i in indexes[keep].tolist()]
-    return list(
-        zip(
-            runs[keep].tolist(),
-            [m[0] for m in found],
-            [m[1] for m in found],
-            [m[2] for m in found],
-            dops[keep].tolist(),
-            columns[0],
-            zip(*columns[1 : 1 + len(HW_METRICS)], strict=True),
-            [m[3] for m in found],
-            [m[4] for m in found],
-            columns[-1],
-            strict=True,
-        )
-    )
+    described = tuple((m[0], m[1], m[2], m[3], bool(m[4])) for m in microbenchmarks)
+    return Table(described, runs[keep], indexes[keep], dops[keep], table[keep], nulls[keep])
+
+
+def decode(
+    microbenchmarks: Sequence[Sequence[Any]], arrays: bytes, run_ids: Collection[int], *, include_warmups: bool
+) -> list[Row]:
+    """``decode_table``'s results row by row."""
+    return decode_table(microbenchmarks, arrays, run_ids, include_warmups=include_warmups).rows()
 
 
 def _with_nulls(values: np.ndarray, nulls: np.ndarray) -> list[float | None]:
@@ -157,22 +220,42 @@ def store(server_id: int, workload_id: int) -> SeriesMatrix | None:
     return matrix
 
 
-def results(server_id: int, workload_id: int, run_ids: Collection[int], *, include_warmups: bool) -> list[Row] | None:
+def results(server_id: int, workload_id: int, run_ids: Collection[int], *, include_warmups: bool) -> Table | None:
     """The results of the runs ``run_ids`` of the series as its matrix holds them, in one query; None when the
     series has no matrix at its current stamp (changed since its refresh, or never refreshed)."""
-    in_series = Run.objects.filter(server_id=server_id, workload_id=workload_id).order_by().values("workload_id")
-    found = (
-        SeriesMatrix.objects.filter(
-            server_id=server_id,
-            workload_id=workload_id,
-            format=FORMAT,
-            runs=Subquery(in_series.annotate(n=Count("pk")).values("n"), output_field=IntegerField()),
-            last_run_id=Subquery(in_series.annotate(last=Max("pk")).values("last")),
-        )
-        .values_list("microbenchmarks", "arrays")
-        .first()
-    )
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(_stamped_sql(), [server_id, workload_id, FORMAT, server_id, workload_id, server_id, workload_id])
+        found = cursor.fetchone()
     if found is None:
         return None
     microbenchmarks, arrays = found
-    return decode(microbenchmarks, bytes(arrays), run_ids, include_warmups=include_warmups)
+    if isinstance(microbenchmarks, str):  # the JSON as the database sends it, not decoded by the field
+        microbenchmarks = json.loads(microbenchmarks)
+    return decode_table(microbenchmarks, bytes(arrays), run_ids, include_warmups=include_warmups)
+
+
+@functools.cache
+def _stamped_sql() -> str:
+    """The series' matrix row, only while the series is at its stamp (its number of runs and newest run id), in
+    one statement written once: the query builder cost more than the query."""
+    from django.db import connection
+
+    quote = connection.ops.quote_name
+
+    def column(model: type[Model], name: str) -> str:
+        field = model._meta.get_field(name)
+        if not isinstance(field, Field) or field.column is None:
+            raise TypeError(f"{model.__name__}.{name} is no column")
+        return quote(field.column)
+
+    matrix, run = quote(SeriesMatrix._meta.db_table), quote(Run._meta.db_table)
+    in_series = f"FROM {run} r WHERE r.{column(Run, 'server')} = %s AND r.{column(Run, 'workload')} = %s"
+    return (
+        f"SELECT m.{column(SeriesMatrix, 'microbenchmarks')}, m.{column(SeriesMatrix, 'arrays')} FROM {matrix} m "
+        f"WHERE m.{column(SeriesMatrix, 'server')} = %s AND m.{column(SeriesMatrix, 'workload')} = %s "
+        f"AND m.{column(SeriesMatrix, 'format')} = %s "
+        f"AND m.{column(SeriesMatrix, 'runs')} = (SELECT COUNT(*) {in_series}) "
+        f"AND m.{column(SeriesMatrix, 'last_run_id')} = (SELECT MAX(r.{column(Run, 'id')}) {in_series})"
+    )

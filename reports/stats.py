@@ -92,7 +92,7 @@ class GroupSummary:
         return str(self.total) if self.complete else f"{self.n} of {self.total}"
 
 
-def _median_of_sorted(values: list[float]) -> float:
+def median_of_sorted(values: list[float]) -> float:
     middle = len(values) // 2
     if len(values) % 2:
         return values[middle]
@@ -128,7 +128,7 @@ def summarize(values: Mapping[str, float | None]) -> GroupSummary:
     if finite:
         avg = math.fsum(finite) / len(finite)
         finite.sort()
-        median = _median_of_sorted(finite)
+        median = median_of_sorted(finite)
     return GroupSummary(
         min=lo,
         max=hi,
@@ -163,7 +163,7 @@ class ComparisonResult(Generic[RunKey]):
     ungrouped: list[str]
     relative: dict[RunKey, dict[str, float | None]] = field(default_factory=dict)
     flags: dict[RunKey, dict[str, Flag]] = field(default_factory=dict)
-    summaries: dict[tuple[str, RunKey], GroupSummary] = field(default_factory=dict)
+    summaries: Mapping[tuple[str, RunKey], GroupSummary] = field(default_factory=dict)
     red: float = DEFAULT_RED
     green: float = DEFAULT_GREEN
 
@@ -216,6 +216,8 @@ def compare(
         red=red,
         green=green,
     )
+    summaries: dict[tuple[str, RunKey], GroupSummary] = {}
+    result.summaries = summaries
     for run in runs:
         run_qps = qps.get(run, empty)
         rel_row: dict[str, float | None] = {}
@@ -233,7 +235,7 @@ def compare(
         result.relative[run] = rel_row
         result.flags[run] = flag_row
         for group, members in groups.items():
-            result.summaries[(group, run)] = summarize({label: rel_row[label] for label in members})
+            summaries[(group, run)] = summarize({label: rel_row[label] for label in members})
     return result
 
 

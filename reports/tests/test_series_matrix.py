@@ -138,7 +138,7 @@ def test_the_matrix_holds_every_result_of_the_series_as_the_results_table_does()
     base = runs[0]
     found = matrix.results(base.server_id, base.workload_id, [r.pk for r in runs], include_warmups=True)
     assert found is not None
-    stored = sorted((row[0], row[1], row[4]) for row in found)
+    stored = sorted((row[0], row[1], row[4]) for row in found.rows())
     assert stored == sorted(Result.objects.values_list("run_id", "microbenchmark_id", "dop"))
 
 
