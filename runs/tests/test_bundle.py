@@ -12,7 +12,6 @@ import re
 import stat
 import struct
 import tarfile
-import time
 import zipfile
 import zlib
 from collections.abc import Callable, Iterable
@@ -176,13 +175,17 @@ def test_the_bundle_name_defaults_to_the_file_name_and_can_be_given(pg_dir: Path
         read_bundle(truncated.read_bytes())
 
 
-def test_a_real_pg_tarball_is_read_well_under_a_second_when_only_result_files_are_kept(pg_dir: Path) -> None:
+def test_a_real_pg_tarball_keeps_only_the_result_files_asked_for(pg_dir: Path) -> None:
+    # What is kept, not how long it took (a timed assertion fails on a loaded machine): the files the parsers do
+    # not read are listed as ignored, never held.
     for tarball in PG_TARBALLS:
-        started = time.perf_counter()
-        bundle = read_bundle(pg_dir / tarball, wanted=keep_results)
-        elapsed = time.perf_counter() - started
-        assert len(bundle.runs[0].files) > 300
-        assert elapsed < 1.0, f"{tarball} took {elapsed:.2f} s"
+        everything = read_bundle(pg_dir / tarball).runs[0]
+        run = read_bundle(pg_dir / tarball, wanted=keep_results).runs[0]
+        assert len(run.files) > 300
+        assert set(run.files) == {name for name in everything.files if keep_results(name)}
+        assert all(run.files[name] == everything.files[name] for name in run.files)
+        left_out = set(everything.files) - set(run.files)
+        assert left_out and left_out <= set(run.ignored)
 
 
 def test_the_mysql_directory_reads_as_nine_runs(mysql_dir: Path, mysql_runs: dict[str, dict[str, bytes]]) -> None:
