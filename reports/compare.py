@@ -22,6 +22,7 @@ from functools import cached_property
 from itertools import compress
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from django.db import connection
 from django.db.models import BooleanField, Case, Count, Max, Q, QuerySet, TextField, When
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast
@@ -582,6 +583,8 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
     # tenth of their load_series).
     if microbenchmark_id is None:
         rows = Result.objects.filter(run_id__in=runs_qs.order_by().values("pk"))
+    elif connection.vendor != "postgresql":  # the embedded default (SQLite) has no arrays
+        rows = Result.objects.filter(run_id__in=run_ids)
     else:
         in_runs = f'"{Result._meta.db_table}"."run_id" = ANY(%s)'
         rows = Result.objects.filter(RawSQL(in_runs, (run_ids,), output_field=BooleanField()))
