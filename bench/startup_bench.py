@@ -142,43 +142,27 @@ def run_once(tree: Path, args: list[str], env: dict[str, str]) -> tuple[float, f
     return wall, cpu, heavy
 
 
-def first_page_times(tree: Path, env: dict[str, str]) -> dict[str, float]:
-    out = subprocess.run(
-        [str(tree / ".venv" / "bin" / "python"), "-c", FIRST_PAGES],
-        cwd=tree,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+def _checked(what: str, tree: Path, command: list[str], env: dict[str, str], seconds: int) -> str:
+    """What ``command`` (run in ``tree``) printed on stderr; the bench stops, saying so, when it fails."""
+    out = subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True, timeout=seconds)
     if out.returncode != 0:
-        sys.exit(f"first pages failed in {tree}:\n{out.stderr}")
-    times: dict[str, float] = json.loads(out.stderr.strip().splitlines()[-1])
+        sys.exit(f"{what} failed in {tree}:\n{out.stderr}")
+    return out.stderr
+
+
+def first_page_times(tree: Path, env: dict[str, str]) -> dict[str, float]:
+    printed = _checked("first pages", tree, [str(tree / ".venv" / "bin" / "python"), "-c", FIRST_PAGES], env, 120)
+    times: dict[str, float] = json.loads(printed.strip().splitlines()[-1])
     return times
 
 
 def instructions(tree: Path, env: dict[str, str]) -> int:
     """Instructions executed by one ``manage.py import_bundle --help`` (callgrind's count)."""
     with tempfile.TemporaryDirectory(prefix="benchdash-callgrind-") as folder:
-        out = subprocess.run(
-            [
-                "valgrind",
-                "--tool=callgrind",
-                f"--callgrind-out-file={folder}/out",
-                str(tree / ".venv" / "bin" / "python"),
-                "manage.py",
-                "import_bundle",
-                "--help",
-            ],
-            cwd=tree,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=900,
-        )
-    if out.returncode != 0:
-        sys.exit(f"callgrind failed in {tree}:\n{out.stderr}")
-    return int(re.findall(r"Collected : (\d+)", out.stderr)[-1])
+        python = str(tree / ".venv" / "bin" / "python")
+        command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={folder}/out", python]
+        printed = _checked("callgrind", tree, [*command, "manage.py", "import_bundle", "--help"], env, 900)
+    return int(re.findall(r"Collected : (\d+)", printed)[-1])
 
 
 def main() -> int:
