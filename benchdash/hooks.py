@@ -1,11 +1,11 @@
 """Hooks: what an app lends to an app below it, which must not import it (the layering contract): the regressions
 app's chart markers, search section and open stories to reports, the runner's confirmations and settings split to
-runs, the accounts app's page variant to the page cache.
+runs, the accounts app's page variant to the page cache, the runs and regressions apps' figures to /metrics.
 
-An app provides each in its ready() by the dotted path of the object, not the object, as ``benchdash.metric_sources``
-does: ready() runs in every process (each command's start), and neither the provider's module (the regressions'
-story code, the runner's) nor the module asking (the page cache, the search) need load before something uses them.
-The module that asks reads ``provided(hook)``: the objects, imported on its first question.
+An app provides each in its ready() by the dotted path of the object, not the object: ready() runs in every
+process (each command's start), and neither the provider's module (the regressions' story code, the runner's, a
+metric source with the metrics library) nor the module asking (the page cache, the search) need load before
+something uses them. The module that asks reads ``provided(hook)``: the objects, imported on its first question.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ CONFIRMATION_HOLDERS = "runs.confirmations.holders"  # new stories' facts -> {st
 CONFIRMATION_NOTES = "runs.confirmations.notes"  # story ids -> {story id: its confirmation in words}
 SETTINGS_SPLITS = "runs.experiments.splits"  # a pair of runs -> their "settings or code?" split, or None
 PAGE_VARIANTS = "benchdash.pagecache.variants"  # request -> what else a shared page's copy depends on
+METRIC_SOURCES = "benchdash.metrics.sources"  # () -> metric families /metrics reads from the database when scraped
 
 _PATHS: dict[str, list[str]] = {}
 _loaded: dict[str, tuple[Any, ...]] = {}

@@ -8,7 +8,7 @@ Two kinds of figure:
   ``regressions.tasks.deliver_alert_task``). With ``PROMETHEUS_MULTIPROC_DIR`` set (one directory shared by
   the gunicorn workers and the Celery workers of one machine), ``/metrics`` adds up every process's;
 - read when scraped, so they are right whichever process did the work: the length of each Celery queue in
-  Redis, and what the apps register in ``benchdash.metric_sources`` (bundles per status, alert deliveries per
+  Redis, and what the apps provide for ``hooks.METRIC_SOURCES`` (bundles per status, alert deliveries per
   state) from the database.
 
 Read like the API: public while browsing is public, else a logged-in session or an API token.
@@ -30,7 +30,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 
-from benchdash import metric_sources
+from benchdash import hooks
 
 REQUESTS = Counter("benchdash_http_requests", "HTTP requests answered", ["view", "method", "status"])
 REQUEST_SECONDS = Histogram(
@@ -86,8 +86,8 @@ class _ReadWhenScraped(Collector):
         return []
 
     def collect(self) -> Iterable[Metric]:
-        # Figures read when scraped: the queue, and what the apps registered (benchdash.metric_sources).
-        for source in [queue_lengths, *metric_sources.sources()]:
+        # Figures read when scraped: the queue, and what the apps provided (hooks.METRIC_SOURCES).
+        for source in [queue_lengths, *hooks.provided(hooks.METRIC_SOURCES)]:
             yield from source()
 
 

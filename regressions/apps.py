@@ -8,7 +8,7 @@ class RegressionsConfig(AppConfig):
     verbose_name = "Regressions and bugs"
 
     def ready(self) -> None:
-        from benchdash import hooks, metric_sources
+        from benchdash import hooks
         from regressions import receivers  # noqa: F401  (connects the receivers)
 
         # What the regressions app lends to reports, by dotted path: its modules (the story code with them) load
@@ -21,4 +21,4 @@ class RegressionsConfig(AppConfig):
         # Write-ups list the series' open regression stories with their bugs.
         hooks.provide(hooks.OPEN_STORIES, "regressions.writeup.open_stories")
         # /metrics reads the alert deliveries per state when scraped.
-        metric_sources.register("regressions.metrics.deliveries_by_state")
+        hooks.provide(hooks.METRIC_SOURCES, "regressions.metrics.deliveries_by_state")

@@ -8,7 +8,8 @@ class RunsConfig(AppConfig):
     verbose_name = "Runs and results"
 
     def ready(self) -> None:
-        from benchdash import metric_sources
+        from benchdash import hooks
         from runs import signals  # noqa: F401  (connects the receivers)
 
-        metric_sources.register("runs.metrics.bundles_by_status")
+        # /metrics reads the bundles per status when scraped.
+        hooks.provide(hooks.METRIC_SOURCES, "runs.metrics.bundles_by_status")

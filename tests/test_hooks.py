@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from benchdash import hooks, pagecache
 from regressions.markers import MARKERS
+from regressions.metrics import deliveries_by_state
 from regressions.search import find_bugs, open_records_note
 from regressions.writeup import open_stories
 from reports import markers, search
 from runner.apps import confirmation_notes, hold_for_confirmation, settings_split_for
+from runs.metrics import bundles_by_status
 
 EVERY_HOOK = {
     hooks.MARKERS,
@@ -19,6 +21,7 @@ EVERY_HOOK = {
     hooks.CONFIRMATION_NOTES,
     hooks.SETTINGS_SPLITS,
     hooks.PAGE_VARIANTS,
+    hooks.METRIC_SOURCES,
 }
 
 
@@ -31,6 +34,7 @@ def test_every_hook_is_provided_by_the_apps_ready_and_each_path_imports_the_obje
     assert hooks.provided(hooks.CONFIRMATION_HOLDERS) == (hold_for_confirmation,)
     assert hooks.provided(hooks.CONFIRMATION_NOTES) == (confirmation_notes,)
     assert hooks.provided(hooks.SETTINGS_SPLITS) == (settings_split_for,)
+    assert set(hooks.provided(hooks.METRIC_SOURCES)) == {bundles_by_status, deliveries_by_state}
     (variant,) = hooks.provided(hooks.PAGE_VARIANTS)
     assert variant.__name__ == "abilities_fingerprint" and callable(variant)
 
