@@ -1289,17 +1289,20 @@ def group_series(group: str, members: Sequence[Series]) -> Series:
         versions, zip(*(m.points for m in members), strict=True), zip(*member_values, strict=True), strict=True
     )
     for version, at, present in columns:
-        usable = [p for p, v in zip(at, present, strict=True) if v is not None]
         values = [v for v in present if v is not None]  # a usable point's value is its usable value
+        # Most versions have every member's point usable: then they are the usable points as they are.
+        usable = at if len(values) == len(at) else [p for p, v in zip(at, present, strict=True) if v is not None]
         cvs = [p.cv for p in usable if p.cv is not None]
         points.append(
-            Point(
-                version,
-                _median(values) if values and len(usable) >= expected else None,
-                _median(cvs) / math.sqrt(len(values)) if cvs and values else None,
-                max((p.repeats for p in usable), default=1),
-                next((p.build for p in at if p.build), ""),
-                not usable and any(p.sla_missed for p in at),
+            _new_point(
+                (
+                    version,
+                    _median(values) if values and len(usable) >= expected else None,
+                    _median(cvs) / math.sqrt(len(values)) if cvs and values else None,
+                    max([p.repeats for p in usable]) if usable else 1,
+                    next((p.build for p in at if p.build), ""),
+                    not usable and any(p.sla_missed for p in at),
+                )
             )
         )
     return Series(
