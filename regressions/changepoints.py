@@ -71,7 +71,7 @@ import math
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 DEFAULT_MIN_CHANGE = 0.05
 DEFAULT_K = 3.0
@@ -373,11 +373,23 @@ def _is_ramp(
     # The least-squares line in closed form, about the points' centre (what np.polyfit(x, y, 1) solves, without
     # its general solver: this runs for every boundary a segmentation proposes).
     y = np.asarray(points, dtype=float)
-    x = np.arange(len(points), dtype=float) - (len(points) - 1) / 2
-    deviations = y - y.mean()
-    residuals = deviations - (x @ deviations) / (x @ x) * x
+    x, xx = _centred(len(points))
+    # y.mean() without its Python wrapper: the same sum (numpy's pairwise one) over the same count.
+    deviations = y - np.add.reduce(y) / len(points)
+    residuals = deviations - (x @ deviations) / xx * x
     line_sse = float(residuals @ residuals)
     return line_sse < step_sse * (1 - 1e-9)
+
+
+@functools.lru_cache(maxsize=256)
+def _centred(n: int) -> tuple[Any, Any]:
+    """The positions 0 … n − 1 about their centre, as a read-only array, and their sum of squares: the same for
+    every ramp test of n points."""
+    import numpy as np
+
+    x = np.arange(n, dtype=float) - (n - 1) / 2
+    x.flags.writeable = False
+    return x, x @ x
 
 
 def _prune(
