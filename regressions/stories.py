@@ -186,6 +186,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import operator
 import statistics
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
@@ -223,6 +224,8 @@ class Point(NamedTuple):
 # A point from its six fields in order, made without a call of Point's own __new__ (a Python function):
 # ``points_of`` makes every point of every series of a refresh, tens of thousands of them.
 _new_point = functools.partial(tuple.__new__, Point)
+# A point's version, read without a Python-level step per point (``Series.versions`` of every series).
+_version_of = operator.itemgetter(0)
 
 
 def points_of(
@@ -259,7 +262,7 @@ class Series:
     # in its __dict__, outside its fields (equality and hashing ignore them).
     @functools.cached_property
     def versions(self) -> tuple[str, ...]:
-        return tuple(p.version for p in self.points)
+        return tuple(map(_version_of, self.points))
 
     @functools.cached_property
     def values(self) -> tuple[float | None, ...]:
