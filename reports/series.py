@@ -19,6 +19,9 @@ from runs.models import Result, Run
 
 log = logging.getLogger(__name__)
 
+# What the refresh writes of a series' summary (besides its key and its time).
+SUMMARY_FIELDS = ("base_run", "latest_run", "runs", "red_flags", "microbenchmark_ids")
+
 
 @contextmanager
 def cyclic_gc_paused() -> Iterator[None]:
@@ -119,19 +122,25 @@ def summarise_series(
             ),
             key=lambda item: item[1],  # type: ignore[arg-type,return-value]
         )
-        summary, _ = SeriesSummary.objects.update_or_create(
-            server_id=server_id,
-            workload_id=workload_id,
-            dbms_id=dbms_id,
-            defaults={
-                "base_run_id": base_id,
-                "latest_run_id": latest.run_ids[-1],
-                "runs": len(series),
-                "red_flags": flags,
-                "microbenchmark_ids": measured,
-            },
+        summaries.append(
+            SeriesSummary(
+                server_id=server_id,
+                workload_id=workload_id,
+                dbms_id=dbms_id,
+                base_run_id=base_id,
+                latest_run_id=latest.run_ids[-1],
+                runs=len(series),
+                red_flags=flags,
+                microbenchmark_ids=measured,
+            )
         )
-        summaries.append(summary)
+    # Every DBMS's summary in one statement, each row inserted or, on its series, updated in place (its id kept).
+    SeriesSummary.objects.bulk_create(
+        summaries,
+        update_conflicts=True,
+        unique_fields=["server", "workload", "dbms"],
+        update_fields=[*SUMMARY_FIELDS, "computed_at"],
+    )
     SeriesSummary.objects.filter(server_id=server_id, workload_id=workload_id).exclude(
         dbms_id__in=list(by_dbms)
     ).delete()
