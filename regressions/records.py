@@ -339,6 +339,9 @@ def _update_stored(
 def _retire_gone(gone: list[int], summary: DetectionSummary, now: Any) -> set[int]:
     """Records detection no longer finds: kept and marked when people touched them or were told of them (a state
     other than new, a bug, a logged event, a delivery), deleted otherwise. Returns the ids kept."""
+    if not gone:
+        # Most detections lose no story: not even the statements that would match nothing are built.
+        return set()
     triaged = set(
         Regression.objects.filter(pk__in=gone)
         .filter(~Q(state=State.NEW) | Q(bugs__isnull=False) | Q(events__isnull=False) | Q(deliveries__isnull=False))
