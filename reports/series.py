@@ -11,7 +11,7 @@ from typing import Any
 from django.utils import timezone
 
 from reports import matrix
-from reports.compare import Comparison, ComparisonError, ComparisonSpec, get_comparison
+from reports.compare import Comparison, ComparisonError, ComparisonSpec, get_comparison, series_stamp
 from reports.events import series_refreshed
 from reports.models import Report, SeriesSummary
 from runs import branches
@@ -107,10 +107,13 @@ def summarise_series(
         .distinct()
     )
     summaries = []
+    # Every DBMS's comparison is cached under the series' stamp: read once, not twice per DBMS (its base, then
+    # the stamp).
+    stamp = series_stamp(server_id, workload_id) if by_dbms else None
     for dbms_id, series in by_dbms.items():
         base_id = int(series[0]["pk"])
         spec = ComparisonSpec(base_run_id=base_id)
-        comparison = get_comparison(spec)
+        comparison = get_comparison(spec, stamp=stamp)
         if computed is not None:
             computed[spec] = comparison
         latest = comparison.others[-1] if comparison.others else comparison.column(comparison.base)
