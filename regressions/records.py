@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Q
+from django.db.models import Field, Q
 from django.utils import timezone
 
 from regressions import stories
@@ -344,14 +344,20 @@ def _link_members(links: Sequence[Regression]) -> None:
         Regression.objects.bulk_update(links, ["folded_into_id"])
         return
     quote = connection.ops.quote_name
-    meta = Regression._meta
-    table, pk, link = quote(meta.db_table), quote(meta.pk.column), quote(meta.get_field("folded_into").column)
+    table, pk, link = quote(Regression._meta.db_table), quote(_column("id")), quote(_column("folded_into"))
     with connection.cursor() as cursor:
         cursor.execute(
             f"UPDATE {table} SET {link} = pairs.target FROM unnest(%s::bigint[], %s::bigint[]) AS pairs(id, target) "
             f"WHERE {table}.{pk} = pairs.id",
             [[r.pk for r in links], [r.folded_into_id for r in links]],
         )
+
+
+def _column(name: str) -> str:
+    field = Regression._meta.get_field(name)
+    if not isinstance(field, Field) or field.column is None:
+        raise TypeError(f"Regression.{name} is no column")
+    return field.column
 
 
 def _retire_gone(gone: list[int], summary: DetectionSummary, now: Any) -> set[int]:
