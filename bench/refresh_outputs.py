@@ -5,17 +5,18 @@
 
 The series is ``refresh_bench.py``'s largest (300 runs of 4 DBMSs, server ``refresh-1``), imported through the
 command line's path into the database ``DATABASE_URL`` names (``--setup`` drops and creates it: give it a
-database of your own). Each run deletes the series' records, shared points and summaries, clears the cache and
-detection's memos, refreshes it as the worker does after an import and writes every regression record, summary
-and shared points row with what names other rows replaced by what identifies them (a shared points row by its
-digest, a linked story by its subject, kind, metric, arrival and view), without ids and times. Run it with the
-code before and after a change, against the same database, and compare the two files (``cmp``): identical
-files mean identical records and summaries.
+database of your own). Each run deletes the series' records, shared points, summaries and matrix, clears the
+cache and detection's memos, refreshes it as the worker does after an import and writes every regression record,
+summary and shared points row with what names other rows replaced by what identifies them (a shared points row by
+its digest, a linked story by its subject, kind, metric, arrival and view), without ids and times, and the series'
+matrix (the SHA-256 of its arrays for them). Run it with the code before and after a change, against the same
+database, and compare the two files (``cmp``): identical files mean identical records, summaries and matrix.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import io
 import json
 import os
@@ -77,7 +78,7 @@ def main() -> int:
             args.out.write_text(json.dumps(stored, sort_keys=True, default=str, indent=0))
             print(
                 f"{len(stored['regressions'])} records, {len(stored['summaries'])} summaries, "
-                f"{len(stored['shared_points'])} shared points rows: {args.out}"
+                f"{len(stored['shared_points'])} shared points rows, {len(stored['matrix'])} matrix: {args.out}"
             )
     return 0
 
@@ -89,7 +90,7 @@ def refreshed() -> dict[str, list[dict[str, Any]]]:
 
     from regressions import changepoints, stories
     from regressions.models import Regression, SharedPoints
-    from reports.models import SeriesSummary
+    from reports.models import SeriesMatrix, SeriesSummary
     from reports.series import refresh_series
     from runs.models import Run
 
@@ -100,6 +101,7 @@ def refreshed() -> dict[str, list[dict[str, Any]]]:
     Regression.objects.filter(**where).delete()
     SharedPoints.objects.filter(**where).delete()
     SeriesSummary.objects.filter(**where).delete()
+    SeriesMatrix.objects.filter(**where).delete()
     cache.clear()
     for memo in (getattr(stories, "_levels", None), getattr(changepoints, "_least_squares_breaks", None)):
         getattr(memo, "cache_clear", lambda: None)()
@@ -124,6 +126,10 @@ def refreshed() -> dict[str, list[dict[str, Any]]]:
         "regressions": sorted(out, key=lambda v: json.dumps(v, sort_keys=True, default=str)),
         "summaries": [plain(s) for s in SeriesSummary.objects.filter(**where).order_by("dbms_id")],
         "shared_points": [plain(p) for p in SharedPoints.objects.filter(**where).order_by("digest")],
+        "matrix": [
+            {**plain(m), "arrays": hashlib.sha256(bytes(m.arrays)).hexdigest()}
+            for m in SeriesMatrix.objects.filter(**where)
+        ],
     }
 
 

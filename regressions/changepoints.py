@@ -71,7 +71,7 @@ import math
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 DEFAULT_MIN_CHANGE = 0.05
 DEFAULT_K = 3.0
@@ -207,7 +207,7 @@ def robust_noise(values: Iterable[float | None], floor: float = NOISE_FLOOR) -> 
     differences = log_differences(values)
     if len(differences) < MIN_DIFFERENCES_FOR_NOISE:
         return None
-    return max(floor, statistics.median(abs(d) for d in differences) / (_MAD_TO_SIGMA * math.sqrt(2)))
+    return max(floor, _median([abs(d) for d in differences]) / (_MAD_TO_SIGMA * math.sqrt(2)))
 
 
 def pooled_noise(series: Iterable[Iterable[float | None]]) -> float | None:
@@ -287,6 +287,16 @@ def choose_points(
 # --------------------------------------------------------------------------- detection
 
 
+def _median(values: list[float]) -> float:
+    """``statistics.median`` of a non-empty list, the same figure without its checks: every series' noise and
+    every segmentation's scale take one."""
+    ordered = sorted(values)
+    n = len(ordered)
+    if n % 2:
+        return ordered[n // 2]
+    return (ordered[n // 2 - 1] + ordered[n // 2]) / 2
+
+
 def _mean(values: Sequence[float]) -> float:
     return math.fsum(values) / len(values)
 
@@ -307,7 +317,7 @@ def _candidate_breaks(signal: list[float], noise: float | None, min_change: floa
     """PELT's breakpoints (positions in ``signal`` where a new level starts), generous on purpose: the gate decides."""
     if len(signal) < 2:
         return []
-    scale = statistics.median(abs(v) for v in signal) or 1.0
+    scale = _median([abs(v) for v in signal]) or 1.0
     # Never let a tiny σ make every point a level: floor it at the smallest step the gate could keep.
     sigma = max(noise or 0.0, min_change / k) * scale
     penalty = sigma**2 * math.log(len(signal))
@@ -373,11 +383,23 @@ def _is_ramp(
     # The least-squares line in closed form, about the points' centre (what np.polyfit(x, y, 1) solves, without
     # its general solver: this runs for every boundary a segmentation proposes).
     y = np.asarray(points, dtype=float)
-    x = np.arange(len(points), dtype=float) - (len(points) - 1) / 2
-    deviations = y - y.mean()
-    residuals = deviations - (x @ deviations) / (x @ x) * x
+    x, xx = _centred(len(points))
+    # y.mean() without its Python wrapper: the same sum (numpy's pairwise one) over the same count.
+    deviations = y - np.add.reduce(y) / len(points)
+    residuals = deviations - (x @ deviations) / xx * x
     line_sse = float(residuals @ residuals)
     return line_sse < step_sse * (1 - 1e-9)
+
+
+@functools.lru_cache(maxsize=256)
+def _centred(n: int) -> tuple[Any, Any]:
+    """The positions 0 … n − 1 about their centre, as a read-only array, and their sum of squares: the same for
+    every ramp test of n points."""
+    import numpy as np
+
+    x = np.arange(n, dtype=float) - (n - 1) / 2
+    x.flags.writeable = False
+    return x, x @ x
 
 
 def _prune(

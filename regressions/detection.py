@@ -359,13 +359,16 @@ def _metrics(
     """Per label, each metric's value per column: the comparison's HW metrics, then the suite's measurements (the
     mean over the column's runs) under the names the suite shows them by."""
     columns = comparison.columns
+    # Each column's metrics once, not once per label and metric (42 labels × 4 metrics × every column).
+    by_column = [comparison.metrics[c.key] for c in columns]
     metrics: dict[str, dict[str, list[float | None]]] = {}
     for label in comparison.labels:
+        measured = [of_column.get(label) or {} for of_column in by_column]
         per_metric: dict[str, list[float | None]] = {
-            shown: [(comparison.metrics[c.key].get(label) or {}).get(column) for c in columns]
-            for column, shown in HW_METRICS.items()
+            shown: [values.get(column) for values in measured] for column, shown in HW_METRICS.items()
         }
-        for name in EXTRA_METRICS:
+        # A suite whose results measured none of them (sysbench) has nothing to look up.
+        for name in EXTRA_METRICS if extra else ():
             found = [extra.get((c.key, label), {}).get(name) for c in columns]
             if any(found):
                 shown = suites.get(comparison.suite).metric_label(name)

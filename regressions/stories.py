@@ -186,6 +186,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import operator
 import statistics
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
@@ -223,6 +224,8 @@ class Point(NamedTuple):
 # A point from its six fields in order, made without a call of Point's own __new__ (a Python function):
 # ``points_of`` makes every point of every series of a refresh, tens of thousands of them.
 _new_point = functools.partial(tuple.__new__, Point)
+# A point's version, read without a Python-level step per point (``Series.versions`` of every series).
+_version_of = operator.itemgetter(0)
 
 
 def points_of(
@@ -259,7 +262,7 @@ class Series:
     # in its __dict__, outside its fields (equality and hashing ignore them).
     @functools.cached_property
     def versions(self) -> tuple[str, ...]:
-        return tuple(p.version for p in self.points)
+        return tuple(map(_version_of, self.points))
 
     @functools.cached_property
     def values(self) -> tuple[float | None, ...]:
@@ -1289,17 +1292,20 @@ def group_series(group: str, members: Sequence[Series]) -> Series:
         versions, zip(*(m.points for m in members), strict=True), zip(*member_values, strict=True), strict=True
     )
     for version, at, present in columns:
-        usable = [p for p, v in zip(at, present, strict=True) if v is not None]
         values = [v for v in present if v is not None]  # a usable point's value is its usable value
+        # Most versions have every member's point usable: then they are the usable points as they are.
+        usable = at if len(values) == len(at) else [p for p, v in zip(at, present, strict=True) if v is not None]
         cvs = [p.cv for p in usable if p.cv is not None]
         points.append(
-            Point(
-                version,
-                _median(values) if values and len(usable) >= expected else None,
-                _median(cvs) / math.sqrt(len(values)) if cvs and values else None,
-                max((p.repeats for p in usable), default=1),
-                next((p.build for p in at if p.build), ""),
-                not usable and any(p.sla_missed for p in at),
+            _new_point(
+                (
+                    version,
+                    _median(values) if values and len(usable) >= expected else None,
+                    _median(cvs) / math.sqrt(len(values)) if cvs and values else None,
+                    max([p.repeats for p in usable]) if usable else 1,
+                    next((p.build for p in at if p.build), ""),
+                    not usable and any(p.sla_missed for p in at),
+                )
             )
         )
     return Series(

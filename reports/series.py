@@ -11,13 +11,16 @@ from typing import Any
 from django.utils import timezone
 
 from reports import matrix
-from reports.compare import Comparison, ComparisonError, ComparisonSpec, get_comparison
+from reports.compare import Comparison, ComparisonError, ComparisonSpec, get_comparison, series_stamp
 from reports.events import series_refreshed
 from reports.models import Report, SeriesSummary
 from runs import branches
 from runs.models import Result, Run
 
 log = logging.getLogger(__name__)
+
+# What the refresh writes of a series' summary (besides its key and its time).
+SUMMARY_FIELDS = ("base_run", "latest_run", "runs", "red_flags", "microbenchmark_ids")
 
 
 @contextmanager
@@ -104,10 +107,13 @@ def summarise_series(
         .distinct()
     )
     summaries = []
+    # Every DBMS's comparison is cached under the series' stamp: read once, not twice per DBMS (its base, then
+    # the stamp).
+    stamp = series_stamp(server_id, workload_id) if by_dbms else None
     for dbms_id, series in by_dbms.items():
         base_id = int(series[0]["pk"])
         spec = ComparisonSpec(base_run_id=base_id)
-        comparison = get_comparison(spec)
+        comparison = get_comparison(spec, stamp=stamp)
         if computed is not None:
             computed[spec] = comparison
         latest = comparison.others[-1] if comparison.others else comparison.column(comparison.base)
@@ -119,19 +125,25 @@ def summarise_series(
             ),
             key=lambda item: item[1],  # type: ignore[arg-type,return-value]
         )
-        summary, _ = SeriesSummary.objects.update_or_create(
-            server_id=server_id,
-            workload_id=workload_id,
-            dbms_id=dbms_id,
-            defaults={
-                "base_run_id": base_id,
-                "latest_run_id": latest.run_ids[-1],
-                "runs": len(series),
-                "red_flags": flags,
-                "microbenchmark_ids": measured,
-            },
+        summaries.append(
+            SeriesSummary(
+                server_id=server_id,
+                workload_id=workload_id,
+                dbms_id=dbms_id,
+                base_run_id=base_id,
+                latest_run_id=latest.run_ids[-1],
+                runs=len(series),
+                red_flags=flags,
+                microbenchmark_ids=measured,
+            )
         )
-        summaries.append(summary)
+    # Every DBMS's summary in one statement, each row inserted or, on its series, updated in place (its id kept).
+    SeriesSummary.objects.bulk_create(
+        summaries,
+        update_conflicts=True,
+        unique_fields=["server", "workload", "dbms"],
+        update_fields=[*SUMMARY_FIELDS, "computed_at"],
+    )
     SeriesSummary.objects.filter(server_id=server_id, workload_id=workload_id).exclude(
         dbms_id__in=list(by_dbms)
     ).delete()

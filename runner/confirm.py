@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Avg
+from django.db.models import Avg, F
 from django.utils import timezone
 
 from runner import sysbench_runner
@@ -37,24 +37,34 @@ def repeats() -> int:
     return int(getattr(settings, "BENCHDASH_CONFIRMATION_REPEATS", 3))
 
 
-def _opened_by(facts: StoryFacts) -> BenchmarkRun | None:
-    """The host's run (not itself a repeat) whose results carry the build the story arrived with."""
-    if facts.arrived_in_build_id is None:
-        return None
-    return (
-        BenchmarkRun.objects.filter(
-            host__isnull=False,
-            confirmation__isnull=True,
-            settings_experiment__isnull=True,
-            state__in=[State.IMPORTING, State.IMPORTED],
-            bundle__runs__server_id=facts.server_id,
-            bundle__runs__workload_id=facts.workload_id,
-            bundle__runs__build_id=facts.arrived_in_build_id,
+def _opened_by(stories: Sequence[StoryFacts]) -> dict[int, BenchmarkRun]:
+    """Story id → the host's run (not itself a repeat) whose results carry the build the story arrived with, for
+    the stories some host's run opened: one query per series, however many stories it opened."""
+    wanted: dict[tuple[int, int], dict[int, list[int]]] = defaultdict(lambda: defaultdict(list))
+    for facts in stories:
+        if facts.arrived_in_build_id is not None:
+            wanted[(facts.server_id, facts.workload_id)][facts.arrived_in_build_id].append(facts.story_id)
+    found: dict[int, BenchmarkRun] = {}
+    for (server_id, workload_id), by_build in wanted.items():
+        # Newest first: each build's first row is its run (a run appears once per run of its bundle with the build).
+        candidates = (
+            BenchmarkRun.objects.filter(
+                host__isnull=False,
+                confirmation__isnull=True,
+                settings_experiment__isnull=True,
+                state__in=[State.IMPORTING, State.IMPORTED],
+                bundle__runs__server_id=server_id,
+                bundle__runs__workload_id=workload_id,
+                bundle__runs__build_id__in=list(by_build),
+            )
+            .annotate(story_build_id=F("bundle__runs__build_id"))
+            .select_related("host", "target")
+            .order_by("-finished_at", "-pk")
         )
-        .select_related("host", "target")
-        .order_by("-finished_at", "-pk")
-        .first()
-    )
+        for source in candidates:
+            for story_id in by_build.pop(source.story_build_id, ()):
+                found[story_id] = source
+    return found
 
 
 def hold(stories: Sequence[StoryFacts], *, enqueue: Callable[[BenchmarkRun], None]) -> dict[int, str]:
@@ -63,8 +73,9 @@ def hold(stories: Sequence[StoryFacts], *, enqueue: Callable[[BenchmarkRun], Non
     held: dict[int, str] = {}
     n = repeats()
     batch = [facts.story_id for facts in stories]
+    opened_by = _opened_by(stories)
     for facts in stories:
-        source = _opened_by(facts)
+        source = opened_by.get(facts.story_id)
         labels = [label for label in facts.labels if label in sysbench_runner.CATALOGUE]
         if source is None or source.host is None or not labels or n < 1:
             continue

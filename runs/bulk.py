@@ -17,7 +17,7 @@ import json
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from django.db import connection, models
+from django.db import connection, connections, models
 from psycopg import sql
 
 M = TypeVar("M", bound=models.Model)
@@ -102,10 +102,12 @@ def create_rows(model: type[M], objs: Sequence[M]) -> list[M]:
     statement = sql.SQL("COPY {} ({}) FROM STDIN").format(
         sql.Identifier(meta.db_table), sql.SQL(", ").join([sql.Identifier(str(f.column)) for f in fields])
     )
+    # The connection itself, not its proxy: each field's preparation asks it for its operations, per value.
+    db = connections[connection.alias]
     # Errors as Django's (an IntegrityError for a run imported meanwhile by another worker), as bulk_create's are.
-    with connection.wrap_database_errors, connection.cursor() as cursor, cursor.cursor.copy(statement) as copy:
+    with db.wrap_database_errors, db.cursor() as cursor, cursor.cursor.copy(statement) as copy:
         for obj in objs:
-            copy.write_row([f.get_db_prep_save(f.pre_save(obj, True), connection) for f in fields])
+            copy.write_row([f.get_db_prep_save(f.pre_save(obj, True), db) for f in fields])
     for obj in objs:
         obj._state.adding = False
         obj._state.db = connection.alias
