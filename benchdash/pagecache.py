@@ -612,14 +612,17 @@ def _get(key: str, gzipped: bool) -> tuple[int, tuple[Any, ...] | None, tuple[_P
     current = found.get(counter_key)
     if current is None:
         return generation(), None, None
-    kept = {zipped: entry[1] for name, zipped in wanted.items() if _current(entry := found.get(name), current)}
-    if gzipped in kept:
+    kept = {zipped: _kept(found.get(name), current) for name, zipped in wanted.items()}
+    if kept[gzipped] is not None:
         return int(current), kept[gzipped], None
     return int(current), None, kept.get(False)
 
 
-def _current(entry: Any, current: Any) -> bool:
-    return isinstance(entry, tuple) and len(entry) == 2 and entry[0] == current and isinstance(entry[1], tuple)
+def _kept(entry: Any, current: Any) -> tuple[Any, ...] | None:
+    """The page of a cache entry made under the current generation, else None."""
+    if isinstance(entry, tuple) and len(entry) == 2 and entry[0] == current and isinstance(entry[1], tuple):
+        return entry[1]
+    return None
 
 
 def _deflated(pieces: tuple[_Piece, ...]) -> tuple[_Gzipped | int, ...]:
