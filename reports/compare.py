@@ -486,9 +486,9 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
     if _compiled_reads(spec, base_run, microbenchmark_id):
         compiled = _microbenchmark_sql(spec.include_warmups, branches.pattern())
     runs_qs = None
-    series = {_SERVER: base_run.server_id, _WORKLOAD: base_run.workload_id, _DBMS: base_run.build.version.dbms_id}
     if compiled is not None:
-        run_rows: Iterable[Sequence[Any]] = _run_compiled(compiled.runs, series)
+        ids = {_SERVER: base_run.server_id, _WORKLOAD: base_run.workload_id, _DBMS: base_run.build.version.dbms_id}
+        run_rows: Iterable[Sequence[Any]] = _run_compiled(compiled.runs, ids)
     else:
         runs_qs = _series_runs(spec, base_run)
         run_rows = _run_values(runs_qs, one_microbenchmark=microbenchmark_id is not None)
@@ -503,7 +503,7 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
             )
     run_ids = [r.id for r in runs]
     if compiled is not None and microbenchmark_id is not None:
-        results, dops, latency = _read_compiled(compiled, series, microbenchmark_id, base_run.pk)
+        results, dops, latency = _read_compiled(compiled, run_ids, microbenchmark_id, base_run.pk)
         return _series(spec, base_run, runs, run_ids, results, microbenchmark_id, dops, latency, None)
     if runs_qs is None:
         raise AssertionError("the runs were read by SQL compiled once: so are their results")
@@ -527,12 +527,11 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
 
 
 def _read_compiled(
-    compiled: _MicrobenchmarkSql, series: Mapping[int, int], microbenchmark_id: int, base_id: int
+    compiled: _MicrobenchmarkSql, run_ids: list[int], microbenchmark_id: int, base_id: int
 ) -> tuple[tuple[SeriesResult, ...], tuple[tuple[int, bool], ...], tuple[Latency, ...]]:
-    """One microbenchmark's results and latencies, and the series' concurrencies, by SQL compiled once
-    (``series``: the values of the series' stand-ins)."""
-    dops = tuple((dop, warmup) for dop, warmup in _run_compiled(compiled.dops, series))
-    found = _run_compiled(compiled.results, {**series, _MICROBENCHMARK: microbenchmark_id, _BASE: base_id})
+    """One microbenchmark's results and latencies, and the series' concurrencies, by SQL compiled once."""
+    dops = tuple((dop, warmup) for dop, warmup in _run_compiled(compiled.dops, {_RUNS: run_ids}))
+    found = _run_compiled(compiled.results, {_RUNS: run_ids, _MICROBENCHMARK: microbenchmark_id, _BASE: base_id})
     results, latency = _microbenchmark_results(found, microbenchmark_id)
     return results, dops, latency
 
@@ -698,7 +697,7 @@ def _of_microbenchmark(rows: QuerySet[Result], microbenchmark_id: Any, base_id: 
 
 
 # Stand-ins for the parameters of the queries compiled once (_compile): ids no row has.
-_SERVER, _WORKLOAD, _DBMS, _MICROBENCHMARK, _BASE = range(-7_000_101, -7_000_106, -1)
+_SERVER, _WORKLOAD, _DBMS, _RUNS, _MICROBENCHMARK, _BASE = range(-7_000_101, -7_000_107, -1)
 
 
 class _Compiled(NamedTuple):
@@ -734,15 +733,12 @@ def _microbenchmark_sql(include_warmups: bool, base_branches: str) -> _Microbenc
     changed setting compiles them again)."""
     del base_branches  # a key only: main_line reads the setting itself
     runs = _default_series(_SERVER, _WORKLOAD, _DBMS, branches.main_line())
-    # The results' runs as the runs' query, compiled with it: their ids sent as an array cost more to write out
-    # (twice) than the subquery costs to plan.
-    rows = _without_warmups(Result.objects.filter(run_id__in=runs.order_by().values("pk")), include_warmups)
+    rows = _without_warmups(_in_runs(_RUNS), include_warmups)
     results = _of_microbenchmark(rows, _MICROBENCHMARK, _BASE).order_by().values_list(*_MICROBENCHMARK_COLUMNS)
-    series = (_SERVER, _WORKLOAD, _DBMS)
     return _MicrobenchmarkSql(
-        _compile(_run_values(runs, one_microbenchmark=True), series),
-        _compile(_dops(rows), series),
-        _compile(results, (*series, _MICROBENCHMARK, _BASE)),
+        _compile(_run_values(runs, one_microbenchmark=True), (_SERVER, _WORKLOAD, _DBMS)),
+        _compile(_dops(rows), (_RUNS,)),
+        _compile(results, (_RUNS, _MICROBENCHMARK, _BASE)),
     )
 
 
