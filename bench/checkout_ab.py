@@ -19,7 +19,8 @@ baseline (2 runs × 42, the page LNT's run page with ``compare_to`` is measured 
 over 200 versions (the drill-down of point-query on ``s200``, the page LNT's graph of one test is measured
 against): its first response, and apart from it, labelled, each part the page loads after it (``--parts``: the
 after side's, asked as htmx asks; a checkout without them answers 404, printed as "none"); then pages/s with 20
-clients on the first and last. Printed with the load average.
+clients on the first and last; with ``--first-chart N``, the drill-down's first chart in Chromium, cold, N loads a
+side. Printed with the load average.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from __future__ import annotations
 import argparse
 import os
 import secrets
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -118,6 +120,9 @@ def main() -> int:
     parser.add_argument("--port", type=int, default=25010, help="the two servers listen on this port and the next")
     parser.add_argument("--requests", type=int, default=20)
     parser.add_argument("--pages", type=int, default=60, help="page loads per pages/s figure (0: none)")
+    parser.add_argument(
+        "--first-chart", type=int, default=0, help="cold loads of the drill-down in Chromium per side (0: none)"
+    )
     args = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "benchdash.settings")
     import django
@@ -135,6 +140,8 @@ def main() -> int:
             for side in servers:
                 side.start()
             measure(servers, asked, args.requests, args.pages)
+            if args.first_chart:
+                first_chart(servers, asked[-1][1](), args.first_chart)
         finally:
             for side in servers:
                 side.stop()
@@ -204,6 +211,20 @@ def parts(servers: list[Server], page: str, requests: int) -> None:
                 cells.append(f"{side.name}: none (in its first response)")
         loads = [x for t in timings.values() for x in t.loads] or [os.getloadavg()[0]]
         print(f"  deferred part, {title}: {'; '.join(cells)} (load {min(loads):.1f}-{max(loads):.1f})", flush=True)
+
+
+def first_chart(servers: list[Server], page: str, repeat: int) -> None:
+    """The drill-down's first chart in Chromium, cold, on each side (``peers.first_chart``: loads interleaved, a
+    fresh context each), with what its deferred part does to it: asked for with the page, it held one of the two
+    workers while the page's scripts came."""
+    drawn = peers.first_chart([(side.url + page, peers.BENCHDASH_FIRST_CHART) for side in servers], repeat)
+    medians = [statistics.median(load.ms for load in loads) for loads in drawn]
+    cells = [f"{side.name} {ms:.0f} ms" for side, ms in zip(servers, medians, strict=True)]
+    print(
+        f"first chart in Chromium, cold, one microbenchmark × 200 (median of {repeat}): {', '.join(cells)},"
+        f" ratio {medians[1] / medians[0]:.2f} ({load()})",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

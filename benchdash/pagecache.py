@@ -511,7 +511,11 @@ def page(
     text = f"{key}|{variant_of(request)}|{bool(getattr(request, 'htmx', False))}|{request.GET.urlencode()}"
     full_key = f"page:{FORMAT}:{hashlib.sha256(text.encode()).hexdigest()}"
     gzipped = accepts_gzip(request)
-    current, entry = _get(full_key, gzipped)
+    current, entry, plain = _get(full_key, gzipped)
+    if entry is None and plain is not None:
+        # Kept as UTF-8 by a visitor who took it so: deflated now, once, for every later gzip visitor.
+        entry = _deflated(plain)
+        _set(full_key, current, {"gzip": entry})
     if entry is None:
         if not anonymous_render_allowed(request):
             return too_many_renders()
@@ -519,13 +523,13 @@ def page(
         out = render(shared_context(nonce))
         if isinstance(out, HttpResponse):
             return out
-        # Kept cut at its placeholders, as UTF-8 and deflated: a response joins pieces, it never encodes,
-        # scans or compresses the whole page.
+        # Kept cut at its placeholders, as UTF-8, and deflated when a visitor takes gzip (only then: a page
+        # rendered for a client without gzip may never be asked for again): a response joins pieces, it never
+        # encodes, scans or compresses the whole page.
         pieces = _split(nonce, out.encode())
-        deflated = tuple(p if isinstance(p, int) else _gzipped(p) for p in pieces)
+        entry = _deflated(pieces) if gzipped else pieces
         if _offers(out, canonical.prefixed):
-            _set(full_key, current, pieces, deflated)
-        entry = deflated if gzipped else pieces
+            _set(full_key, current, {"identity": pieces, **({"gzip": entry} if gzipped else {})})
     visitor = _Visitor(request)
     if gzipped:
         response = HttpResponse(visitor.gzip(entry))  # type: ignore[arg-type]
@@ -595,27 +599,40 @@ def _set_document(key: str, entry: tuple[str, str, bytes]) -> None:
         log.warning("cache unavailable: document not kept", exc_info=True)
 
 
-def _get(key: str, gzipped: bool) -> tuple[int, tuple[Any, ...] | None]:
-    """The generation and, when kept under it, the page in the encoding asked for: one round trip."""
+def _get(key: str, gzipped: bool) -> tuple[int, tuple[Any, ...] | None, tuple[_Piece, ...] | None]:
+    """The generation and, when kept under it, the page in the encoding asked for; asked for gzip, the page as
+    UTF-8 too when only that is kept (to deflate it): one round trip."""
     counter_key = _counter_key("generation")
-    page_key = f"{key}:{'gzip' if gzipped else 'identity'}"
+    wanted = {f"{key}:{'gzip' if gzipped else 'identity'}": gzipped, f"{key}:identity": False}
     try:
-        found = cache.get_many([counter_key, page_key])
+        found = cache.get_many([counter_key, *wanted])
     except Exception:
         log.warning("cache unavailable: page rendered afresh", exc_info=True)
-        return time.time_ns(), None
+        return time.time_ns(), None, None
     current = found.get(counter_key)
     if current is None:
-        return generation(), None
-    entry = found.get(page_key)
+        return generation(), None, None
+    kept = {zipped: _kept(found.get(name), current) for name, zipped in wanted.items()}
+    if kept[gzipped] is not None:
+        return int(current), kept[gzipped], None
+    return int(current), None, kept.get(False)
+
+
+def _kept(entry: Any, current: Any) -> tuple[Any, ...] | None:
+    """The page of a cache entry made under the current generation, else None."""
     if isinstance(entry, tuple) and len(entry) == 2 and entry[0] == current and isinstance(entry[1], tuple):
-        return int(current), entry[1]
-    return int(current), None
+        return entry[1]
+    return None
 
 
-def _set(key: str, current: int, pieces: tuple[_Piece, ...], deflated: tuple[_Gzipped | int, ...]) -> None:
-    # Kept with the generation it was made under: a page of an older one is never served.
+def _deflated(pieces: tuple[_Piece, ...]) -> tuple[_Gzipped | int, ...]:
+    return tuple(p if isinstance(p, int) else _gzipped(p) for p in pieces)
+
+
+def _set(key: str, current: int, entries: dict[str, tuple[Any, ...]]) -> None:
+    """The page's copies (by encoding: "identity", "gzip") kept with the generation they were made under: a page
+    of an older one is never served."""
     try:
-        cache.set_many({f"{key}:identity": (current, pieces), f"{key}:gzip": (current, deflated)}, PAGE_SECONDS)
+        cache.set_many({f"{key}:{encoding}": (current, entry) for encoding, entry in entries.items()}, PAGE_SECONDS)
     except Exception:
         log.warning("cache unavailable: page not kept", exc_info=True)

@@ -16,7 +16,7 @@ import hashlib
 import json
 import math
 from collections import Counter, defaultdict
-from collections.abc import Collection, ItemsView, Iterator, KeysView, Mapping, Sequence, ValuesView
+from collections.abc import Collection, ItemsView, Iterable, Iterator, KeysView, Mapping, Sequence, ValuesView
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from itertools import compress
@@ -480,24 +480,64 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
     base_run = base or Run.objects.select_related(*BASE_RELATED).filter(pk=spec.base_run_id).first()
     if base_run is None:
         raise ComparisonError(f"no run with id {spec.base_run_id}")
-    runs_qs = Run.objects.filter(server_id=base_run.server_id, workload_id=base_run.workload_id)
-    if spec.run_ids:
-        runs_qs = runs_qs.filter(pk__in={*spec.run_ids, base_run.pk})
+    # One microbenchmark's reads of a default series on the main line, by SQL compiled once: building and
+    # compiling the three querysets cost as much CPU as running them and reading their rows.
+    compiled = None
+    if _compiled_reads(spec, base_run, microbenchmark_id):
+        compiled = _microbenchmark_sql(spec.include_warmups, branches.pattern())
+    runs_qs = None
+    if compiled is not None:
+        ids = {_SERVER: base_run.server_id, _WORKLOAD: base_run.workload_id, _DBMS: base_run.build.version.dbms_id}
+        run_rows: Iterable[Sequence[Any]] = _run_compiled(compiled.runs, ids)
     else:
-        # The default series is the base's DBMS (and table, for a run of a summary table); other DBMSs on the
-        # same server are picked explicitly.
-        runs_qs = runs_qs.filter(
-            run_identity.series_filter(base_run), build__version__dbms_id=base_run.build.version.dbms_id
-        )
-    # Plain values, not model instances: a series of 200 runs would otherwise build a thousand of them. The
-    # runs of a series mostly share their command lines and summary layouts: each distinct JSON text is decoded once.
-    commands_text: Cast | Case = Cast("commands", TextField())
+        runs_qs = _series_runs(spec, base_run)
+        run_rows = _run_values(runs_qs, one_microbenchmark=microbenchmark_id is not None)
+    runs = _series_run_rows(run_rows)
+    runs = run_identity.in_asked_order(runs, base_run.pk, spec.run_ids)
+    if spec.run_ids:
+        missing = set(spec.run_ids) - {r.id for r in runs}
+        if missing:
+            raise ComparisonError(
+                f"runs {sorted(missing)} are not on {base_run.server} with workload {base_run.workload}: "
+                "only runs of one server and workload can be compared"
+            )
+    run_ids = [r.id for r in runs]
+    if compiled is not None and microbenchmark_id is not None:
+        results, dops, latency = _read_compiled(compiled, run_ids, microbenchmark_id, base_run.pk)
+        return _series(spec, base_run, runs, run_ids, results, microbenchmark_id, dops, latency, None)
+    if runs_qs is None:
+        raise AssertionError("the runs were read by SQL compiled once: so are their results")
+    # The runs as a subquery rather than their ids: hundreds of parameters cost more to send than to plan (and,
+    # for one microbenchmark's two small reads, more CPU to bind than the rest of the query: 2 of 4 ms). Those two
+    # small reads take the ids as one array instead: compiling the subquery twice cost more than the array (a
+    # tenth of their load_series).
+    if microbenchmark_id is None:
+        rows = Result.objects.filter(run_id__in=runs_qs.order_by().values("pk"))
+    elif connection.vendor != "postgresql":  # the embedded default (SQLite) has no arrays
+        rows = Result.objects.filter(run_id__in=run_ids)
+    else:
+        rows = _in_runs(run_ids)
+    rows = _without_warmups(rows, spec.include_warmups)
+    concurrencies: tuple[tuple[int, bool], ...] | None = None
     if microbenchmark_id is not None:
-        # One microbenchmark's comparison has no workload warnings (its page shows none): the command lines
-        # are read only where scan_qps reads them, from the runs whose scan used tps × rows / 1000.
-        commands_text = Case(
-            When(scan_formula=sysbench.SCAN_TPS_ROWS, then=commands_text), default=None, output_field=TextField()
-        )
+        concurrencies = tuple(_dops(rows))
+        rows = _of_microbenchmark(rows, microbenchmark_id, base_run.pk)
+    read, latencies, table = _read_results(spec, base_run, run_ids, rows, microbenchmark_id)
+    return _series(spec, base_run, runs, run_ids, read, microbenchmark_id, concurrencies, latencies, table)
+
+
+def _read_compiled(
+    compiled: _MicrobenchmarkSql, run_ids: list[int], microbenchmark_id: int, base_id: int
+) -> tuple[tuple[SeriesResult, ...], tuple[tuple[int, bool], ...], tuple[Latency, ...]]:
+    """One microbenchmark's results and latencies, and the series' concurrencies, by SQL compiled once."""
+    dops = tuple((dop, warmup) for dop, warmup in _run_compiled(compiled.dops, {_RUNS: run_ids}))
+    found = _run_compiled(compiled.results, {_RUNS: run_ids, _MICROBENCHMARK: microbenchmark_id, _BASE: base_id})
+    results, latency = _microbenchmark_results(found, microbenchmark_id)
+    return results, dops, latency
+
+
+def _series_run_rows(run_rows: Iterable[Sequence[Any]]) -> list[SeriesRun]:
+    """The runs of ``_run_values``' rows; each distinct JSON text (command lines, summary layout) decoded once."""
     decoded: dict[str | None, Mapping[str, str] | None] = {None: None}
     runs = []
     for (
@@ -519,30 +559,7 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
         summary_layout,
         branch,
         pull_request,
-    ) in (
-        runs_qs.order_by("build__version__sort_key", "build__name", "config__name", "started_at", "pk")
-        .annotate(commands_text=commands_text, summary_layout_text=Cast("summary_layout", TextField()))
-        .values_list(
-            "pk",
-            "name",
-            "build_id",
-            "config_id",
-            "build__version__dbms__name",
-            "build__version__text",
-            "build__version__sort_key",
-            "build__name",
-            "build__flavour",
-            "config__name",
-            "started_at",
-            "sysbench_version",
-            "commands_text",
-            "scan_formula",
-            "summary_table",
-            "summary_layout_text",
-            "branch",
-            "pull_request",
-        )
-    ):
+    ) in run_rows:
         if commands not in decoded:
             decoded[commands] = json.loads(commands)
         if summary_layout not in decoded:
@@ -568,35 +585,20 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
                 lane=branches.lane(branch, pull_request),
             )
         )
-    runs = run_identity.in_asked_order(runs, base_run.pk, spec.run_ids)
-    if spec.run_ids:
-        missing = set(spec.run_ids) - {r.id for r in runs}
-        if missing:
-            raise ComparisonError(
-                f"runs {sorted(missing)} are not on {base_run.server} with workload {base_run.workload}: "
-                "only runs of one server and workload can be compared"
-            )
-    run_ids = [r.id for r in runs]
-    # The runs as a subquery rather than their ids: hundreds of parameters cost more to send than to plan (and,
-    # for one microbenchmark's two small reads, more CPU to bind than the rest of the query: 2 of 4 ms). Those two
-    # small reads take the ids as one array instead: compiling the subquery twice cost more than the array (a
-    # tenth of their load_series).
-    if microbenchmark_id is None:
-        rows = Result.objects.filter(run_id__in=runs_qs.order_by().values("pk"))
-    elif connection.vendor != "postgresql":  # the embedded default (SQLite) has no arrays
-        rows = Result.objects.filter(run_id__in=run_ids)
-    else:
-        in_runs = f'"{Result._meta.db_table}"."run_id" = ANY(%s)'
-        rows = Result.objects.filter(RawSQL(in_runs, (run_ids,), output_field=BooleanField()))
-    if not spec.include_warmups:
-        # The import decides what a warm-up is, per suite (sysbench *.warm, db_bench revrange.t1, …).
-        rows = rows.exclude(microbenchmark__is_warmup=True)
-    dops: tuple[tuple[int, bool], ...] | None = None
-    if microbenchmark_id is not None:
-        # The concurrency rule reads the base's results and every concurrency of the series, nothing else.
-        dops = tuple(rows.order_by().values_list("dop", "microbenchmark__is_warmup").distinct())
-        rows = rows.filter(Q(microbenchmark_id=microbenchmark_id) | Q(run_id=base_run.pk))
-    results, latency, table = _read_results(spec, base_run, run_ids, rows, microbenchmark_id)
+    return runs
+
+
+def _series(
+    spec: ComparisonSpec,
+    base_run: Run,
+    runs: list[SeriesRun],
+    run_ids: list[int],
+    results: tuple[SeriesResult, ...],
+    microbenchmark_id: int | None,
+    dops: tuple[tuple[int, bool], ...] | None,
+    latency: tuple[Latency, ...] | None,
+    table: matrix.Table | None,
+) -> Series:
     suite = base_run.workload.suite
     return Series(
         spec=spec,
@@ -618,6 +620,144 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
     )
 
 
+def _series_runs(spec: ComparisonSpec, base_run: Run) -> QuerySet[Run]:
+    if spec.run_ids:
+        return _runs_of(base_run.server_id, base_run.workload_id).filter(pk__in={*spec.run_ids, base_run.pk})
+    return _default_series(
+        base_run.server_id, base_run.workload_id, base_run.build.version.dbms_id, run_identity.series_filter(base_run)
+    )
+
+
+def _runs_of(server_id: Any, workload_id: Any) -> QuerySet[Run]:
+    return Run.objects.filter(server_id=server_id, workload_id=workload_id)
+
+
+def _default_series(server_id: Any, workload_id: Any, dbms_id: Any, within: Q) -> QuerySet[Run]:
+    """The default series is the base's DBMS (and table, for a run of a summary table: ``within``); other DBMSs on
+    the same server are picked explicitly."""
+    return _runs_of(server_id, workload_id).filter(within, build__version__dbms_id=dbms_id)
+
+
+def _run_values(runs_qs: QuerySet[Run], *, one_microbenchmark: bool) -> QuerySet[Run, tuple[Any, ...]]:
+    """The series' runs as plain values, not model instances: a series of 200 runs would otherwise build a
+    thousand of them. The runs of a series mostly share their command lines and summary layouts: each is read as
+    its JSON text, decoded once per distinct text."""
+    commands_text: Cast | Case = Cast("commands", TextField())
+    if one_microbenchmark:
+        # One microbenchmark's comparison has no workload warnings (its page shows none): the command lines
+        # are read only where scan_qps reads them, from the runs whose scan used tps × rows / 1000.
+        commands_text = Case(
+            When(scan_formula=sysbench.SCAN_TPS_ROWS, then=commands_text), default=None, output_field=TextField()
+        )
+    return (
+        runs_qs.order_by("build__version__sort_key", "build__name", "config__name", "started_at", "pk")
+        .annotate(commands_text=commands_text, summary_layout_text=Cast("summary_layout", TextField()))
+        .values_list(
+            "pk",
+            "name",
+            "build_id",
+            "config_id",
+            "build__version__dbms__name",
+            "build__version__text",
+            "build__version__sort_key",
+            "build__name",
+            "build__flavour",
+            "config__name",
+            "started_at",
+            "sysbench_version",
+            "commands_text",
+            "scan_formula",
+            "summary_table",
+            "summary_layout_text",
+            "branch",
+            "pull_request",
+        )
+    )
+
+
+def _in_runs(run_ids: Any) -> QuerySet[Result]:
+    """The results of the runs, their ids as one array (PostgreSQL): the runs as a subquery cost more to compile
+    twice than the array costs to send."""
+    in_runs = f'"{Result._meta.db_table}"."run_id" = ANY(%s)'
+    return Result.objects.filter(RawSQL(in_runs, (run_ids,), output_field=BooleanField()))
+
+
+def _without_warmups(rows: QuerySet[Result], include_warmups: bool) -> QuerySet[Result]:
+    # The import decides what a warm-up is, per suite (sysbench *.warm, db_bench revrange.t1, …).
+    return rows if include_warmups else rows.exclude(microbenchmark__is_warmup=True)
+
+
+def _dops(rows: QuerySet[Result]) -> QuerySet[Result, tuple[int, bool]]:
+    """The concurrency rule reads the base's results and every concurrency of the series, nothing else."""
+    return rows.order_by().values_list("dop", "microbenchmark__is_warmup").distinct()
+
+
+def _of_microbenchmark(rows: QuerySet[Result], microbenchmark_id: Any, base_id: Any) -> QuerySet[Result]:
+    return rows.filter(Q(microbenchmark_id=microbenchmark_id) | Q(run_id=base_id))
+
+
+# Stand-ins for the parameters of the queries compiled once (_compile): ids no row has.
+_SERVER, _WORKLOAD, _DBMS, _RUNS, _MICROBENCHMARK, _BASE = range(-7_000_101, -7_000_107, -1)
+
+
+class _Compiled(NamedTuple):
+    """A query's SQL and its parameters, stand-ins among them (replaced when it is run: ``_run_compiled``)."""
+
+    sql: str
+    params: tuple[Any, ...]
+
+
+class _MicrobenchmarkSql(NamedTuple):
+    runs: _Compiled
+    dops: _Compiled
+    results: _Compiled
+
+
+def _compiled_reads(spec: ComparisonSpec, base_run: Run, microbenchmark_id: int | None) -> bool:
+    """Whether ``load_series`` reads by SQL compiled once: one microbenchmark of the default series of a main-line
+    base that is no summary run's, on PostgreSQL (its results' runs as an array). Anything else is rare and reads
+    through querysets built for it."""
+    return (
+        microbenchmark_id is not None
+        and connection.vendor == "postgresql"
+        and not spec.run_ids
+        and not base_run.summary_table
+        and branches.in_main_line(base_run.branch, base_run.pull_request)
+    )
+
+
+@functools.lru_cache(maxsize=8)
+def _microbenchmark_sql(include_warmups: bool, base_branches: str) -> _MicrobenchmarkSql:
+    """The three reads of one microbenchmark's comparison (``_compiled_reads``), compiled from the querysets the
+    other reads build, with stand-ins. ``base_branches``: the main line's pattern they were compiled with (a
+    changed setting compiles them again)."""
+    del base_branches  # a key only: main_line reads the setting itself
+    runs = _default_series(_SERVER, _WORKLOAD, _DBMS, branches.main_line())
+    rows = _without_warmups(_in_runs(_RUNS), include_warmups)
+    results = _of_microbenchmark(rows, _MICROBENCHMARK, _BASE).order_by().values_list(*_MICROBENCHMARK_COLUMNS)
+    return _MicrobenchmarkSql(
+        _compile(_run_values(runs, one_microbenchmark=True), (_SERVER, _WORKLOAD, _DBMS)),
+        _compile(_dops(rows), (_RUNS,)),
+        _compile(results, (_RUNS, _MICROBENCHMARK, _BASE)),
+    )
+
+
+def _compile(query: QuerySet[Any, Any], stand_ins: tuple[int, ...]) -> _Compiled:
+    """The SQL of ``query`` and its parameters; refused unless each stand-in is among them exactly once."""
+    sql, params = query.query.sql_with_params()
+    for stand_in in stand_ins:
+        if list(params).count(stand_in) != 1:
+            raise ValueError(f"the query takes {params!r}: not each of the stand-ins {stand_ins!r} once")
+    return _Compiled(str(sql), tuple(params))
+
+
+def _run_compiled(query: _Compiled, values: Mapping[int, Any]) -> list[tuple[Any, ...]]:
+    """The rows of a query compiled once, each stand-in's value put in its place."""
+    with connection.cursor() as cursor:
+        cursor.execute(query.sql, [values.get(p, p) if type(p) is int else p for p in query.params])
+        return cursor.fetchall()
+
+
 def _read_results(
     spec: ComparisonSpec,
     base_run: Run,
@@ -634,6 +774,22 @@ def _read_results(
     return (*_series_results(rows, microbenchmark_id), None)
 
 
+# What one microbenchmark's comparison reads of each result: its latencies too (its page shows them).
+_RESULT_COLUMNS = (
+    "run_id",
+    "microbenchmark_id",
+    "microbenchmark__test",
+    "microbenchmark__range_size",
+    "dop",
+    "qps",
+    *HW_METRICS,
+    "microbenchmark__suite",
+    "microbenchmark__is_warmup",
+    "tps",
+)
+_MICROBENCHMARK_COLUMNS = (*_RESULT_COLUMNS, "lat_avg_ms", "lat_pct_ms", "lat_pct")
+
+
 def _series_results(
     rows: QuerySet[Result], microbenchmark_id: int | None
 ) -> tuple[tuple[SeriesResult, ...], tuple[Latency, ...] | None]:
@@ -641,32 +797,25 @@ def _series_results(
     query: its page shows them)."""
     # Not ordered by the database: ordering by the runs' versions there joins every run of the archive into
     # the plan. build_comparison sorts them.
-    columns = (
-        "run_id",
-        "microbenchmark_id",
-        "microbenchmark__test",
-        "microbenchmark__range_size",
-        "dop",
-        "qps",
-        *HW_METRICS,
-        "microbenchmark__suite",
-        "microbenchmark__is_warmup",
-        "tps",
-    )
-    latency: tuple[Latency, ...] | None = None
     if microbenchmark_id is None:
         results = tuple(
             # By position, the metrics one slice of the row: this runs once per result.
             _new_result(SeriesResult, (*row[:_METRICS_AT], row[_METRICS_AT:_METRICS_END], *row[_METRICS_END:]))
-            for row in rows.order_by().values_list(*columns)
+            for row in rows.order_by().values_list(*_RESULT_COLUMNS)
         )
-    else:
-        found = list(rows.order_by().values_list(*columns, "lat_avg_ms", "lat_pct_ms", "lat_pct"))
-        results = tuple(
-            SeriesResult(run_id, mb_id, test, range_size, dop, qps, tuple(metrics), suite, warmup, tps)
-            for run_id, mb_id, test, range_size, dop, qps, *metrics, suite, warmup, tps, _, _, _ in found
-        )
-        latency = tuple(Latency(row[0], row[4], *row[-3:]) for row in found if row[1] == microbenchmark_id)
+        return results, None
+    return _microbenchmark_results(list(rows.order_by().values_list(*_MICROBENCHMARK_COLUMNS)), microbenchmark_id)
+
+
+def _microbenchmark_results(
+    found: Sequence[Sequence[Any]], microbenchmark_id: int
+) -> tuple[tuple[SeriesResult, ...], tuple[Latency, ...]]:
+    """Rows of ``_MICROBENCHMARK_COLUMNS`` as results, and the microbenchmark's latencies."""
+    results = tuple(
+        SeriesResult(run_id, mb_id, test, range_size, dop, qps, tuple(metrics), suite, warmup, tps)
+        for run_id, mb_id, test, range_size, dop, qps, *metrics, suite, warmup, tps, _, _, _ in found
+    )
+    latency = tuple(Latency(row[0], row[4], *row[-3:]) for row in found if row[1] == microbenchmark_id)
     return results, latency
 
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import html
 import json
 import math
 from decimal import ROUND_HALF_UP, Decimal
@@ -8,7 +9,7 @@ from typing import Any
 from django import template
 from django.core.serializers.json import DjangoJSONEncoder
 from django.template.defaultfilters import floatformat
-from django.utils.html import escape, format_html
+from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
 register = template.Library()
@@ -152,7 +153,8 @@ def number_cell(value: float | None, css: str = "num", missing: str = "missing")
     shown = compact_number(value)
     whole = f"{value:,.0f}"
     title = "" if shown == whole else f' title="{whole}"'
-    return mark_safe(f'<td class="{escape(css)}" data-value="{exact}"{title}>{shown}</td>')
+    # The standard library's escape, Django's without its lazy-text wrapper (a few µs on each of hundreds of cells).
+    return mark_safe(f'<td class="{html.escape(css)}" data-value="{exact}"{title}>{shown}</td>')
 
 
 @register.filter

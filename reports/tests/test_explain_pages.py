@@ -21,8 +21,9 @@ def test_the_drill_down_explains_the_clicked_build_with_cpu_per_query_and_settin
     point = Microbenchmark.objects.get(test="point-query", range_size=100)
     query = {"base": small_base.pk, "column": "x.my8043_rel_o2nofp.z12a_c8r32.pk1"}
     first = client.get(f"/microbenchmarks/{point.pk}/", query).content.decode()
-    # The first response has the charts and the table; it loads the explanation after it, and links to it.
-    details = re.search(r'<div id="drill-details" hx-get="([^"]+)" hx-trigger="load"', first)
+    # The first response has the charts and the table; it loads the explanation once its charts are painted (not
+    # with the page, where it held a server worker the page's scripts waited for), and links to it.
+    details = re.search(r'<div id="drill-details" hx-get="([^"]+)" hx-trigger="benchdash:painted from:body"', first)
     assert details is not None and "Why it changed" not in first
     url = unescape(details.group(1))
     assert url.startswith(f"/microbenchmarks/{point.pk}/details?") and f'href="{details.group(1)}"' in first

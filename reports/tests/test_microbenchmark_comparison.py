@@ -101,3 +101,32 @@ def test_one_columns_metric_ratios_are_those_of_every_column(small_base: Run) ->
         alone = compute_comparison(spec)
         assert alone.metric_ratios_of(key) == every.get(key, {}) and "metric_ratios" not in alone.__dict__
         assert alone.metric_ratios_of(key) == alone.metric_ratios.get(key, {})
+
+
+def test_one_microbenchmark_read_by_sql_compiled_once_is_what_its_querysets_read(
+    small_base: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pickle
+
+    from reports import compare
+
+    before = Run.objects.order_by("-pk").values_list("pk", flat=True)[0]
+    spec = synthetic.SeriesSpec(versions=("8.0.1", "8.0.2", "8.0.3"), repeats=2, dops=(1, 4), seed=5)
+    submit_and_import(synthetic.bundle_bytes(spec), name="repeats.tgz", source="command")
+    repeated = Run.objects.filter(pk__gt=before).order_by("pk").first()
+    assert repeated is not None
+    checked = latencies = 0
+    for base in (small_base, repeated):
+        for include_warmups in (False, True):
+            asked = ComparisonSpec(base_run_id=base.pk, include_warmups=include_warmups)
+            for mb in sorted(set(Result.objects.filter(run=base).values_list("microbenchmark_id", flat=True)))[::4]:
+                assert compare._compiled_reads(asked, base, mb)
+                compiled = load_series(asked, microbenchmark_id=mb)
+                with monkeypatch.context() as patched:
+                    patched.setattr(compare, "_compiled_reads", lambda *args: False)
+                    built = load_series(asked, microbenchmark_id=mb)
+                assert repr(compiled) == repr(built) and compiled.results
+                latencies += bool(compiled.latency)
+                assert pickle.dumps(build_comparison(compiled)) == pickle.dumps(build_comparison(built))
+                checked += 1
+    assert checked > 10 and latencies > 5

@@ -102,6 +102,25 @@ def test_a_browser_asking_for_gzip_gets_the_shared_page_compressed_with_its_own_
     assert "benchdash-csrf-" not in pages[0] and "benchdash:usernav" not in pages[0]
 
 
+def test_a_page_rendered_for_a_client_without_gzip_is_deflated_only_when_a_gzip_visitor_asks(
+    small_base: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from benchdash import pagecache
+
+    deflated: list[int] = []
+    gzipped = pagecache._gzipped
+    monkeypatch.setattr(pagecache, "_gzipped", lambda text: deflated.append(len(text)) or gzipped(text))
+    url = f"/compare/?base={small_base.pk}"
+    plain = Client().get(url)
+    assert plain.status_code == 200 and plain.templates and not deflated
+    assert Client().get(url).status_code == 200 and not deflated  # kept as UTF-8, served so
+    zipped = [Client().get(url, headers={"accept-encoding": "gzip"}) for _ in range(2)]
+    assert all(r["Content-Encoding"] == "gzip" and not r.templates for r in zipped)
+    once = list(deflated)
+    assert once and sum(once) >= len(plain.content) - 4096  # the shared text deflated, once, by the first of them
+    assert _strip_personal(gzip.decompress(zipped[1].content).decode()) == _strip_personal(plain.content.decode())
+
+
 def test_a_gzipped_page_carries_visitor_parts_of_any_length(rf: Any) -> None:
     from benchdash import pagecache
 

@@ -294,8 +294,27 @@
     if (form && !form.contains(event.target) && form.hasAttribute("hx-get")) htmx.trigger(form, "change");
   });
 
+  // What a page asks for after its first paint (the drill-down's stories and suite metrics: hx-trigger
+  // "benchdash:painted from:body") waits until the frame that shows the charts is painted and the browser is
+  // idle: asked for with the page, it held one of the server's workers while the page's scripts were fetched.
+  var painted = false;
+
+  function announcePainted() {
+    if (painted) return;
+    painted = true;
+    var announce = function () {
+      idle(function () { document.body.dispatchEvent(new CustomEvent("benchdash:painted")); }, { timeout: 1000 });
+    };
+    if (window.requestAnimationFrame) {
+      requestAnimationFrame(function () { setTimeout(announce, 0); });
+    } else {
+      setTimeout(announce, 0);
+    }
+  }
+
   htmx.onLoad(function (root) {
     draw(root);
     uploadProgress(root);
+    if (root === document.body) announcePainted();
   });
 })();

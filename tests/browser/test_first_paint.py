@@ -85,3 +85,19 @@ def test_plotly_js_is_asked_for_only_once_the_first_paint_is_on_screen(
     assert first_paint is not None and plotly_fetched is not None
     assert plotly_fetched >= first_paint, (first_paint, plotly_fetched)
     assert (blocking, preloads) == (0, 0)  # nothing in head holds the first paint back
+
+
+DETAILS_AFTER = """() => {
+  const mark = performance.getEntriesByName('benchdash:first-paint')[0];
+  const details = performance.getEntriesByType('resource').filter((r) => new URL(r.name).pathname.endsWith('/details'));
+  return [mark ? mark.startTime : null, details.map((r) => r.startTime)];
+}"""
+
+
+def test_the_drill_down_asks_for_its_details_once_its_first_paint_is_on_screen(page: Page, demo_data: DemoData) -> None:
+    """Asked for with the page, the details held one of the server's workers while the page's scripts came."""
+    page.goto(_drill_url(), wait_until="load")
+    page.locator("#drill-details:not([hx-get]) h2#stories").wait_for()
+    first_paint, details = page.evaluate(DETAILS_AFTER)
+    assert first_paint is not None and len(details) == 1, (first_paint, details)
+    assert details[0] > first_paint, (first_paint, details)
