@@ -24,7 +24,7 @@ def test_the_migration_gives_a_linked_entry_renamed_since_its_schedules_name_bac
         crontab = old.get_model("django_celery_beat", "CrontabSchedule").objects.create(minute="0", hour="2")
         old_task = old.get_model("django_celery_beat", "PeriodicTask").objects
         old_schedule = old.get_model("runner", "Schedule").objects
-        kept, renamed, unlinked = (old_schedule.create(name=name, target=target) for name in ("kept", "renamed", "none"))
+        kept, renamed, unlinked = (old_schedule.create(name=name, target=target) for name in ("a", "b", "c"))
         for schedule, name in ((kept, f"benchdash schedule {kept.pk}"), (renamed, "nightly lab (renamed by hand)")):
             schedule.periodic_task = old_task.create(name=name, task="runner.tasks.run_schedule", crontab=crontab)
             schedule.save()
