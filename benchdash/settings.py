@@ -81,11 +81,12 @@ INSTALLED_APPS = [
 # django_celery_beat (beat's schedules in the database, with their admin) is left out of the project's commands
 # that never read or write them: its models import Celery's app and build every time zone, most of a short
 # command's start (issue 34). Every other process has it: the web, the worker, beat, migrations, the shell, the
-# tests. A schedule finds its beat entry by name, so no model of ours links to its tables (runner.models).
+# tests. A schedule finds its beat entry by name, so no model of ours links to its tables (runner.models). None of
+# these may load the migrations (our runner's first one depends on beat's): create_admin, a createsuperuser, checks
+# them before it runs, so it keeps the app.
 COMMANDS_WITHOUT_BEAT = frozenset(
     {
         "compare",
-        "create_admin",
         "create_token",
         "detect_regressions",
         "fill_scan_formula",
