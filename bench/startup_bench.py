@@ -41,9 +41,12 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-# Libraries a start should load only if it uses them (Celery's core always loads: django_celery_beat's models
-# import it; its app, with the Redis client, loads where tasks are).
+# Libraries a start should load only if it uses them (Celery, with django_celery_beat's models, loads in the web,
+# the worker and beat, not in the commands that never read beat's schedules; its app, with the Redis client, loads
+# where tasks are).
 HEAVY = (
+    "celery",
+    "django_celery_beat",
     "plotly",
     "scipy",
     "ruptures",

@@ -78,6 +78,28 @@ INSTALLED_APPS = [
     "runner",
 ]
 
+# django_celery_beat (beat's schedules in the database, with their admin) is left out of the project's commands
+# that never read or write them: its models import Celery's app and build every time zone, most of a short
+# command's start (issue 34). Every other process has it: the web, the worker, beat, migrations, the shell, the
+# tests. A schedule finds its beat entry by name, so no model of ours links to its tables (runner.models). None of
+# these may load the migrations (our runner's first one depends on beat's): create_admin, a createsuperuser, checks
+# them before it runs, so it keeps the app.
+COMMANDS_WITHOUT_BEAT = frozenset(
+    {
+        "compare",
+        "create_token",
+        "detect_regressions",
+        "fill_scan_formula",
+        "import_bundle",
+        "rebuild_series_summaries",
+        "reencrypt_secrets",
+        "register_host",
+    }
+)
+_COMMAND = sys.argv[1] if len(sys.argv) > 1 and Path(sys.argv[0]).name in {"manage.py", "django-admin"} else ""
+if _COMMAND in COMMANDS_WITHOUT_BEAT:
+    INSTALLED_APPS.remove("django_celery_beat")
+
 MIDDLEWARE = [
     "benchdash.logs.RequestIdMiddleware",  # first: every later log line of the request carries its id
     "benchdash.metrics.MetricsMiddleware",  # counts and times every answer, refusals included (/metrics)

@@ -37,17 +37,13 @@ class RunnerConfig(AppConfig):
     verbose_name = "Triggered benchmark runs"
 
     def ready(self) -> None:
-        from celery.signals import worker_ready, worker_shutdown
-
         from benchdash import hooks
-        from runner import receivers
+        from runner import receivers  # noqa: F401  (connects the receivers)
 
         # New stories of a benchmark host's runs are measured again before they are told (runs.confirmations).
         hooks.provide(hooks.CONFIRMATION_HOLDERS, "runner.apps.hold_for_confirmation")
         hooks.provide(hooks.CONFIRMATION_NOTES, "runner.apps.confirmation_notes")
         # Story and run-diff pages offer "settings or code?" and show its split.
         hooks.provide(hooks.SETTINGS_SPLITS, "runner.apps.settings_split_for")
-
-        # weak=False: the functions live as long as the module; a worker's heartbeats start when it is ready.
-        worker_ready.connect(receivers.worker_ready, weak=False, dispatch_uid="runner.worker_ready")
-        worker_shutdown.connect(receivers.worker_shutdown, weak=False, dispatch_uid="runner.worker_shutdown")
+        # A worker's heartbeats start when it is ready: connected by runner.tasks, which every worker imports before
+        # it is (Celery's signals, with Celery's core, are not for every process's start).

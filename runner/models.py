@@ -22,6 +22,8 @@ from runner.fields import EncryptedTextField
 # The runner itself (sysbench's command lines, the allowed networks) is imported where a run or a connection is
 # made: the models are declared when Django starts, which every process does.
 if TYPE_CHECKING:
+    from django_celery_beat.models import PeriodicTask
+
     from runner import sysbench_runner
 
 # Run-directory tokens: no dots (they separate build from config) and nothing a path could abuse.
@@ -410,9 +412,6 @@ class Schedule(RunParameters):
         related_name="+",
         help_text="Each night's run is compared against this run; its red flags are recorded.",
     )
-    periodic_task = models.OneToOneField(
-        "django_celery_beat.PeriodicTask", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -421,6 +420,21 @@ class Schedule(RunParameters):
 
     def __str__(self) -> str:
         return self.name
+
+    # The schedule's beat entry is found by its name, not by a link to django_celery_beat's table: a model linking
+    # to that app would need it in every process, and its models bring Celery's app and every time zone with them
+    # (django_celery_beat is left out of the commands that never read beat's schedules: benchdash.settings).
+    @property
+    def periodic_task_name(self) -> str:
+        return periodic_task_name(self.pk)
+
+    @property
+    def periodic_task(self) -> PeriodicTask | None:
+        """The beat entry that fires this schedule's runs (None until ``sync_periodic_task``)."""
+        from django_celery_beat.models import PeriodicTask
+
+        found: PeriodicTask | None = PeriodicTask.objects.filter(name=self.periodic_task_name).first()
+        return found
 
     def sync_periodic_task(self) -> None:
         """Create or update the beat entry that fires ``run_schedule`` for this schedule."""
@@ -435,8 +449,8 @@ class Schedule(RunParameters):
                 month_of_year="*",
                 timezone=settings.CELERY_TIMEZONE,
             )
-            task, _ = PeriodicTask.objects.update_or_create(
-                name=f"benchdash schedule {self.pk}",
+            PeriodicTask.objects.update_or_create(
+                name=self.periodic_task_name,
                 defaults={
                     "task": "runner.tasks.run_schedule",
                     "crontab": crontab,
@@ -445,14 +459,15 @@ class Schedule(RunParameters):
                     "description": f"Nightly benchmark run of {self.target} ({self.name})",
                 },
             )
-            if self.periodic_task_id != task.pk:
-                self.periodic_task = task
-                Schedule.objects.filter(pk=self.pk).update(periodic_task=task)
 
     def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
         with transaction.atomic():
-            if self.periodic_task_id:
-                from django_celery_beat.models import PeriodicTask
+            from django_celery_beat.models import PeriodicTask
 
-                PeriodicTask.objects.filter(pk=self.periodic_task_id).delete()
+            PeriodicTask.objects.filter(name=self.periodic_task_name).delete()
             return super().delete(*args, **kwargs)
+
+
+def periodic_task_name(schedule_id: int | None) -> str:
+    """The name of a schedule's beat entry (django_celery_beat's ``PeriodicTask``, whose names are unique)."""
+    return f"benchdash schedule {schedule_id}"

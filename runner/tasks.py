@@ -9,14 +9,21 @@ from __future__ import annotations
 import logging
 
 from celery import Task, shared_task
+from celery.signals import worker_ready, worker_shutdown
 from django.db import transaction
 from django.utils import timezone
 
 import benchdash.celery  # noqa: F401  (the app first: a task here is never sent through Celery's default app)
-from runner import benchmark, confirm, hosts
+from runner import benchmark, confirm, hosts, receivers
 from runner.models import HOST_QUEUE_PREFIX, BenchmarkHost, BenchmarkRun
 
 log = logging.getLogger(__name__)
+
+# A worker consuming a host's queue beats for that host while it lives. Connected here, not in the app's ready():
+# every worker imports the tasks modules (the Celery app's autodiscovery) before it is ready, while a process that
+# sends no task need not load Celery's signals. weak=False: the functions live as long as their module.
+worker_ready.connect(receivers.worker_ready, weak=False, dispatch_uid="runner.worker_ready")
+worker_shutdown.connect(receivers.worker_shutdown, weak=False, dispatch_uid="runner.worker_shutdown")
 
 # Defaults for a run sent without its own limits; ``enqueue`` sends each run with limits sized
 # to its parameters (twice the estimate), since a full list at 300 s per test lasts hours, not minutes.

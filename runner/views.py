@@ -213,7 +213,7 @@ def benchmark_output(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def schedule_list(request: HttpRequest) -> HttpResponse:
-    schedules = Schedule.objects.select_related("target", "base_run", "periodic_task").annotate(
+    schedules = Schedule.objects.select_related("target", "base_run").annotate(
         n_runs=Count("benchmark_runs"), last_run=Max("benchmark_runs__created_at")
     )
     return render(request, "runner/schedule_list.html", {"schedules": schedules})

@@ -9,6 +9,7 @@ a fresh interpreter, so what an earlier test imported cannot hide an import.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -78,13 +79,19 @@ def test_the_check_sees_a_heavy_import() -> None:
     assert "plotly" in _heavy_modules_after("import plotly.graph_objects")
 
 
-# What a command's start must not pay for (issue 34: ``import_bundle --help`` < 0.5 s): the Celery app with its
-# broker client (the tasks' modules import it), the API's schemas (pydantic), the metrics library (read when
-# /metrics is scraped), the result format's schema, and the project's heavy modules, which Django's start reached
-# through the models' imports, the apps' ready() hooks and the receivers they connect. (Celery's core still
-# loads: django_celery_beat's models import it.)
+# What a command's start must not pay for (issue 34: ``import_bundle --help`` < 0.5 s): Celery, its app with its
+# broker client (the tasks' modules import it) and its signals (runner.tasks connects the worker's), beat's
+# schedules (django_celery_beat, left out of such commands: benchdash.settings; its models import Celery's app and
+# build every time zone), the API's schemas (pydantic), the metrics library (read when /metrics is scraped), the
+# result format's schema, and the project's heavy modules, which Django's start reached through the models'
+# imports, the apps' ready() hooks and the receivers they connect.
 NOT_FOR_A_COMMANDS_START = (
     "benchdash.celery",
+    "celery",
+    "kombu",
+    "django_celery_beat",
+    "timezone_field",
+    "cron_descriptor",
     "redis",
     "kombu.transport.redis",
     "pydantic",
@@ -148,6 +155,66 @@ def test_import_bundle_help_loads_neither_celery_nor_the_api_nor_the_import() ->
     loaded = set(json.loads(out.stdout.strip().splitlines()[-1]))
     assert "runs.management.commands.import_bundle" in loaded  # the probe sees the command's own imports
     assert sorted(loaded & set(NOT_FOR_A_COMMANDS_START)) == []
+
+
+def _installed_apps_of(*argv: str) -> list[str]:
+    code = f"""
+import json, os, sys
+sys.argv = {list(argv)!r}
+os.environ["DJANGO_SETTINGS_MODULE"] = "benchdash.settings"
+import django
+django.setup()
+from django.apps import apps
+print(json.dumps([config.name for config in apps.get_app_configs()]))
+"""
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    names: list[str] = json.loads(out.stdout.strip().splitlines()[-1])
+    return names
+
+
+def test_only_the_commands_that_never_read_beats_schedules_start_without_django_celery_beat() -> None:
+    from django.conf import settings
+    from django.core.management import get_commands, load_command_class
+
+    ours = {name: app for name, app in get_commands().items() if not app.startswith(("django", "axes", "whitenoise"))}
+    assert ours.keys() >= settings.COMMANDS_WITHOUT_BEAT, sorted(settings.COMMANDS_WITHOUT_BEAT - ours.keys())
+    assert "check_beat" not in settings.COMMANDS_WITHOUT_BEAT and "load_demo" not in settings.COMMANDS_WITHOUT_BEAT
+    # Without beat's app the migrations cannot load (runner's depend on its): no such command may check them first.
+    checking = [
+        name
+        for name in settings.COMMANDS_WITHOUT_BEAT
+        if load_command_class(ours[name], name).requires_migrations_checks
+    ]
+    assert checking == []
+    assert "django_celery_beat" not in _installed_apps_of("manage.py", "import_bundle", "--help")
+    for argv in (["manage.py", "migrate"], ["manage.py", "check_beat"], ["manage.py", "shell"], ["celery", "beat"]):
+        assert "django_celery_beat" in _installed_apps_of(*argv), argv
+
+
+def test_import_bundle_imports_a_bundle_in_a_process_without_beats_app(tmp_path: Path) -> None:
+    # The database is migrated by a process with every app (as compose's migrate service does); the command then
+    # stores, refreshes and detects without django_celery_beat, loading no Celery along the way (eager tasks).
+    env = {
+        **{k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")},
+        "BENCHDASH_VAR_DIR": str(tmp_path),
+    }
+    bundle = ROOT / "tests" / "data" / "sysbench-mariadb-quick.tar.gz"
+    migrate = [sys.executable, "manage.py", "migrate", "--verbosity", "0"]
+    migrated = subprocess.run(migrate, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert migrated.returncode == 0, migrated.stderr
+    out = subprocess.run(
+        [sys.executable, "-c", _COMMAND, "import_bundle", str(bundle)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "bundle 1, 4 runs" in out.stdout
+    loaded = set(json.loads(out.stdout.strip().splitlines()[-1]))
+    assert "runs.importer" in loaded and "django_celery_beat" not in loaded
 
 
 @pytest.mark.parametrize("app", ["runs", "reports", "regressions", "runner"])

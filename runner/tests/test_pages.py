@@ -231,7 +231,7 @@ def test_a_schedule_gets_a_nightly_beat_entry_and_refuses_a_base_of_another_work
 
     response = engineer_client.post("/benchmarks/schedules/new/", {**form, "table_size": "10000"})
     assert response.status_code == 302
-    schedule = Schedule.objects.select_related("periodic_task__crontab").get()
+    schedule = Schedule.objects.get()
     assert schedule.base_run == base
     task = schedule.periodic_task
     assert task is not None and task.enabled and task.task == "runner.tasks.run_schedule"
