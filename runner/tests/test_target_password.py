@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import io
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,9 +16,10 @@ from django.db import connection
 
 from runner.models import Target
 
-pytestmark = pytest.mark.django_db
+ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.django_db
 def test_a_target_password_is_encrypted_in_the_database_and_clear_in_python() -> None:
     target = Target.objects.create(
         name="t", kind="mariadb", host="127.0.0.1", port=3306, user="root", password="s3cret pw", database="test"
@@ -26,6 +31,7 @@ def test_a_target_password_is_encrypted_in_the_database_and_clear_in_python() ->
     assert Target.objects.get(pk=target.pk).password == "s3cret pw"
 
 
+@pytest.mark.django_db
 def test_an_empty_password_stays_empty() -> None:
     target = Target.objects.create(
         name="t2", kind="postgres", host="127.0.0.1", port=5432, user="postgres", database="x"
@@ -65,6 +71,7 @@ def _stored(target: Target) -> str:
         return str(cursor.fetchone()[0])
 
 
+@pytest.mark.django_db
 def test_keys_rotate_the_first_encrypts_every_one_decrypts_and_the_command_moves_all_to_the_first(
     settings: Any,
 ) -> None:
@@ -83,6 +90,7 @@ def test_keys_rotate_the_first_encrypts_every_one_decrypts_and_the_command_moves
     assert Target.objects.get(pk=target.pk).password == "pw one"
 
 
+@pytest.mark.django_db
 def test_a_secret_no_key_decrypts_stops_the_command_and_nothing_changes(settings: Any) -> None:
     settings.BENCHDASH_ENCRYPTION_KEYS = ["lost key"]
     lost = Target.objects.create(
@@ -99,3 +107,38 @@ def test_a_secret_no_key_decrypts_stops_the_command_and_nothing_changes(settings
     assert (_stored(lost), _stored(kept)) == before
     with pytest.raises(ValueError, match="the key it was stored with is gone"):
         Target.objects.get(pk=lost.pk)
+
+
+_ON_SQLITE = """
+from runner.models import Target
+Target.objects.create(name="t", kind="mariadb", host="127.0.0.1", port=3306, user="root", password="pw", database="x")
+"""
+
+
+def test_the_command_rotates_on_the_embedded_default_too(tmp_path: Path) -> None:
+    # SQLite has no FOR UPDATE: the command must still run there (make demo's database), not fail on its syntax.
+    env = {
+        **{key: os.environ[key] for key in ("PATH", "HOME", "LANG") if key in os.environ},
+        "DJANGO_SETTINGS_MODULE": "benchdash.settings",
+        "BENCHDASH_VAR_DIR": str(tmp_path),
+        "BENCHDASH_ENCRYPTION_KEYS": "old key",
+    }
+
+    def manage(*args: str, keys: str = "old key") -> str:
+        done = subprocess.run(
+            [sys.executable, "manage.py", *args],
+            cwd=ROOT,
+            env={**env, "BENCHDASH_ENCRYPTION_KEYS": keys},
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    manage("migrate", "--noinput", "-v0")
+    manage("shell", "-c", _ON_SQLITE)
+    assert "re-encrypted 1 stored secret(s)" in manage("reencrypt_secrets", keys="new key,old key")
+    read = "from runner.models import Target; print(Target.objects.get(name='t').password)"
+    assert manage("shell", "-c", read, keys="new key").splitlines()[-1] == "pw"

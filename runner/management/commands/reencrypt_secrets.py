@@ -32,12 +32,15 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         quote = connection.ops.quote_name
+        # Row locks where the database has them; SQLite has no FOR UPDATE and locks the whole database for the
+        # transaction's first write anyway.
+        lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
         changed, failed = 0, []
         with transaction.atomic(), connection.cursor() as cursor:
             for table, pk, column in _encrypted_columns():
                 cursor.execute(
                     f"SELECT {quote(pk)}, {quote(column)} FROM {quote(table)} WHERE {quote(column)} LIKE %s "
-                    f"ORDER BY {quote(pk)} FOR UPDATE",
+                    f"ORDER BY {quote(pk)}{lock}",
                     [PREFIX + "%"],
                 )
                 for row_id, stored in cursor.fetchall():
