@@ -16,7 +16,7 @@ import hashlib
 import json
 import math
 from collections import Counter, defaultdict
-from collections.abc import Collection, ItemsView, Iterator, KeysView, Mapping, Sequence, ValuesView
+from collections.abc import Callable, Collection, ItemsView, Iterator, KeysView, Mapping, Sequence, ValuesView
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from itertools import compress
@@ -28,7 +28,7 @@ from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast
 
 import suites
-from benchdash import pagecache
+from benchdash import pagecache, sqlonce
 from benchdash.http import row_id
 from reports import matrix, run_identity, sla, stats
 from reports.diff import workload_mismatch
@@ -480,24 +480,6 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
     base_run = base or Run.objects.select_related(*BASE_RELATED).filter(pk=spec.base_run_id).first()
     if base_run is None:
         raise ComparisonError(f"no run with id {spec.base_run_id}")
-    runs_qs = Run.objects.filter(server_id=base_run.server_id, workload_id=base_run.workload_id)
-    if spec.run_ids:
-        runs_qs = runs_qs.filter(pk__in={*spec.run_ids, base_run.pk})
-    else:
-        # The default series is the base's DBMS (and table, for a run of a summary table); other DBMSs on the
-        # same server are picked explicitly.
-        runs_qs = runs_qs.filter(
-            run_identity.series_filter(base_run), build__version__dbms_id=base_run.build.version.dbms_id
-        )
-    # Plain values, not model instances: a series of 200 runs would otherwise build a thousand of them. The
-    # runs of a series mostly share their command lines and summary layouts: each distinct JSON text is decoded once.
-    commands_text: Cast | Case = Cast("commands", TextField())
-    if microbenchmark_id is not None:
-        # One microbenchmark's comparison has no workload warnings (its page shows none): the command lines
-        # are read only where scan_qps reads them, from the runs whose scan used tps × rows / 1000.
-        commands_text = Case(
-            When(scan_formula=sysbench.SCAN_TPS_ROWS, then=commands_text), default=None, output_field=TextField()
-        )
     decoded: dict[str | None, Mapping[str, str] | None] = {None: None}
     runs = []
     for (
@@ -519,30 +501,7 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
         summary_layout,
         branch,
         pull_request,
-    ) in (
-        runs_qs.order_by("build__version__sort_key", "build__name", "config__name", "started_at", "pk")
-        .annotate(commands_text=commands_text, summary_layout_text=Cast("summary_layout", TextField()))
-        .values_list(
-            "pk",
-            "name",
-            "build_id",
-            "config_id",
-            "build__version__dbms__name",
-            "build__version__text",
-            "build__version__sort_key",
-            "build__name",
-            "build__flavour",
-            "config__name",
-            "started_at",
-            "sysbench_version",
-            "commands_text",
-            "scan_formula",
-            "summary_table",
-            "summary_layout_text",
-            "branch",
-            "pull_request",
-        )
-    ):
+    ) in _series_run_rows(spec, base_run, microbenchmark_id is not None):
         if commands not in decoded:
             decoded[commands] = json.loads(commands)
         if summary_layout not in decoded:
@@ -577,26 +536,18 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
                 "only runs of one server and workload can be compared"
             )
     run_ids = [r.id for r in runs]
-    # The runs as a subquery rather than their ids: hundreds of parameters cost more to send than to plan (and,
-    # for one microbenchmark's two small reads, more CPU to bind than the rest of the query: 2 of 4 ms). Those two
-    # small reads take the ids as one array instead: compiling the subquery twice cost more than the array (a
-    # tenth of their load_series).
-    if microbenchmark_id is None:
-        rows = Result.objects.filter(run_id__in=runs_qs.order_by().values("pk"))
-    elif connection.vendor != "postgresql":  # the embedded default (SQLite) has no arrays
-        rows = Result.objects.filter(run_id__in=run_ids)
-    else:
-        in_runs = f'"{Result._meta.db_table}"."run_id" = ANY(%s)'
-        rows = Result.objects.filter(RawSQL(in_runs, (run_ids,), output_field=BooleanField()))
-    if not spec.include_warmups:
-        # The import decides what a warm-up is, per suite (sysbench *.warm, db_bench revrange.t1, …).
-        rows = rows.exclude(microbenchmark__is_warmup=True)
     dops: tuple[tuple[int, bool], ...] | None = None
-    if microbenchmark_id is not None:
+    if microbenchmark_id is None:
+        # The results table is read only when the series' matrix cannot serve: the queryset is built then.
+        results, latency, table = _read_results(
+            spec, base_run, run_ids, lambda: _result_rows(spec, base_run, run_ids, None), None
+        )
+    else:
+        rows = _result_rows(spec, base_run, run_ids, microbenchmark_id)
         # The concurrency rule reads the base's results and every concurrency of the series, nothing else.
         dops = tuple(rows.order_by().values_list("dop", "microbenchmark__is_warmup").distinct())
         rows = rows.filter(Q(microbenchmark_id=microbenchmark_id) | Q(run_id=base_run.pk))
-    results, latency, table = _read_results(spec, base_run, run_ids, rows, microbenchmark_id)
+        results, latency, table = _read_results(spec, base_run, run_ids, lambda: rows, microbenchmark_id)
     suite = base_run.workload.suite
     return Series(
         spec=spec,
@@ -622,16 +573,130 @@ def _read_results(
     spec: ComparisonSpec,
     base_run: Run,
     run_ids: Collection[int],
-    rows: QuerySet[Result],
+    rows: Callable[[], QuerySet[Result]],
     microbenchmark_id: int | None,
 ) -> tuple[tuple[SeriesResult, ...], tuple[Latency, ...] | None, matrix.Table | None]:
-    """The results of the series' runs ``run_ids`` (``rows`` in the results table): the whole series from the
+    """The results of the series' runs ``run_ids`` (``rows()`` in the results table): the whole series from the
     series' matrix while it is at the refresh's stamp (``reports.matrix``), in one query, as its arrays."""
     if microbenchmark_id is None:
         stored = matrix.results(base_run.server_id, base_run.workload_id, run_ids, include_warmups=spec.include_warmups)
         if stored is not None:
             return (), None, stored
-    return (*_series_results(rows, microbenchmark_id), None)
+    return (*_series_results(rows(), microbenchmark_id), None)
+
+
+def _result_rows(
+    spec: ComparisonSpec, base_run: Run, run_ids: list[int], microbenchmark_id: int | None
+) -> QuerySet[Result]:
+    """The series' results in the results table (warm-ups left out unless asked)."""
+    # The runs as a subquery rather than their ids: hundreds of parameters cost more to send than to plan (and,
+    # for one microbenchmark's two small reads, more CPU to bind than the rest of the query: 2 of 4 ms). Those two
+    # small reads take the ids as one array instead: compiling the subquery twice cost more than the array (a
+    # tenth of their load_series).
+    if microbenchmark_id is None:
+        rows = Result.objects.filter(run_id__in=_series_runs(spec, base_run).order_by().values("pk"))
+    elif connection.vendor != "postgresql":  # the embedded default (SQLite) has no arrays
+        rows = Result.objects.filter(run_id__in=run_ids)
+    else:
+        in_runs = f'"{Result._meta.db_table}"."run_id" = ANY(%s)'
+        rows = Result.objects.filter(RawSQL(in_runs, (run_ids,), output_field=BooleanField()))
+    if not spec.include_warmups:
+        # The import decides what a warm-up is, per suite (sysbench *.warm, db_bench revrange.t1, …).
+        rows = rows.exclude(microbenchmark__is_warmup=True)
+    return rows
+
+
+def _series_runs(spec: ComparisonSpec, base_run: Run) -> QuerySet[Run]:
+    """The runs a comparison reads: those asked for and the base, or the base's series."""
+    runs_qs = Run.objects.filter(server_id=base_run.server_id, workload_id=base_run.workload_id)
+    if spec.run_ids:
+        return runs_qs.filter(pk__in={*spec.run_ids, base_run.pk})
+    # The default series is the base's DBMS (and table, for a run of a summary table); other DBMSs on the
+    # same server are picked explicitly.
+    return runs_qs.filter(run_identity.series_filter(base_run), build__version__dbms_id=base_run.build.version.dbms_id)
+
+
+# What load_series reads of each run, in its column order.
+_RUN_COLUMNS = (
+    "pk",
+    "name",
+    "build_id",
+    "config_id",
+    "build__version__dbms__name",
+    "build__version__text",
+    "build__version__sort_key",
+    "build__name",
+    "build__flavour",
+    "config__name",
+    "started_at",
+    "sysbench_version",
+    "commands_text",
+    "scan_formula",
+    "summary_table",
+    "summary_layout_text",
+    "branch",
+    "pull_request",
+)
+
+
+def _run_values(runs_qs: QuerySet[Run], one_microbenchmark: bool) -> QuerySet[Run, tuple[Any, ...]]:
+    """``runs_qs`` in column order as ``_RUN_COLUMNS``, the JSON columns as their text (decoded once per text)."""
+    commands_text: Cast | Case = Cast("commands", TextField())
+    if one_microbenchmark:
+        # One microbenchmark's comparison has no workload warnings (its page shows none): the command lines
+        # are read only where scan_qps reads them, from the runs whose scan used tps × rows / 1000.
+        commands_text = Case(
+            When(scan_formula=sysbench.SCAN_TPS_ROWS, then=commands_text), default=None, output_field=TextField()
+        )
+    return (
+        runs_qs.order_by("build__version__sort_key", "build__name", "config__name", "started_at", "pk")
+        .annotate(commands_text=commands_text, summary_layout_text=Cast("summary_layout", TextField()))
+        .values_list(*_RUN_COLUMNS)
+    )
+
+
+def _series_run_rows(spec: ComparisonSpec, base_run: Run, one_microbenchmark: bool) -> list[tuple[Any, ...]]:
+    """The rows of ``_run_values`` for the comparison's runs. On PostgreSQL the two common shapes (the base's main
+    line series, or runs asked for) run SQL compiled once per process: building the queryset cost more than the
+    query (``benchdash.sqlonce``); any other shape, or another database, through the query builder."""
+    if connection.vendor == "postgresql":
+        if spec.run_ids:
+            statement = _asked_runs_statement(one_microbenchmark)
+            values: tuple[Any, ...] = (
+                base_run.server_id,
+                base_run.workload_id,
+                sorted({*spec.run_ids, base_run.pk}),
+            )
+        elif not base_run.summary_table and branches.in_main_line(base_run.branch, base_run.pull_request):
+            statement = _main_line_runs_statement(one_microbenchmark, branches.pattern())
+            values = (base_run.server_id, base_run.workload_id, base_run.build.version.dbms_id)
+        else:
+            return list(_run_values(_series_runs(spec, base_run), one_microbenchmark))
+        return statement.fetch(*values)
+    return list(_run_values(_series_runs(spec, base_run), one_microbenchmark))
+
+
+@functools.cache
+def _asked_runs_statement(one_microbenchmark: bool) -> sqlonce.Statement:
+    """``_run_values`` of the runs asked for (their ids as one array) on the base's server and workload."""
+    server, workload, asked = sqlonce.ID_STAND_INS[:3]
+    in_asked = f'"{Run._meta.db_table}"."id" = ANY(%s)'
+    runs_qs = Run.objects.filter(server_id=server, workload_id=workload).filter(
+        RawSQL(in_asked, (asked,), output_field=BooleanField())
+    )
+    return sqlonce.compile_once(_run_values(runs_qs, one_microbenchmark), (server, workload, asked))
+
+
+@functools.cache
+def _main_line_runs_statement(one_microbenchmark: bool, pattern: str) -> sqlonce.Statement:
+    """``_run_values`` of a main-line base's default series (``run_identity.series_filter`` of a run on the main
+    line and of no summary table): the base's DBMS on its server and workload. ``pattern``: the base branches'
+    (``branches.pattern``), a constant of the statement, so a changed setting compiles another."""
+    server, workload, dbms = sqlonce.ID_STAND_INS[:3]
+    runs_qs = Run.objects.filter(server_id=server, workload_id=workload).filter(
+        branches.main_line(), build__version__dbms_id=dbms
+    )
+    return sqlonce.compile_once(_run_values(runs_qs, one_microbenchmark), (server, workload, dbms))
 
 
 def _series_results(
