@@ -22,6 +22,7 @@ axis until every real change looks flat.
 
 from __future__ import annotations
 
+import functools
 import html
 import math
 import re
@@ -280,7 +281,7 @@ def group_line_chart(
       it is written into that trace's hovertemplate.
     """
     members = _group_members(comparison, group)
-    columns = _compared_columns(comparison)
+    columns, ticks = _compared_ticks(comparison)
     keys = [c.key for c in columns]
     base_qps = comparison.qps.get(comparison.base, {})
     red, green = comparison.spec.red, comparison.spec.green
@@ -295,7 +296,6 @@ def group_line_chart(
     # Room above the top for the "∞" mark of a clipped infinite point.
     end = (top * 1.15 if log else top + 2 * STEP) if has_infinity else top
 
-    ticks = column_labels(columns, sep="<br>")
     xs = [ticks[k] for k in keys]
     axis = _LineAxis(start=start, end=end, top=top, log=log)
     edge_marks = _edge_marks(comparison, keys, members, start, end, rows)
@@ -474,9 +474,18 @@ def _plain_line(
     qps = [measured[key].get(label) for key in keys]
     # Each rel is finite here: _sig's text rounding without its checks, as this runs once per point; a QPS of
     # four digits or more is _absolute's round() without its checks (NaN and infinity fail the range).
-    return [float(f"{rel:.4g}") for rel in rels], [  # type: ignore[str-format]
-        round(q) if q is not None and 1000 <= q < math.inf else _absolute(q) for q in qps
-    ]
+    ys = list(map(float, _sig4_format(len(rels)).format(*rels).split()))
+    # Every QPS here is finite (its relative QPS is): of four digits or more, as most are, each is round()ed.
+    if qps and None not in qps and min(qps) >= 1000 and max(qps) < math.inf:  # type: ignore[type-var]
+        return ys, list(map(round, qps))  # type: ignore[arg-type]
+    return ys, [round(q) if q is not None and 1000 <= q < math.inf else _absolute(q) for q in qps]
+
+
+@functools.cache
+def _sig4_format(count: int) -> str:
+    """A format of ``count`` numbers to 4 significant digits, space-separated: one call formats a line's points,
+    each as _sig rounds it (``float`` of its ``.4g`` text)."""
+    return "{:.4g} " * count
 
 
 # The last comparison's lines with a spread and with a noisy point (_lines_with_spread_or_noise), with the views
@@ -487,14 +496,49 @@ _LAST_MARKED: list[Any] = []
 def _lines_with_spread_or_noise(comparison: Comparison) -> tuple[frozenset[str], frozenset[str]]:
     """The microbenchmarks with a spread (a repeated run) in any column, the base's included, and those with a
     noisy point in any compared column: every other line has neither error bars nor a "within noise" text."""
-    cv, noisy = comparison.cv, comparison.noisy
     last = _LAST_MARKED[:]
-    if last and last[0] is cv and last[1] is noisy:
+    if last and last[0] is comparison and last[1] is comparison.cells:
         return last[2], last[3]
-    spread = frozenset(label for view in cv.values() for label, value in view.items() if value is not None)
-    noisy_labels = frozenset(label for view in noisy.values() for label, value in view.items() if value)
-    _LAST_MARKED[:] = [cv, noisy, spread, noisy_labels]
+    from reports.compare import Cells
+
+    cells = comparison.cells
+    if isinstance(cells, Cells):
+        # Straight from a computed comparison's arrays: the views of every cell cost more than the charts' lines.
+        grid = cells.grid
+        labels = grid.labels
+        with_cv = (grid.has_cv & grid.measured).any(axis=0).tolist() if len(grid.keys) else [False] * len(labels)
+        with_noise = grid.noisy[grid.compared].any(axis=0).tolist() if grid.compared.any() else [False] * len(labels)
+        spread = frozenset(label for label, found in zip(labels, with_cv, strict=True) if found)
+        noisy_labels = frozenset(label for label, found in zip(labels, with_noise, strict=True) if found)
+    else:
+        spread = frozenset(
+            label for view in comparison.cv.values() for label, value in view.items() if value is not None
+        )
+        noisy_labels = frozenset(label for view in comparison.noisy.values() for label, value in view.items() if value)
+    _LAST_MARKED[:] = [comparison, cells, spread, noisy_labels]
     return spread, noisy_labels
+
+
+# The last comparison's compared columns in chart order with their tick labels, and the base's title label
+# (_compared_ticks, _base_label): a page's charts read them once, not once per chart.
+_LAST_TICKS: list[Any] = []
+
+
+def _compared_ticks(comparison: Comparison) -> tuple[list[Column], dict[str, str]]:
+    """The compared columns in chart order and their tick labels (``column_labels``, a line per part)."""
+    last = _LAST_TICKS[:]
+    if last and last[0] is comparison and last[1] is comparison.columns:
+        return last[2], last[3]
+    columns = _compared_columns(comparison)
+    ticks = column_labels(columns, sep="<br>")
+    _LAST_TICKS[:] = [comparison, comparison.columns, columns, ticks, column_labels(comparison.columns)]
+    return columns, ticks
+
+
+def _base_label(comparison: Comparison) -> str:
+    """The base's label among every column (``column_labels``), as a group chart's title names it."""
+    _compared_ticks(comparison)
+    return str(_LAST_TICKS[4][comparison.base])
 
 
 def group_absolute_chart(
@@ -630,7 +674,7 @@ def _error_bars(spreads: list[float | None], drawn: list[bool], color: str) -> d
 
 
 def _group_title(comparison: Comparison, group: str) -> str:
-    base_label = column_labels(comparison.columns)[comparison.base]
+    base_label = _base_label(comparison)
     # The base goes into the title, not the y-axis title: a long axis title is cut off on a phone.
     return _titled(group, f"(base {base_label} = 1)")
 
