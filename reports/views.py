@@ -25,7 +25,7 @@ from django.views.decorators.http import require_POST
 
 import suites
 from accounts.permissions import SAVE_REPORT, permission_required
-from benchdash import disposition, pagecache
+from benchdash import disposition, pagecache, sqlonce
 from benchdash.http import ROW_ID_LIMIT, HtmxHttpRequest, row_id
 from reports import charts, releaseview, rendering
 from reports import markers as record_markers
@@ -201,12 +201,7 @@ def _form(
         base: Run | None = known
     else:
         pk = row_id(base_id)
-        # One row by its id, unordered: ordering it by the runs' default order cost a third of building the query.
-        base = (
-            next(iter(Run.objects.select_related(*BASE_RELATED).filter(pk=pk).order_by()[:1]), None)
-            if pk is not None
-            else None
-        )
+        base = _base_run(pk) if pk is not None else None
     series = _series_runs(base) if base and (rendered or data.getlist("runs")) else []
     cast(forms.ChoiceField, form.fields["runs"]).choices = [(r.pk, r.label) for r in series]
     if rendered:
@@ -214,6 +209,18 @@ def _form(
             (name, name) for name in [g.name for g in _built_in_group_sets(base)] + _group_set_names()
         ]
     return form, base, series
+
+
+def _base_run(pk: int) -> Run | None:
+    """The run ``pk`` with ``BASE_RELATED``, or None. By SQL compiled once: building the query cost more than
+    running it (one row by its id, unordered: ordering it by the runs' default order cost a third of that)."""
+    (stand_in,) = sqlonce.ID_STAND_INS[:1]
+    found = sqlonce.instances_once(
+        "views._base_run",
+        lambda: Run.objects.select_related(*BASE_RELATED).filter(pk=stand_in).order_by()[:1],
+        (stand_in,),
+    ).fetch(pk)
+    return cast(Run, found[0]) if found else None
 
 
 def _group_set_names() -> list[str]:

@@ -100,3 +100,35 @@ def test_a_statement_returns_the_columns_in_the_order_values_list_asked_for() ->
     runs = Run.objects.filter(pk=first)
     statement = sqlonce.compile_once(compare._run_values(runs, False), (first,))
     assert statement.fetch(run.pk) == list(compare._run_values(Run.objects.filter(pk=run.pk), False))
+
+
+def fields_of(instance: object) -> dict[str, object]:
+    return {name: value for name, value in vars(instance).items() if name != "_state"}
+
+
+def test_a_base_run_read_once_is_the_instance_the_queryset_makes_with_its_related_ones() -> None:
+    from reports import views
+
+    run = RunFactory(commands={"scan_range=100": "sysbench oltp_scan.lua run"}, summary_layout={"a": 1})
+    found = views._base_run(run.pk)
+    wanted = Run.objects.select_related(*BASE_RELATED).get(pk=run.pk)
+    assert found is not None and found._state.db == wanted._state.db and not found._state.adding
+    for mine, theirs in (
+        (found, wanted),
+        (found.server, wanted.server),
+        (found.workload, wanted.workload),
+        (found.build, wanted.build),
+        (found.build.version, wanted.build.version),
+    ):
+        assert fields_of(mine) == fields_of(theirs)
+    assert found.commands == {"scan_range=100": "sysbench oltp_scan.lua run"}  # the JSON field's converter ran
+    assert set(found._state.fields_cache) == set(wanted._state.fields_cache)
+    assert views._base_run(run.pk + 1000) is None
+
+
+def test_instances_with_annotations_are_refused() -> None:
+    from django.db.models import Count
+
+    (first,) = sqlonce.ID_STAND_INS[:1]
+    with pytest.raises(ValueError, match="plain model instances"):
+        sqlonce.instances_once("annotated", lambda: Run.objects.filter(pk=first).annotate(n=Count("results")), (first,))
