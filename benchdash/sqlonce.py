@@ -92,7 +92,8 @@ def instances_once(key: Any, build: Callable[[], QuerySet[Any]], stand_ins: Sequ
     found = compiled.get(key)
     if found is None:
         query = build()
-        if query.query.annotation_select or query.query.deferred_loading[0] or query._prefetch_related_lookups:
+        prefetched = query.__dict__.get("_prefetch_related_lookups")
+        if query.query.annotation_select or query.query.deferred_loading[0] or prefetched:
             raise ValueError("only plain model instances (select_related followed) are compiled once")
         compiler = query.query.get_compiler(connection=connection)
         sql, params = compiler.as_sql()
@@ -100,7 +101,7 @@ def instances_once(key: Any, build: Callable[[], QuerySet[Any]], stand_ins: Sequ
         select, info = compiler.select, compiler.klass_info
         start, end = info["select_fields"][0], info["select_fields"][-1] + 1
         init_list = tuple(column[0].target.attname for column in select[start:end])
-        populators = tuple(get_related_populators(info, select, query.db))
+        populators = tuple(get_related_populators(info, select, query.db))  # type: ignore[call-arg]
         found = compiled[key] = Instances(statement, compiler, init_list, slice(start, end), populators)
     return found
 
