@@ -519,13 +519,14 @@ def page(
         out = render(shared_context(nonce))
         if isinstance(out, HttpResponse):
             return out
-        # Kept cut at its placeholders, as UTF-8 and deflated: a response joins pieces, it never encodes,
-        # scans or compresses the whole page.
+        # Kept cut at its placeholders, as UTF-8 and, once a visitor accepts gzip, deflated too: a response joins
+        # pieces, it never encodes, scans or compresses the whole page. A response without gzip compresses
+        # nothing: the first visitor that accepts it deflates the kept pieces (_get), never renders again.
         pieces = _split(nonce, out.encode())
-        deflated = tuple(p if isinstance(p, int) else _gzipped(p) for p in pieces)
+        deflated = _deflated(pieces) if gzipped else None
         if _offers(out, canonical.prefixed):
             _set(full_key, current, pieces, deflated)
-        entry = deflated if gzipped else pieces
+        entry = deflated if deflated is not None else pieces
     visitor = _Visitor(request)
     if gzipped:
         response = HttpResponse(visitor.gzip(entry))  # type: ignore[arg-type]
@@ -596,26 +597,49 @@ def _set_document(key: str, entry: tuple[str, str, bytes]) -> None:
 
 
 def _get(key: str, gzipped: bool) -> tuple[int, tuple[Any, ...] | None]:
-    """The generation and, when kept under it, the page in the encoding asked for: one round trip."""
+    """The generation and, when kept under it, the page in the encoding asked for: one round trip. Asked for
+    gzip, a page kept only as UTF-8 (rendered for a visitor without gzip) is deflated and kept deflated too."""
     counter_key = _counter_key("generation")
-    page_key = f"{key}:{'gzip' if gzipped else 'identity'}"
+    identity_key = f"{key}:identity"
+    keys = [counter_key, f"{key}:gzip", identity_key] if gzipped else [counter_key, identity_key]
     try:
-        found = cache.get_many([counter_key, page_key])
+        found = cache.get_many(keys)
     except Exception:
         log.warning("cache unavailable: page rendered afresh", exc_info=True)
         return time.time_ns(), None
     current = found.get(counter_key)
     if current is None:
         return generation(), None
-    entry = found.get(page_key)
+    entry = _current(found.get(keys[1]), current)
+    if entry is None and gzipped:
+        pieces = _current(found.get(identity_key), current)
+        if pieces is not None:
+            entry = _deflated(pieces)
+            _set(key, int(current), None, entry)
+    return int(current), entry
+
+
+def _current(entry: Any, current: Any) -> tuple[Any, ...] | None:
+    """A kept page's pieces when it was kept under the generation ``current``, else None."""
     if isinstance(entry, tuple) and len(entry) == 2 and entry[0] == current and isinstance(entry[1], tuple):
-        return int(current), entry[1]
-    return int(current), None
+        return entry[1]
+    return None
 
 
-def _set(key: str, current: int, pieces: tuple[_Piece, ...], deflated: tuple[_Gzipped | int, ...]) -> None:
+def _deflated(pieces: tuple[Any, ...]) -> tuple[_Gzipped | int, ...]:
+    return tuple(p if isinstance(p, int) else _gzipped(p) for p in pieces)
+
+
+def _set(
+    key: str, current: int, pieces: tuple[_Piece, ...] | None, deflated: tuple[_Gzipped | int, ...] | None
+) -> None:
     # Kept with the generation it was made under: a page of an older one is never served.
+    kept: dict[str, tuple[int, tuple[Any, ...]]] = {}
+    if pieces is not None:
+        kept[f"{key}:identity"] = (current, pieces)
+    if deflated is not None:
+        kept[f"{key}:gzip"] = (current, deflated)
     try:
-        cache.set_many({f"{key}:identity": (current, pieces), f"{key}:gzip": (current, deflated)}, PAGE_SECONDS)
+        cache.set_many(kept, PAGE_SECONDS)
     except Exception:
         log.warning("cache unavailable: page not kept", exc_info=True)

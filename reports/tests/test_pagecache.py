@@ -102,6 +102,25 @@ def test_a_browser_asking_for_gzip_gets_the_shared_page_compressed_with_its_own_
     assert "benchdash-csrf-" not in pages[0] and "benchdash:usernav" not in pages[0]
 
 
+def test_a_page_kept_for_a_browser_asking_for_gzip_serves_a_visitor_without_it_and_the_reverse(
+    small_base: Run,
+) -> None:
+    url = f"/compare/?base={small_base.pk}"
+    first = Client().get(url, headers={"accept-encoding": "gzip"})
+    plain = Client().get(url)
+    assert first.templates and not plain.templates  # rendered once, then served as kept
+    assert _strip_personal(gzip.decompress(first.content).decode()) == _strip_personal(plain.content.decode())
+    other = f"/compare/?base={small_base.pk}&red=0.9"
+    rendered = Client().get(other)
+    # Rendered for a visitor without gzip, the page is deflated only when one asks for it, and kept so.
+    zipped = [Client().get(other, headers={"accept-encoding": "gzip"}) for _ in range(2)]
+    assert rendered.templates and not any(response.templates for response in zipped)
+    for response in zipped:
+        assert response["Content-Encoding"] == "gzip"
+        html = gzip.decompress(response.content).decode()
+        assert _strip_personal(html) == _strip_personal(rendered.content.decode())
+
+
 def test_a_gzipped_page_carries_visitor_parts_of_any_length(rf: Any) -> None:
     from benchdash import pagecache
 
