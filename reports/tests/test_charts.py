@@ -13,8 +13,8 @@ import pytest
 
 from reports import charts
 from reports.charts import DrilldownPoint
-from reports.compare import Cells, Column, Comparison
-from reports.tests.conftest import members
+from reports.compare import Column, Comparison
+from reports.tests.conftest import members, set_relative
 
 # The compared runs of mysql-small in semantic version order, written out by hand: 5.7 < 8.0 < 8.4 < 9.4 < 9.5,
 # and the two builds of 8.4.6 by build name.
@@ -28,17 +28,6 @@ EXPECTED_ORDER = [
     "x.my9400_rel_o2nofp.z12a_c8r32.pk1",
     "x.my9500_rel_o2nofp.z12a_c8r32.pk1",
 ]
-
-
-def set_relative(comparison: Comparison, key: str, label: str, value: float | None) -> None:
-    """A relative QPS changed in place for a test: in the comparison's view and, for a computed comparison, in the
-    arrays its charts read it from (``charts._grid_lines``)."""
-    comparison.relative[key][label] = value
-    if isinstance(comparison.cells, Cells):
-        grid = comparison.cells.grid
-        at = grid.keys.index(key), grid.labels.index(label)
-        grid.relative[at] = 0.0 if value is None else value
-        grid.has_relative[at] = value is not None
 
 
 def _finite(values: list[float | None]) -> list[float]:
