@@ -22,6 +22,7 @@ axis until every real change looks flat.
 
 from __future__ import annotations
 
+import functools
 import html
 import math
 import re
@@ -29,9 +30,11 @@ import statistics
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
+from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict, cast
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from reports.compare import Column, Comparison
 
 # Okabe-Ito (minus its yellow, unreadable on white) extended with three of Paul Tol's muted colours:
@@ -174,6 +177,7 @@ def axis_range(
     y_max: float | None = None,
     log: bool = False,
     bars: bool = False,
+    finite: list[float] | None = None,
 ) -> tuple[float, float]:
     """(bottom, top) of a relative-QPS axis, in data units; points outside it are drawn at its edge with their value.
 
@@ -184,10 +188,13 @@ def axis_range(
       threshold, unless one or a few outliers would squash every other line
       into a thin band: then the top is set by the rest and the outliers are
       drawn at the top edge with their value. A collapse is never treated so.
+    - ``finite``: the values as this reads them (finite, positive on a log axis), sorted, when the caller has
+      them (``values`` is then not read).
     - log: no outlier rule (a log axis keeps 0.35 and 2.87 both readable);
       bottom and top leave a 10 % margin around the values.
     """
-    finite = sorted(v for v in values if v is not None and math.isfinite(v) and (v > 0 or not log))
+    if finite is None:
+        finite = sorted(v for v in values if v is not None and math.isfinite(v) and (v > 0 or not log))
     if log:
         low = y_min if y_min and y_min > 0 else min([*finite, red]) / 1.1
         high = y_max if y_max and y_max > low else max([*finite, green]) * 1.1
@@ -280,28 +287,46 @@ def group_line_chart(
       it is written into that trace's hovertemplate.
     """
     members = _group_members(comparison, group)
-    columns = _compared_columns(comparison)
+    columns, ticks = _compared_ticks(comparison)
     keys = [c.key for c in columns]
     base_qps = comparison.qps.get(comparison.base, {})
     red, green = comparison.spec.red, comparison.spec.green
 
     # Each line's relative QPS across the columns, read once: the axis, the edge marks and the lines use them.
-    relative = comparison.relative
-    views = [relative[key] for key in keys]
-    rows = {label: [view.get(label) for view in views] for label in members}
-    values = [v for row in rows.values() for v in row]
-    start, top = axis_range(values, red, green, y_min=y_min, y_max=y_max, log=log)
-    has_infinity = math.inf in values  # a positive infinite ratio (None and NaN are never equal to it)
+    lines = _grid_lines(comparison, keys, members, log)
+    inside: dict[str, bool] = {}
+    if lines is not None:
+        rows, measured, finite, has_infinity = lines.rows, lines.qps, lines.finite, lines.has_infinity
+        start, top = axis_range((), red, green, y_min=y_min, y_max=y_max, log=log, finite=finite)
+    else:
+        relative = comparison.relative
+        views = [relative[key] for key in keys]
+        rows = {label: [view.get(label) for view in views] for label in members}
+        measured = {}
+        values = [v for row in rows.values() for v in row]
+        start, top = axis_range(values, red, green, y_min=y_min, y_max=y_max, log=log)
+        has_infinity = math.inf in values  # a positive infinite ratio (None and NaN are never equal to it)
     # Room above the top for the "∞" mark of a clipped infinite point.
     end = (top * 1.15 if log else top + 2 * STEP) if has_infinity else top
 
-    ticks = column_labels(columns, sep="<br>")
     xs = [ticks[k] for k in keys]
     axis = _LineAxis(start=start, end=end, top=top, log=log)
+    if lines is not None:
+        inside = lines.inside(start, end)
     edge_marks = _edge_marks(comparison, keys, members, start, end, rows)
     traces = [
         _group_line_trace(
-            comparison, label, i, keys, xs, axis, edge_marks, _number_text(base_qps.get(label)), rows[label]
+            comparison,
+            label,
+            i,
+            keys,
+            xs,
+            axis,
+            edge_marks,
+            _number_text(base_qps.get(label)),
+            rows[label],
+            measured.get(label),
+            inside.get(label),
         )
         for i, label in enumerate(members)
     ]
@@ -335,6 +360,77 @@ class _LinePoint(NamedTuple):
     place: str  # where the mark goes
     at_value: bool  # drawn at its own value (not clipped), so an error bar belongs on it
     clipped: bool
+
+
+@dataclass(frozen=True)
+class _GridLines:
+    """A group chart's lines read from a computed comparison's arrays (``_grid_lines``)."""
+
+    rows: dict[str, list[float | None]]  # each member's relative QPS per column, None where missing
+    qps: dict[str, list[float | None]]  # each member's QPS per column, None where not measured
+    finite: list[float]  # what axis_range reads of the relative QPS
+    has_infinity: bool  # a positive infinite relative QPS
+    members: list[str]
+    relative: np.ndarray  # (members, columns)
+    present: np.ndarray
+
+    def inside(self, start: float, end: float) -> dict[str, bool]:
+        """Per member: every relative QPS measured and within [start, end] (NaN is not)."""
+        found = self.present & (self.relative >= start) & (self.relative <= end)
+        within = cast(list[bool], found.all(axis=1).tolist())
+        return dict(zip(self.members, within, strict=True))
+
+
+def _grid_lines(comparison: Comparison, keys: list[str], members: list[str], log: bool) -> _GridLines | None:
+    """Of a computed comparison (its cells as arrays), straight from the arrays: each member's relative QPS and QPS
+    across the columns ``keys`` (None where missing, as ``Comparison.relative`` and ``qps`` have them), the values
+    ``axis_range`` reads (finite, positive on a log axis; sorted stably, as ``sorted`` does) and whether any is a
+    positive infinity. None for another comparison (a release view's)."""
+    from reports.compare import Cells
+
+    cells = comparison.cells
+    if not isinstance(cells, Cells) or not keys or not members:
+        return None
+    import numpy as np
+
+    grid = cells.grid
+    column_at, label_at = _grid_index(grid)
+    at = np.ix_([label_at[label] for label in members], [column_at[key] for key in keys])
+    relative, present = grid.relative.T[at], grid.has_relative.T[at]
+    qps, measured = grid.qps.T[at], grid.measured.T[at]
+    shown = relative[present]
+    finite = shown[np.isfinite(shown) & (shown > 0)] if log else shown[np.isfinite(shown)]
+    with np.errstate(invalid="ignore"):
+        return _GridLines(
+            rows=dict(zip(members, _rows_or_none(relative, present), strict=True)),
+            qps=dict(zip(members, _rows_or_none(qps, measured), strict=True)),
+            finite=np.sort(finite, kind="stable").tolist(),
+            has_infinity=bool(np.isposinf(shown).any()),
+            members=members,
+            relative=relative,
+            present=present,
+        )
+
+
+def _rows_or_none(values: np.ndarray, present: np.ndarray) -> list[list[float | None]]:
+    """The rows of ``values`` as lists of floats, None where not ``present``."""
+    rows: list[list[float | None]] = values.tolist()
+    for i, j in zip(*(a.tolist() for a in (~present).nonzero()), strict=True):
+        rows[i][j] = None
+    return rows
+
+
+# The last grid's column and label positions (_grid_index): a page's charts read them once.
+_LAST_GRID: list[Any] = []
+
+
+def _grid_index(grid: Any) -> tuple[dict[str, int], dict[str, int]]:
+    last = _LAST_GRID[:]
+    if last and last[0] is grid:
+        return last[1], last[2]
+    found = ({key: c for c, key in enumerate(grid.keys)}, {label: j for j, label in enumerate(grid.labels)})
+    _LAST_GRID[:] = [grid, *found]
+    return found
 
 
 def _group_line_point(rel: float | None, noisy: bool, axis: _LineAxis, shared_mark: str | None) -> _LinePoint:
@@ -378,16 +474,19 @@ def _group_line_trace(
     edge_marks: dict[tuple[str, str], str],
     base_text: str,
     rels: list[float | None] | None = None,
+    qps: list[float | None] | None = None,
+    inside: bool | None = None,
 ) -> dict[str, Any]:
-    """The line of one microbenchmark across the compared columns (see ``group_line_chart``); ``rels``: its
-    relative QPS per column, when read already."""
+    """The line of one microbenchmark across the compared columns (see ``group_line_chart``); ``rels`` and
+    ``qps``: its relative QPS and QPS per column, when read already; ``inside``: whether every relative QPS is
+    measured and within the axis, when worked out already."""
     spread, noisy_labels = _lines_with_spread_or_noise(comparison)
     if label in noisy_labels:
         noisy_of = comparison.noisy
         noisy = [noisy_of.get(key, {}).get(label, False) for key in keys]
     else:
         noisy = [False] * len(keys)
-    plain = _plain_line(comparison, label, keys, axis, noisy, rels)
+    plain = _plain_line(comparison, label, keys, axis, noisy, rels, qps, inside)
     if plain is not None:
         ys, qps = plain
         style = _line_style(i)
@@ -457,6 +556,8 @@ def _plain_line(
     axis: _LineAxis,
     noisy: list[bool],
     rels: list[float | None] | None = None,
+    qps: list[float | None] | None = None,
+    inside: bool | None = None,
 ) -> tuple[list[float | None], list[float | None]] | None:
     """(y, QPS) of a line whose every point is measured, finite, within the axis and not within noise, on a linear
     axis: what most lines are, drawn without a hover text, mark or edge of their own (``_group_line_point`` gives
@@ -468,15 +569,30 @@ def _plain_line(
         rels = [relative[key].get(label) for key in keys]
     start, end = axis.start, axis.end
     # A missing value (None) or NaN fails the comparison, an infinite one the range.
-    if not all(rel is not None and start <= rel <= end for rel in rels):
+    if inside is None:
+        inside = all(rel is not None and start <= rel <= end for rel in rels)
+    if not inside:
         return None
-    measured = comparison.qps
-    qps = [measured[key].get(label) for key in keys]
+    if qps is None:
+        measured = comparison.qps
+        qps = [measured[key].get(label) for key in keys]
     # Each rel is finite here: _sig's text rounding without its checks, as this runs once per point; a QPS of
     # four digits or more is _absolute's round() without its checks (NaN and infinity fail the range).
-    return [float(f"{rel:.4g}") for rel in rels], [  # type: ignore[str-format]
-        round(q) if q is not None and 1000 <= q < math.inf else _absolute(q) for q in qps
-    ]
+    ys: list[float | None] = list(map(float, _sig4_format(len(rels)).format(*rels).split()))
+    # Every QPS here is finite (its relative QPS is): of four digits or more, as most are, each is round()ed.
+    if qps and None not in qps:
+        whole = cast(list[float], qps)
+        if min(whole) >= 1000 and max(whole) < math.inf:
+            rounded: list[float | None] = list(map(round, whole))
+            return ys, rounded
+    return ys, [round(q) if q is not None and 1000 <= q < math.inf else _absolute(q) for q in qps]
+
+
+@functools.cache
+def _sig4_format(count: int) -> str:
+    """A format of ``count`` numbers to 4 significant digits, space-separated: one call formats a line's points,
+    each as _sig rounds it (``float`` of its ``.4g`` text)."""
+    return "{:.4g} " * count
 
 
 # The last comparison's lines with a spread and with a noisy point (_lines_with_spread_or_noise), with the views
@@ -487,14 +603,49 @@ _LAST_MARKED: list[Any] = []
 def _lines_with_spread_or_noise(comparison: Comparison) -> tuple[frozenset[str], frozenset[str]]:
     """The microbenchmarks with a spread (a repeated run) in any column, the base's included, and those with a
     noisy point in any compared column: every other line has neither error bars nor a "within noise" text."""
-    cv, noisy = comparison.cv, comparison.noisy
     last = _LAST_MARKED[:]
-    if last and last[0] is cv and last[1] is noisy:
+    if last and last[0] is comparison and last[1] is comparison.cells:
         return last[2], last[3]
-    spread = frozenset(label for view in cv.values() for label, value in view.items() if value is not None)
-    noisy_labels = frozenset(label for view in noisy.values() for label, value in view.items() if value)
-    _LAST_MARKED[:] = [cv, noisy, spread, noisy_labels]
+    from reports.compare import Cells
+
+    cells = comparison.cells
+    if isinstance(cells, Cells):
+        # Straight from a computed comparison's arrays: the views of every cell cost more than the charts' lines.
+        grid = cells.grid
+        labels = grid.labels
+        with_cv = (grid.has_cv & grid.measured).any(axis=0).tolist() if len(grid.keys) else [False] * len(labels)
+        with_noise = grid.noisy[grid.compared].any(axis=0).tolist() if grid.compared.any() else [False] * len(labels)
+        spread = frozenset(label for label, found in zip(labels, with_cv, strict=True) if found)
+        noisy_labels = frozenset(label for label, found in zip(labels, with_noise, strict=True) if found)
+    else:
+        spread = frozenset(
+            label for view in comparison.cv.values() for label, value in view.items() if value is not None
+        )
+        noisy_labels = frozenset(label for view in comparison.noisy.values() for label, value in view.items() if value)
+    _LAST_MARKED[:] = [comparison, cells, spread, noisy_labels]
     return spread, noisy_labels
+
+
+# The last comparison's compared columns in chart order with their tick labels, and the base's title label
+# (_compared_ticks, _base_label): a page's charts read them once, not once per chart.
+_LAST_TICKS: list[Any] = []
+
+
+def _compared_ticks(comparison: Comparison) -> tuple[list[Column], dict[str, str]]:
+    """The compared columns in chart order and their tick labels (``column_labels``, a line per part)."""
+    last = _LAST_TICKS[:]
+    if last and last[0] is comparison and last[1] is comparison.columns:
+        return last[2], last[3]
+    columns = _compared_columns(comparison)
+    ticks = column_labels(columns, sep="<br>")
+    _LAST_TICKS[:] = [comparison, comparison.columns, columns, ticks, column_labels(comparison.columns)]
+    return columns, ticks
+
+
+def _base_label(comparison: Comparison) -> str:
+    """The base's label among every column (``column_labels``), as a group chart's title names it."""
+    _compared_ticks(comparison)
+    return str(_LAST_TICKS[4][comparison.base])
 
 
 def group_absolute_chart(
@@ -630,7 +781,7 @@ def _error_bars(spreads: list[float | None], drawn: list[bool], color: str) -> d
 
 
 def _group_title(comparison: Comparison, group: str) -> str:
-    base_label = column_labels(comparison.columns)[comparison.base]
+    base_label = _base_label(comparison)
     # The base goes into the title, not the y-axis title: a long axis title is cut off on a phone.
     return _titled(group, f"(base {base_label} = 1)")
 

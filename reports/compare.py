@@ -16,7 +16,7 @@ import hashlib
 import json
 import math
 from collections import Counter, defaultdict
-from collections.abc import Collection, ItemsView, Iterable, Iterator, KeysView, Mapping, Sequence, ValuesView
+from collections.abc import Callable, Collection, ItemsView, Iterable, Iterator, KeysView, Mapping, Sequence, ValuesView
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from itertools import compress
@@ -28,7 +28,7 @@ from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast
 
 import suites
-from benchdash import pagecache
+from benchdash import pagecache, sqlonce
 from benchdash.http import row_id
 from reports import matrix, run_identity, sla, stats
 from reports.diff import workload_mismatch
@@ -480,19 +480,9 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
     base_run = base or Run.objects.select_related(*BASE_RELATED).filter(pk=spec.base_run_id).first()
     if base_run is None:
         raise ComparisonError(f"no run with id {spec.base_run_id}")
-    # One microbenchmark's reads of a default series on the main line, by SQL compiled once: building and
-    # compiling the three querysets cost as much CPU as running them and reading their rows.
-    compiled = None
-    if _compiled_reads(spec, base_run, microbenchmark_id):
-        compiled = _microbenchmark_sql(spec.include_warmups, branches.pattern())
-    runs_qs = None
-    if compiled is not None:
-        ids = {_SERVER: base_run.server_id, _WORKLOAD: base_run.workload_id, _DBMS: base_run.build.version.dbms_id}
-        run_rows: Iterable[Sequence[Any]] = _run_compiled(compiled.runs, ids)
-    else:
-        runs_qs = _series_runs(spec, base_run)
-        run_rows = _run_values(runs_qs, one_microbenchmark=microbenchmark_id is not None)
-    runs = _series_run_rows(run_rows)
+    # On PostgreSQL the common shapes read by SQL compiled once per process (benchdash.sqlonce): building and
+    # compiling the querysets cost as much CPU as running them and reading their rows.
+    runs = _runs_from_rows(_series_run_rows(spec, base_run, microbenchmark_id is not None))
     runs = run_identity.in_asked_order(runs, base_run.pk, spec.run_ids)
     if spec.run_ids:
         missing = set(spec.run_ids) - {r.id for r in runs}
@@ -502,27 +492,21 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
                 "only runs of one server and workload can be compared"
             )
     run_ids = [r.id for r in runs]
-    if compiled is not None and microbenchmark_id is not None:
-        results, dops, latency = _read_compiled(compiled, run_ids, microbenchmark_id, base_run.pk)
-        return _series(spec, base_run, runs, run_ids, results, microbenchmark_id, dops, latency, None)
-    if runs_qs is None:
-        raise AssertionError("the runs were read by SQL compiled once: so are their results")
-    # The runs as a subquery rather than their ids: hundreds of parameters cost more to send than to plan (and,
-    # for one microbenchmark's two small reads, more CPU to bind than the rest of the query: 2 of 4 ms). Those two
-    # small reads take the ids as one array instead: compiling the subquery twice cost more than the array (a
-    # tenth of their load_series).
     if microbenchmark_id is None:
-        rows = Result.objects.filter(run_id__in=runs_qs.order_by().values("pk"))
-    elif connection.vendor != "postgresql":  # the embedded default (SQLite) has no arrays
-        rows = Result.objects.filter(run_id__in=run_ids)
-    else:
-        rows = _in_runs(run_ids)
-    rows = _without_warmups(rows, spec.include_warmups)
-    concurrencies: tuple[tuple[int, bool], ...] | None = None
-    if microbenchmark_id is not None:
-        concurrencies = tuple(_dops(rows))
-        rows = _of_microbenchmark(rows, microbenchmark_id, base_run.pk)
-    read, latencies, table = _read_results(spec, base_run, run_ids, rows, microbenchmark_id)
+        # The results table is read only when the series' matrix cannot serve: the queryset is built then.
+        read, latencies, table = _read_results(
+            spec, base_run, run_ids, lambda: _result_rows(spec, base_run, run_ids, None), None
+        )
+        return _series(spec, base_run, runs, run_ids, read, None, None, latencies, table)
+    if _compiled_reads(spec, base_run):
+        results, dops, latency = _read_compiled(
+            _microbenchmark_sql(spec.include_warmups), run_ids, microbenchmark_id, base_run.pk
+        )
+        return _series(spec, base_run, runs, run_ids, results, microbenchmark_id, dops, latency, None)
+    rows = _result_rows(spec, base_run, run_ids, microbenchmark_id)
+    concurrencies = tuple(_dops(rows))
+    rows = _of_microbenchmark(rows, microbenchmark_id, base_run.pk)
+    read, latencies, table = _read_results(spec, base_run, run_ids, lambda: rows, microbenchmark_id)
     return _series(spec, base_run, runs, run_ids, read, microbenchmark_id, concurrencies, latencies, table)
 
 
@@ -530,13 +514,13 @@ def _read_compiled(
     compiled: _MicrobenchmarkSql, run_ids: list[int], microbenchmark_id: int, base_id: int
 ) -> tuple[tuple[SeriesResult, ...], tuple[tuple[int, bool], ...], tuple[Latency, ...]]:
     """One microbenchmark's results and latencies, and the series' concurrencies, by SQL compiled once."""
-    dops = tuple((dop, warmup) for dop, warmup in _run_compiled(compiled.dops, {_RUNS: run_ids}))
-    found = _run_compiled(compiled.results, {_RUNS: run_ids, _MICROBENCHMARK: microbenchmark_id, _BASE: base_id})
+    dops = tuple((dop, warmup) for dop, warmup in compiled.dops.fetch(run_ids))
+    found = compiled.results.fetch(run_ids, microbenchmark_id, base_id)
     results, latency = _microbenchmark_results(found, microbenchmark_id)
     return results, dops, latency
 
 
-def _series_run_rows(run_rows: Iterable[Sequence[Any]]) -> list[SeriesRun]:
+def _runs_from_rows(run_rows: Iterable[Sequence[Any]]) -> list[SeriesRun]:
     """The runs of ``_run_values``' rows; each distinct JSON text (command lines, summary layout) decoded once."""
     decoded: dict[str | None, Mapping[str, str] | None] = {None: None}
     runs = []
@@ -638,7 +622,7 @@ def _default_series(server_id: Any, workload_id: Any, dbms_id: Any, within: Q) -
     return _runs_of(server_id, workload_id).filter(within, build__version__dbms_id=dbms_id)
 
 
-def _run_values(runs_qs: QuerySet[Run], *, one_microbenchmark: bool) -> QuerySet[Run, tuple[Any, ...]]:
+def _run_values(runs_qs: QuerySet[Run], one_microbenchmark: bool) -> QuerySet[Run, tuple[Any, ...]]:
     """The series' runs as plain values, not model instances: a series of 200 runs would otherwise build a
     thousand of them. The runs of a series mostly share their command lines and summary layouts: each is read as
     its JSON text, decoded once per distinct text."""
@@ -696,82 +680,103 @@ def _of_microbenchmark(rows: QuerySet[Result], microbenchmark_id: Any, base_id: 
     return rows.filter(Q(microbenchmark_id=microbenchmark_id) | Q(run_id=base_id))
 
 
-# Stand-ins for the parameters of the queries compiled once (_compile): ids no row has.
-_SERVER, _WORKLOAD, _DBMS, _RUNS, _MICROBENCHMARK, _BASE = range(-7_000_101, -7_000_107, -1)
+def _result_rows(
+    spec: ComparisonSpec, base_run: Run, run_ids: list[int], microbenchmark_id: int | None
+) -> QuerySet[Result]:
+    """The series' results in the results table (warm-ups left out unless asked)."""
+    # The runs as a subquery rather than their ids: hundreds of parameters cost more to send than to plan (and,
+    # for one microbenchmark's two small reads, more CPU to bind than the rest of the query: 2 of 4 ms). Those two
+    # small reads take the ids as one array instead: compiling the subquery twice cost more than the array (a
+    # tenth of their load_series).
+    if microbenchmark_id is None:
+        rows = Result.objects.filter(run_id__in=_series_runs(spec, base_run).order_by().values("pk"))
+    elif connection.vendor != "postgresql":  # the embedded default (SQLite) has no arrays
+        rows = Result.objects.filter(run_id__in=run_ids)
+    else:
+        rows = _in_runs(run_ids)
+    return _without_warmups(rows, spec.include_warmups)
 
 
-class _Compiled(NamedTuple):
-    """A query's SQL and its parameters, stand-ins among them (replaced when it is run: ``_run_compiled``)."""
+def _series_run_rows(spec: ComparisonSpec, base_run: Run, one_microbenchmark: bool) -> list[tuple[Any, ...]]:
+    """The rows of ``_run_values`` for the comparison's runs. On PostgreSQL the two common shapes (the base's main
+    line series, or runs asked for) run SQL compiled once per process: building the queryset cost more than the
+    query (``benchdash.sqlonce``); any other shape, or another database, through the query builder."""
+    if connection.vendor == "postgresql":
+        if spec.run_ids:
+            statement = _asked_runs_statement(one_microbenchmark)
+            values: tuple[Any, ...] = (
+                base_run.server_id,
+                base_run.workload_id,
+                sorted({*spec.run_ids, base_run.pk}),
+            )
+        elif not base_run.summary_table and branches.in_main_line(base_run.branch, base_run.pull_request):
+            statement = _main_line_runs_statement(one_microbenchmark, branches.pattern())
+            values = (base_run.server_id, base_run.workload_id, base_run.build.version.dbms_id)
+        else:
+            return list(_run_values(_series_runs(spec, base_run), one_microbenchmark))
+        return statement.fetch(*values)
+    return list(_run_values(_series_runs(spec, base_run), one_microbenchmark))
 
-    sql: str
-    params: tuple[Any, ...]
+
+@functools.cache
+def _asked_runs_statement(one_microbenchmark: bool) -> sqlonce.Statement:
+    """``_run_values`` of the runs asked for (their ids as one array) on the base's server and workload."""
+    server, workload, asked = sqlonce.ID_STAND_INS[:3]
+    in_asked = f'"{Run._meta.db_table}"."id" = ANY(%s)'
+    runs_qs = _runs_of(server, workload).filter(RawSQL(in_asked, (asked,), output_field=BooleanField()))
+    return sqlonce.compile_once(_run_values(runs_qs, one_microbenchmark), (server, workload, asked))
+
+
+@functools.cache
+def _main_line_runs_statement(one_microbenchmark: bool, pattern: str) -> sqlonce.Statement:
+    """``_run_values`` of a main-line base's default series (``run_identity.series_filter`` of a run on the main
+    line and of no summary table): the base's DBMS on its server and workload. ``pattern``: the base branches'
+    (``branches.pattern``), a constant of the statement, so a changed setting compiles another."""
+    del pattern  # a key only: main_line reads the setting itself
+    server, workload, dbms = sqlonce.ID_STAND_INS[:3]
+    runs_qs = _default_series(server, workload, dbms, branches.main_line())
+    return sqlonce.compile_once(_run_values(runs_qs, one_microbenchmark), (server, workload, dbms))
 
 
 class _MicrobenchmarkSql(NamedTuple):
-    runs: _Compiled
-    dops: _Compiled
-    results: _Compiled
+    """One microbenchmark's two reads of its results (``_compiled_reads``), run with the series' run ids."""
+
+    dops: sqlonce.Statement  # (run ids)
+    results: sqlonce.Statement  # (run ids, microbenchmark id, base run id)
 
 
-def _compiled_reads(spec: ComparisonSpec, base_run: Run, microbenchmark_id: int | None) -> bool:
-    """Whether ``load_series`` reads by SQL compiled once: one microbenchmark of the default series of a main-line
-    base that is no summary run's, on PostgreSQL (its results' runs as an array). Anything else is rare and reads
-    through querysets built for it."""
-    return (
-        microbenchmark_id is not None
-        and connection.vendor == "postgresql"
-        and not spec.run_ids
-        and not base_run.summary_table
-        and branches.in_main_line(base_run.branch, base_run.pull_request)
-    )
+def _compiled_reads(spec: ComparisonSpec, base_run: Run) -> bool:
+    """Whether one microbenchmark's results are read by SQL compiled once: on PostgreSQL (the results' runs as an
+    array), whatever the series. The embedded default (SQLite) reads through querysets built for it."""
+    del spec, base_run  # the runs were read already: the two reads depend on their ids only
+    return connection.vendor == "postgresql"
 
 
-@functools.lru_cache(maxsize=8)
-def _microbenchmark_sql(include_warmups: bool, base_branches: str) -> _MicrobenchmarkSql:
-    """The three reads of one microbenchmark's comparison (``_compiled_reads``), compiled from the querysets the
-    other reads build, with stand-ins. ``base_branches``: the main line's pattern they were compiled with (a
-    changed setting compiles them again)."""
-    del base_branches  # a key only: main_line reads the setting itself
-    runs = _default_series(_SERVER, _WORKLOAD, _DBMS, branches.main_line())
-    rows = _without_warmups(_in_runs(_RUNS), include_warmups)
-    results = _of_microbenchmark(rows, _MICROBENCHMARK, _BASE).order_by().values_list(*_MICROBENCHMARK_COLUMNS)
+@functools.cache
+def _microbenchmark_sql(include_warmups: bool) -> _MicrobenchmarkSql:
+    """The two reads of one microbenchmark's comparison, compiled from the querysets the other path builds."""
+    runs, microbenchmark, base = sqlonce.ID_STAND_INS[:3]
+    rows = _without_warmups(_in_runs(runs), include_warmups)
+    results = _of_microbenchmark(rows, microbenchmark, base).order_by().values_list(*_MICROBENCHMARK_COLUMNS)
     return _MicrobenchmarkSql(
-        _compile(_run_values(runs, one_microbenchmark=True), (_SERVER, _WORKLOAD, _DBMS)),
-        _compile(_dops(rows), (_RUNS,)),
-        _compile(results, (_RUNS, _MICROBENCHMARK, _BASE)),
+        sqlonce.compile_once(_dops(rows), (runs,)), sqlonce.compile_once(results, (runs, microbenchmark, base))
     )
-
-
-def _compile(query: QuerySet[Any, Any], stand_ins: tuple[int, ...]) -> _Compiled:
-    """The SQL of ``query`` and its parameters; refused unless each stand-in is among them exactly once."""
-    sql, params = query.query.sql_with_params()
-    for stand_in in stand_ins:
-        if list(params).count(stand_in) != 1:
-            raise ValueError(f"the query takes {params!r}: not each of the stand-ins {stand_ins!r} once")
-    return _Compiled(str(sql), tuple(params))
-
-
-def _run_compiled(query: _Compiled, values: Mapping[int, Any]) -> list[tuple[Any, ...]]:
-    """The rows of a query compiled once, each stand-in's value put in its place."""
-    with connection.cursor() as cursor:
-        cursor.execute(query.sql, [values.get(p, p) if type(p) is int else p for p in query.params])
-        return cursor.fetchall()
 
 
 def _read_results(
     spec: ComparisonSpec,
     base_run: Run,
     run_ids: Collection[int],
-    rows: QuerySet[Result],
+    rows: Callable[[], QuerySet[Result]],
     microbenchmark_id: int | None,
 ) -> tuple[tuple[SeriesResult, ...], tuple[Latency, ...] | None, matrix.Table | None]:
-    """The results of the series' runs ``run_ids`` (``rows`` in the results table): the whole series from the
+    """The results of the series' runs ``run_ids`` (``rows()`` in the results table): the whole series from the
     series' matrix while it is at the refresh's stamp (``reports.matrix``), in one query, as its arrays."""
     if microbenchmark_id is None:
         stored = matrix.results(base_run.server_id, base_run.workload_id, run_ids, include_warmups=spec.include_warmups)
         if stored is not None:
             return (), None, stored
-    return (*_series_results(rows, microbenchmark_id), None)
+    return (*_series_results(rows(), microbenchmark_id), None)
 
 
 # What one microbenchmark's comparison reads of each result: its latencies too (its page shows them).

@@ -25,7 +25,7 @@ from django.views.decorators.http import require_POST
 
 import suites
 from accounts.permissions import SAVE_REPORT, permission_required
-from benchdash import disposition, pagecache
+from benchdash import disposition, pagecache, sqlonce
 from benchdash.http import ROW_ID_LIMIT, HtmxHttpRequest, row_id
 from reports import charts, releaseview, rendering
 from reports import markers as record_markers
@@ -146,40 +146,26 @@ class SeriesChoice(NamedTuple):
 
 def _series_runs(base: Run) -> list[SeriesChoice]:
     # Plain values: a series of hundreds of runs would otherwise build three model instances per run; by SQL
-    # written once, as building the queryset cost more than running it.
-    with connection.cursor() as cursor:
-        cursor.execute(_series_runs_sql(), [base.server_id, base.workload_id])
-        return [SeriesChoice(*row) for row in cursor.fetchall()]
+    # compiled once, as building the queryset cost more than running it.
+    return [SeriesChoice(*row) for row in _series_runs_sql().fetch(base.server_id, base.workload_id)]
 
 
 @functools.cache
-def _series_runs_sql() -> str:
+def _series_runs_sql() -> sqlonce.Statement:
     """The runs of a series (server id, workload id) as the run pickers list them."""
-    return _prepared(
-        Run.objects.filter(server_id=_FIRST, workload_id=_SECOND)
+    server, workload = sqlonce.ID_STAND_INS[:2]
+    return sqlonce.compile_once(
+        Run.objects.filter(server_id=server, workload_id=workload)
         .order_by("build__version__dbms__name", "build__version__sort_key", "name", "pk")
         .values_list("pk", "name", "build__version__dbms__name", "build__version__text"),
-        (_FIRST, _SECOND),
+        (server, workload),
     )
 
 
 @functools.cache
-def _group_set_names_sql() -> str:
+def _group_set_names_sql() -> sqlonce.Statement:
     """The names of the group sets defined in the database, in their order."""
-    return _prepared(GroupSetDefinition.objects.values_list("name", flat=True), ())
-
-
-# Stand-ins for the parameters of a query compiled once (_prepared): ids no row has.
-_FIRST, _SECOND = -7_000_001, -7_000_002
-
-
-def _prepared(query: Any, stand_ins: tuple[int, ...]) -> str:
-    """The SQL of ``query``, compiled with ``stand_ins`` for its parameters, to be run with others in their place
-    (in the same order); refused when the compiled query does not take exactly those, in that order."""
-    sql, params = query.query.sql_with_params()
-    if tuple(params) != stand_ins:
-        raise ValueError(f"the query takes {params!r}, not the stand-ins {stand_ins!r}")
-    return str(sql)
+    return sqlonce.compile_once(GroupSetDefinition.objects.values_list("name", flat=True), ())
 
 
 def _form(
@@ -201,12 +187,7 @@ def _form(
         base: Run | None = known
     else:
         pk = row_id(base_id)
-        # One row by its id, unordered: ordering it by the runs' default order cost a third of building the query.
-        base = (
-            next(iter(Run.objects.select_related(*BASE_RELATED).filter(pk=pk).order_by()[:1]), None)
-            if pk is not None
-            else None
-        )
+        base = _base_run(pk) if pk is not None else None
     series = _series_runs(base) if base and (rendered or data.getlist("runs")) else []
     cast(forms.ChoiceField, form.fields["runs"]).choices = [(r.pk, r.label) for r in series]
     if rendered:
@@ -216,10 +197,20 @@ def _form(
     return form, base, series
 
 
+def _base_run(pk: int) -> Run | None:
+    """The run ``pk`` with ``BASE_RELATED``, or None. By SQL compiled once: building the query cost more than
+    running it (one row by its id, unordered: ordering it by the runs' default order cost a third of that)."""
+    (stand_in,) = sqlonce.ID_STAND_INS[:1]
+    found = sqlonce.instances_once(
+        "views._base_run",
+        lambda: Run.objects.select_related(*BASE_RELATED).filter(pk=stand_in).order_by()[:1],
+        (stand_in,),
+    ).fetch(pk)
+    return cast(Run, found[0]) if found else None
+
+
 def _group_set_names() -> list[str]:
-    with connection.cursor() as cursor:
-        cursor.execute(_group_set_names_sql())
-        return [name for (name,) in cursor.fetchall()]
+    return [name for (name,) in _group_set_names_sql().fetch()]
 
 
 def _built_in_group_sets(base: Run | None) -> tuple[suites.GroupSet, ...]:

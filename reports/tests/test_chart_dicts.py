@@ -24,6 +24,7 @@ from reports import charts, scaleup_charts
 from reports.charts import IbenchStepPoint, Marker
 from reports.compare import Comparison
 from reports.scaleup import Curve
+from reports.tests.conftest import set_relative
 from reports.tests.test_charts import SERIES
 
 
@@ -59,9 +60,9 @@ def test_charts_with_infinite_and_missing_values_and_clipped_points_are_what_plo
     comparison: Comparison,
 ) -> None:
     label = comparison.labels[0]
-    comparison.relative[comparison.others[0].key][label] = math.inf
-    comparison.relative[comparison.others[1].key][label] = None
-    comparison.relative[comparison.others[2].key][label] = 0.2
+    set_relative(comparison, comparison.others[0].key, label, math.inf)
+    set_relative(comparison, comparison.others[1].key, label, None)
+    set_relative(comparison, comparison.others[2].key, label, 0.2)
     group = comparison.group_of[label]
     figures = [
         charts.heatmap(comparison),
@@ -69,6 +70,7 @@ def test_charts_with_infinite_and_missing_values_and_clipped_points_are_what_plo
         charts.group_bar_chart(comparison, group),
     ]
     assert any("∞" in json.dumps(figure, ensure_ascii=False) for figure in figures)
+    assert "∞" in json.dumps(figures[1], ensure_ascii=False)  # the line chart too, not only the heatmap
     for figure in figures:
         _assert_plotly_keeps(figure)
 

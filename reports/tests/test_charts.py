@@ -14,7 +14,7 @@ import pytest
 from reports import charts
 from reports.charts import DrilldownPoint
 from reports.compare import Column, Comparison
-from reports.tests.conftest import members
+from reports.tests.conftest import members, set_relative
 
 # The compared runs of mysql-small in semantic version order, written out by hand: 5.7 < 8.0 < 8.4 < 9.4 < 9.5,
 # and the two builds of 8.4.6 by build name.
@@ -153,7 +153,7 @@ def test_hover_shows_run_microbenchmark_relative_absolute_and_base_qps(compariso
 def test_a_missing_result_is_a_gap_never_zero(comparison: Comparison) -> None:
     label = members(comparison, "writes")[0]
     key = EXPECTED_ORDER[3]
-    comparison.relative[key][label] = None
+    set_relative(comparison, key, label, None)
     trace = charts.group_line_chart(comparison, "writes")["data"][0]
     assert trace["name"] == label
     assert trace["y"][3] is None and trace["customdata"][3] is None  # a gap, whichever customdata form
@@ -163,7 +163,7 @@ def test_a_missing_result_is_a_gap_never_zero(comparison: Comparison) -> None:
 
 def test_an_infinite_ratio_is_clipped_to_the_top_and_marked(comparison: Comparison) -> None:
     label = members(comparison, "point queries")[2]
-    comparison.relative[EXPECTED_ORDER[1]][label] = math.inf
+    set_relative(comparison, EXPECTED_ORDER[1], label, math.inf)
     figure = charts.group_line_chart(comparison, "point queries")
     json.dumps(figure, allow_nan=False)  # JSON has no infinity: this raises if one slipped through
     trace = figure["data"][2]
@@ -194,7 +194,7 @@ def test_a_given_y_min_is_where_the_axis_starts(comparison: Comparison) -> None:
 
 def test_a_value_below_a_given_y_min_sits_on_the_bottom_edge_labelled_with_its_value(comparison: Comparison) -> None:
     label = members(comparison, "writes")[1]
-    comparison.relative[EXPECTED_ORDER[2]][label] = 0.35  # a collapse, like MariaDB 10.5.29's
+    set_relative(comparison, EXPECTED_ORDER[2], label, 0.35)  # a collapse, like MariaDB 10.5.29's
     figure = charts.group_line_chart(comparison, "writes", y_min=0.85)
     trace = figure["data"][1]
     assert figure["layout"]["yaxis"]["range"][0] == 0.85
@@ -209,8 +209,8 @@ def test_one_outlier_does_not_squash_the_other_lines_into_a_band(comparison: Com
     label = members(comparison, group)[0]
     for key in EXPECTED_ORDER:
         for other in members(comparison, group):
-            comparison.relative[key][other] = 1.0 + 0.01 * EXPECTED_ORDER.index(key)
-    comparison.relative[EXPECTED_ORDER[-1]][label] = 2.87  # Postgres hot-points
+            set_relative(comparison, key, other, 1.0 + 0.01 * EXPECTED_ORDER.index(key))
+    set_relative(comparison, EXPECTED_ORDER[-1], label, 2.87)  # Postgres hot-points
     figure = charts.group_line_chart(comparison, group)
     start, end = figure["layout"]["yaxis"]["range"]
     assert end < 1.5, "the top is set by the other lines"
@@ -225,7 +225,7 @@ def test_one_outlier_does_not_squash_the_other_lines_into_a_band(comparison: Com
 
 def test_a_collapse_is_never_cut_off_by_the_outlier_rule(comparison: Comparison) -> None:
     label = members(comparison, "writes")[0]
-    comparison.relative[EXPECTED_ORDER[-1]][label] = 0.05
+    set_relative(comparison, EXPECTED_ORDER[-1], label, 0.05)
     figure = charts.group_line_chart(comparison, "writes")
     assert figure["layout"]["yaxis"]["range"][0] < 0.05
     assert figure["data"][0]["y"][-1] == 0.05
@@ -233,8 +233,8 @@ def test_a_collapse_is_never_cut_off_by_the_outlier_rule(comparison: Comparison)
 
 def test_the_log_scale_shows_collapse_and_outlier_with_the_range_in_log_units(comparison: Comparison) -> None:
     label = members(comparison, "writes")[0]
-    comparison.relative[EXPECTED_ORDER[1]][label] = 0.35
-    comparison.relative[EXPECTED_ORDER[2]][label] = 2.87
+    set_relative(comparison, EXPECTED_ORDER[1], label, 0.35)
+    set_relative(comparison, EXPECTED_ORDER[2], label, 2.87)
     figure = charts.group_line_chart(comparison, "writes", log=True)
     axis = figure["layout"]["yaxis"]
     assert axis["type"] == "log"
@@ -269,7 +269,7 @@ def test_the_bar_view_has_one_bar_per_version_for_the_newest_versions(comparison
 
 def test_a_bar_beyond_a_given_y_max_is_cut_at_the_top_and_labelled(comparison: Comparison) -> None:
     label = members(comparison, "writes")[0]
-    comparison.relative[EXPECTED_ORDER[-1]][label] = 2.87
+    set_relative(comparison, EXPECTED_ORDER[-1], label, 2.87)
     figure = charts.group_bar_chart(comparison, "writes", y_max=1.5)
     newest = figure["data"][-1]
     assert newest["y"][0] == 1.5 and newest["text"][0] == "▲2.87"
@@ -354,8 +354,8 @@ def test_heatmap_cells_show_two_decimals_and_carry_the_ids_a_click_handler_needs
 
 def test_heatmap_missing_cells_are_empty_and_infinite_ones_say_so(comparison: Comparison) -> None:
     rows = charts.heatmap(comparison)["data"][0]["y"]
-    comparison.relative[EXPECTED_ORDER[0]][rows[0]] = None
-    comparison.relative[EXPECTED_ORDER[1]][rows[1]] = math.inf
+    set_relative(comparison, EXPECTED_ORDER[0], rows[0], None)
+    set_relative(comparison, EXPECTED_ORDER[1], rows[1], math.inf)
     figure = charts.heatmap(comparison)
     json.dumps(figure, allow_nan=False)
     trace = figure["data"][0]
@@ -520,9 +520,9 @@ def test_default_y_min_is_a_step_below_the_lowest_value_or_the_red_threshold(
 def test_lines_leaving_the_axis_at_one_version_share_one_label_the_most_extreme_value(comparison: Comparison) -> None:
     writes = members(comparison, "writes")
     key = EXPECTED_ORDER[4]
-    comparison.relative[key][writes[0]] = 0.6
-    comparison.relative[key][writes[1]] = 0.4
-    comparison.relative[key][writes[2]] = 0.5
+    set_relative(comparison, key, writes[0], 0.6)
+    set_relative(comparison, key, writes[1], 0.4)
+    set_relative(comparison, key, writes[2], 0.5)
     figure = charts.group_line_chart(comparison, "writes", y_min=0.85)
     labelled = [t["text"][4] for t in figure["data"] if t.get("text") and t["text"][4]]
     below = [v for label in writes if (v := comparison.relative[key][label]) is not None and v < 0.85]

@@ -56,13 +56,3 @@ def test_the_pickers_runs_and_the_group_sets_read_by_prepared_sql_are_the_querys
     assert len(expected) == 4
     assert [tuple(run) for run in views._series_runs(base)] == expected
     assert views._group_set_names() == ["alpha", "mid", "zeta"]
-
-
-def test_a_query_is_prepared_only_with_its_stand_ins_in_order() -> None:
-    from reports import views
-    from runs.models import Run
-
-    query = Run.objects.filter(server_id=views._FIRST, workload_id=views._SECOND).values_list("pk")
-    assert "%s" in views._prepared(query, (views._FIRST, views._SECOND))
-    with pytest.raises(ValueError, match="stand-ins"):
-        views._prepared(query, (views._SECOND, views._FIRST))

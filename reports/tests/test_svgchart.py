@@ -18,7 +18,7 @@ from django.test import Client
 from conftest import SMALL_BASE_RUN
 from reports import charts, svgchart
 from reports.compare import Comparison
-from reports.tests.conftest import members
+from reports.tests.conftest import members, set_relative
 from runs.models import Run
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -115,7 +115,7 @@ def test_points_keep_their_order_and_stand_where_their_relative_qps_says(compari
 def test_a_missing_result_is_a_gap_in_the_line(comparison: Comparison) -> None:
     label = members(comparison, "writes")[0]
     keys = list(charts.group_line_chart(comparison, "writes")["layout"]["meta"]["keys"].values())
-    comparison.relative[keys[3]][label] = None
+    set_relative(comparison, keys[3], label, None)
     figure = charts.group_line_chart(comparison, "writes")
     first = _traces(_draw(figure))[0]
     assert first.get("data-name") == label
@@ -144,7 +144,7 @@ def test_a_dashed_trace_is_dashed_like_plotlys(comparison: Comparison) -> None:
 def test_an_infinite_ratio_is_drawn_at_the_top_with_its_mark(comparison: Comparison) -> None:
     label = members(comparison, "point queries")[2]
     keys = list(charts.group_line_chart(comparison, "point queries")["layout"]["meta"]["keys"].values())
-    comparison.relative[keys[1]][label] = math.inf
+    set_relative(comparison, keys[1], label, math.inf)
     figure = charts.group_line_chart(comparison, "point queries")
     root = _draw(figure)
     marks = [e for e in root.iter(f"{SVG}text") if e.get("class") == "point-text"]
@@ -425,8 +425,8 @@ def test_the_drawing_shows_clipped_points_at_the_same_edges_and_with_the_same_va
 ) -> None:
     writes = members(comparison, "writes")
     keys = [c.key for c in sorted(comparison.others, key=lambda c: (c.version_sort, c.build, c.config))]
-    comparison.relative[keys[2]][writes[1]] = 0.35
-    comparison.relative[keys[3]][writes[1]] = 2.87
+    set_relative(comparison, keys[2], writes[1], 0.35)
+    set_relative(comparison, keys[3], writes[1], 2.87)
     figure = charts.group_line_chart(comparison, "writes", y_min=0.4, y_max=2.0)
     root = _draw(figure)
     _, top, _, bottom = _plot_area(root)
