@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import pytest
 
@@ -24,6 +24,17 @@ MARIADB_HOST, MARIADB_PORT, MARIADB_ADMIN = "127.0.0.1", 3306, "root"
 POSTGRES_HOST, POSTGRES_PORT, POSTGRES_ADMIN = "127.0.0.1", 5432, "postgres"
 # One user per test process too: each (re)creates it with a password of its own.
 RUNNER_USER = f"benchdash_runner_{os.getpid()}"
+
+
+# The smallest sysbench run the runner tests start: one table of 10,000 rows, one client, two seconds.
+TINY: dict[str, Any] = {
+    "microbenchmarks": ["point-query_range=100"],
+    "tables": 1,
+    "table_size": 10_000,
+    "threads": [1],
+    "seconds": 2,
+    "warmup_seconds": 0,
+}
 
 
 def services_required() -> bool:

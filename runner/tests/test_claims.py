@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
 import pytest
 from django.utils import timezone
@@ -11,18 +10,10 @@ from django.utils import timezone
 from runner import benchmark
 from runner.models import BenchmarkRun, Target
 from runner.tasks import run_benchmark
+from runner.tests.services import TINY
 from tests.factories import TargetFactory
 
 pytestmark = pytest.mark.django_db
-
-TINY: dict[str, Any] = {
-    "microbenchmarks": ["point-query_range=100"],
-    "tables": 1,
-    "table_size": 10_000,
-    "threads": [1],
-    "seconds": 2,
-    "warmup_seconds": 0,
-}
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ story of a detection in one query."""
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
 import pytest
 from django.db import connection
@@ -15,20 +14,13 @@ from django.utils import timezone
 from runner import benchmark
 from runner.confirm import _opened_by
 from runner.models import BenchmarkHost, BenchmarkRun, Target
+from runner.tests.services import TINY
 from runs.confirmations import StoryFacts
 from runs.models import Build, Run
 from tests.factories import BuildFactory, BundleFactory, RunFactory, TargetFactory
 
 pytestmark = pytest.mark.django_db
 
-TINY: dict[str, Any] = {
-    "microbenchmarks": ["point-query_range=100"],
-    "tables": 1,
-    "table_size": 10_000,
-    "threads": [1],
-    "seconds": 2,
-    "warmup_seconds": 0,
-}
 State = BenchmarkRun.State
 
 

@@ -18,20 +18,14 @@ from runner import benchmark
 from runner.models import BenchmarkHost, BenchmarkRun, Confirmation, Target
 from runner.tasks import enqueue
 from runner.tests.conftest import MARIADB_PORT
+from runner.tests.services import TINY as SHORTEST
 from runner.tests.services import Server, slow_link
 from runs.models import Result, Run
 from runs.signals import bundle_imported
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
-TINY: dict[str, Any] = {
-    "microbenchmarks": ["point-query_range=100"],
-    "tables": 1,
-    "table_size": 10_000,
-    "threads": [1],
-    "seconds": 3,
-    "warmup_seconds": 0,
-}
+TINY = {**SHORTEST, "seconds": 3}
 State = BenchmarkRun.State
 
 

@@ -23,18 +23,10 @@ from django.utils import timezone
 from runner import benchmark, hosts
 from runner.models import BenchmarkHost, BenchmarkRun, Target
 from runner.tasks import check_hosts, enqueue
-from runner.tests.services import Server
+from runner.tests.services import TINY, Server
 from runs.models import Bundle
 from tests import live
 
-TINY: dict[str, Any] = {
-    "microbenchmarks": ["point-query_range=100"],
-    "tables": 1,
-    "table_size": 10_000,
-    "threads": [1],
-    "seconds": 2,
-    "warmup_seconds": 0,
-}
 State = BenchmarkRun.State
 
 

@@ -21,19 +21,16 @@ from reports.models import SeriesSummary
 from runner import benchmark
 from runner.models import BenchmarkOutput, BenchmarkRun, Schedule, Target
 from runner.tasks import enqueue, run_benchmark, run_schedule
+from runner.tests.services import TINY as SHORTEST
 from runner.tests.services import Server
 from runs.models import Bundle, Result, Run, RunFile
 from suites.sysbench import parse as sysbench
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-TINY: dict[str, Any] = {
+TINY = {
+    **SHORTEST,
     "microbenchmarks": ["point-query_range=100", "scan_range=100", "update-index_range=100"],
-    "tables": 1,
-    "table_size": 10_000,
-    "threads": [1],
-    "seconds": 2,
-    "warmup_seconds": 0,
 }
 
 
