@@ -104,7 +104,9 @@ def _sql_flush_by_delete(
     costs 0.01 s. The rows are gone either way, in one transaction; Django's foreign keys are checked at commit
     (deferred), so the order of the deletes does not matter; sequences are left as they are, as ``TRUNCATE`` without
     ``RESTART IDENTITY`` leaves them. A table that a test filled (an upload's archive chunks, say) is truncated
-    still, so dead rows never pile up: a test that moves a table to a small tablespace copies only a small file.
+    still, so the dead rows of transactional tests never pile up. (A test in a rolled-back transaction leaves its
+    rows dead in the files until a vacuum, flush or not: a test that moves a table to a small tablespace truncates
+    it first, runs/tests/test_storage_full.py.)
     A flush that resets sequences is Django's own."""
     if reset_sequences or not tables:
         truncating = _TRUNCATING_FLUSH["sql_flush"]

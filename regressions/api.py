@@ -22,6 +22,7 @@ from pydantic import ConfigDict
 
 from accounts.permissions import TRIAGE, api_auth
 from benchdash.api_errors import ErrorOut, responses
+from benchdash.querynumbers import QueryInt
 from regressions import bugs as bugrefs
 from regressions.filters import RegressionFilters
 from regressions.models import Bug, Regression, TriageEvent
@@ -141,8 +142,8 @@ class RegressionFilter(Schema):
     group: str | None = None
     microbenchmark: str | None = None  # a label (point-query_range=100) or a test (point-query)
     q: str | None = None  # part of a microbenchmark's test or a group's name
-    limit: int = Field(100, ge=1, le=MAX_LIMIT)
-    offset: int = Field(0, ge=0, le=MAX_OFFSET)
+    limit: QueryInt = Field(100, ge=1, le=MAX_LIMIT)
+    offset: QueryInt = Field(0, ge=0, le=MAX_OFFSET)
 
 
 class RegressionIn(Schema):

@@ -13,6 +13,7 @@ from ninja.responses import NinjaJSONEncoder
 
 from benchdash import pagecache
 from benchdash.api_errors import ErrorOut, responses
+from benchdash.querynumbers import QueryFloat, QueryInt
 from reports import releaseview
 from reports.compare import ComparisonError, ComparisonSpec, get_comparison, resolve_run, series_stamp
 from reports.exports import CONTENT_TYPES, export, spec_for_format
@@ -28,11 +29,11 @@ class ComparisonParams(Schema):
     server: str | None = None
     workload: str | None = None
     group_set: str = "auto"
-    dop: int | None = None
+    dop: QueryInt | None = None
     # A word of a summary table's name (``prep1``) when several tables of an archive share the run names.
     variant: str | None = None
-    red: float = 0.95
-    green: float = 1.05
+    red: QueryFloat = 0.95
+    green: QueryFloat = 1.05
     include_warmups: bool = False
 
 

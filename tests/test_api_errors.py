@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, get_args
+from urllib.parse import quote
 
 import pytest
 from django.conf import settings
@@ -368,6 +369,36 @@ def test_every_parameter_given_twice_is_refused_naming_it_never_read_as_its_last
     assert answer.status_code == 400, answer.content
     assert answer.json() == {"detail": "each parameter takes one value; given more than once: server"}
     assert (Run.objects.count(), Bundle.objects.count()) == before
+
+
+@pytest.mark.django_db
+def test_every_number_in_a_query_is_read_only_as_plain_digits(triager: Client) -> None:
+    """Every integer and number query parameter of every operation: what a lax reading would take for a number
+    (``1_0``, `` 5``, ``0x5``, ``nan``, ``inf``) is a 422 naming the parameter, never read as its guess; plain digits
+    are answered, and ``5.0`` for a whole number (an integer to JSON Schema, as a client made from it may write it)."""
+    schema = triager.get("/api/openapi.json").json()
+    cases = []
+    for path, item in schema["paths"].items():
+        for method, operation in item.items():
+            query = [p for p in operation.get("parameters", []) if p["in"] == "query"]
+            for parameter in query:
+                alternatives = parameter["schema"].get("anyOf", [parameter["schema"]])
+                types = {alternative.get("type") for alternative in alternatives}
+                if types & {"integer", "number"}:
+                    required = "".join(f"&{p['name']}=1" for p in query if p.get("required"))
+                    cases.append((path, method, parameter["name"], "integer" in types, required))
+    assert {("/api/regressions", "limit"), ("/api/regressions", "offset"), ("/api/compare", "dop")} | {
+        ("/api/compare/writeup", "red")
+    } <= {(path, name) for path, _, name, _, _ in cases}
+    for path, method, name, whole, required in cases:
+        url = re.sub(r"\{[a-z_]+\}", "1", path)
+        for written in ["1_0", " 5", "5\n", "٣", "0x5", "nan", "inf", "1e400", *(["5.5", "5e0"] if whole else [])]:
+            answer = triager.generic(method.upper(), f"{url}?{name}={quote(written)}{required}")
+            assert answer.status_code == 422, (path, name, written, answer.content[:300])
+            assert [error["loc"] for error in answer.json()["detail"]] == [["query", name]], (path, name, written)
+    assert triager.get("/api/regressions?limit=5&offset=0").status_code == 200
+    assert triager.get("/api/regressions?limit=%2B5").status_code == 200  # a sign; a bare + is a space
+    assert triager.get("/api/regressions?limit=5.0&offset=0.0").status_code == 200
 
 
 def test_a_parameter_that_takes_a_list_keeps_every_value() -> None:

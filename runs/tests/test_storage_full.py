@@ -5,6 +5,7 @@ the database server on this machine, as CREATE TABLESPACE needs its directory)."
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -20,7 +21,7 @@ from typing import Any
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
-from django.db import DatabaseError, connection
+from django.db import DatabaseError, connection, transaction
 from django.test import Client
 
 from accounts.permissions import UPLOADER, create_token
@@ -43,8 +44,14 @@ def _used(where: Path) -> int:
 
 @pytest.fixture
 def full_storage() -> Iterator[Path]:
-    """The chunk table on a 4 MB tmpfs tablespace, holding an earlier bundle and vacuumed once, as a server's is;
-    moved back, the tablespace dropped and unmounted at the end."""
+    """The chunk table on a 4 MB tmpfs tablespace of this test's own, holding an earlier bundle and vacuumed once,
+    as a server's is; moved back, the tablespace dropped and unmounted at the end."""
+    with _chunks_on_a_small_disk() as where:
+        yield where
+
+
+@contextlib.contextmanager
+def _chunks_on_a_small_disk() -> Iterator[Path]:
     if os.geteuid() != 0:
         pytest.skip("mounting a tmpfs needs root")
     try:
@@ -69,7 +76,8 @@ def full_storage() -> Iterator[Path]:
                 cursor.execute(f"CREATE TABLESPACE {name} LOCATION %s", [str(where)])
             except DatabaseError as exc:
                 pytest.skip(f"cannot make a tablespace on the tmpfs (a database server elsewhere?): {exc}")
-            cursor.execute(f"ALTER TABLE {table} SET TABLESPACE {name}")
+            _move_emptied(cursor, table, name)
+        assert _used(where) <= 256 * 1024, f"the tablespace holds {_used(where):,} bytes before any archive"
         # A server's chunk table has archives and has been vacuumed: its visibility and free-space maps exist.
         # (On a table that never had them, the VACUUM after a full disk cannot write them and the space comes
         # back only at the next autovacuum once there is room; the 507 and the rollback are the same.)
@@ -86,6 +94,19 @@ def full_storage() -> Iterator[Path]:
             cursor.execute(f"DROP TABLESPACE IF EXISTS {name}")
         subprocess.run(["umount", "-l", str(where)], check=False, timeout=30)
         shutil.rmtree(where, ignore_errors=True)
+
+
+def _move_emptied(cursor: Any, table: str, tablespace: str) -> None:
+    """The chunk table, with no rows at a transactional test's start, emptied for real and moved to the tablespace.
+
+    Its files may still hold the dead rows of earlier tests of this process that stored archives and rolled back
+    (a test in a transaction): they stay until an autovacuum (now or a minute later) or a flush that truncates,
+    and SET TABLESPACE copies the files as they are, dead rows and all. A dozen rolled-back imports of the corpus'
+    small series are 4 MB: the tablespace was full before the test stored anything. Truncated, the table takes
+    there only what the test puts in it."""
+    assert not BundleChunk.objects.exists(), "a transactional test starts with no archive chunks"
+    cursor.execute(f"TRUNCATE {table}")
+    cursor.execute(f"ALTER TABLE {table} SET TABLESPACE {tablespace}")
 
 
 def _big_bundle() -> bytes:
@@ -160,3 +181,15 @@ def test_the_import_command_fails_with_the_reason_and_writes_nothing(tmp_path: P
         call_command("import_bundle", str(archive), "--jobs", "1", stdout=io.StringIO(), stderr=err)
     assert "error: big.tar.gz: the server's bundle storage is full; nothing was stored" in err.getvalue()
     _nothing_left(full_storage, before)
+
+
+def test_archives_rolled_back_before_the_test_take_no_room_on_the_small_disk() -> None:
+    # What an earlier test in a transaction leaves behind: an archive's chunks stored, then rolled back. Their dead
+    # rows (5 MB, more than the whole tablespace) stay in the table's files until a vacuum.
+    with transaction.atomic():
+        bundle = Bundle.objects.create(sha256="0" * 64, original_name="gone.tgz", size=5 * MB, source=Bundle.Source.API)
+        BundleChunk.objects.create(bundle=bundle, seq=0, data=os.urandom(5 * MB))
+        transaction.set_rollback(True)
+    with _chunks_on_a_small_disk() as where:
+        assert list(Bundle.objects.values_list("original_name", flat=True)) == ["earlier.tgz"]
+        assert _used(where) < MB, _used(where)
