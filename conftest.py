@@ -460,6 +460,27 @@ def small_base(db: None, corpus: Path) -> Any:
     return Run.objects.get(pk=_SHARED.get("small_base"))
 
 
+@shared_rows("small_base_detected")
+def _small_series_detected() -> int | None:
+    """The mysql-small series imported and its regressions detected; its base run's id."""
+    from regressions.detection import detect_regressions
+    from runs.models import Run
+
+    pk = _small_series()
+    if pk is not None:
+        run = Run.objects.get(pk=pk)
+        detect_regressions(run.server_id, run.workload_id)
+    return pk
+
+
+@pytest.fixture
+def small_base_detected(db: None, corpus: Path) -> Any:
+    """``small_base`` after detection has run over its series (built once for consecutive tests, as it is)."""
+    from runs.models import Run
+
+    return Run.objects.get(pk=_SHARED.get("small_base_detected"))
+
+
 @pytest.fixture(autouse=True)
 def _celery_eager_unless_worker(request: pytest.FixtureRequest) -> Iterator[None]:
     """Tasks run in the test's process unless the test drives a real worker (marker ``worker``)."""
