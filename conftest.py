@@ -518,15 +518,18 @@ def user_with_role(django_user_model: Any) -> Callable[..., Any]:
     from the migration's own table, so every test sees the roles as ``migrate`` creates them.
     """
 
-    def make(role: str, username: str | None = None) -> Any:
-        from django.contrib.auth.models import Group
+    return make_user_with_role
 
-        group = Group.objects.filter(name=role).first() or _role_group_from_migration(role)
-        user = django_user_model.objects.create_user(username or role, password=None)
-        user.groups.add(group)
-        return user
 
-    return make
+def make_user_with_role(role: str, username: str | None = None) -> Any:
+    """A new user (named ``username``, else after the role) in the role group ``role`` (``user_with_role``)."""
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Group
+
+    group = Group.objects.filter(name=role).first() or _role_group_from_migration(role)
+    user = get_user_model().objects.create_user(username or role, password=None)
+    user.groups.add(group)
+    return user
 
 
 def _role_group_from_migration(role: str) -> Any:
