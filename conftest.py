@@ -203,6 +203,9 @@ class SharedRows:
         return names[0] if names else None
 
     def prepare(self, item: pytest.Item) -> None:
+        several = [name for name in getattr(item, "fixturenames", ()) if name in self.builders]
+        if len(several) > 1:  # built one after another they could import the same series twice
+            pytest.fail(f"{item.nodeid} wants several kinds of shared rows ({', '.join(several)}): one at most")
         wanted = self.wanted(item)
         if wanted is None and _transactional(item) is None:
             return  # a test without the database cannot see the rows: they stay for the next one
