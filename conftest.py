@@ -149,11 +149,13 @@ def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
         from django.db import connection
         from pytest_django.plugin import blocking_manager_key
 
+        _SHARED.close(item)  # a flush ends any transaction the shared rows were in (there is none: see close)
         with item.config.stash[blocking_manager_key].unblock():
             call_command("flush", interactive=False, inhibit_post_migrate=True, verbosity=0)
             connection.creation.deserialize_db_from_string(_MIGRATED["default"])
             _sequences_past_restored_rows(connection)
         _FLUSHED[0] = False
+    _SHARED.prepare(item)
     return (yield)
 
 
@@ -171,11 +173,108 @@ def _sequences_past_restored_rows(connection: Any) -> None:
                 cursor.execute(statement)
 
 
+class SharedRows:
+    """Rows that several tests read, built once and kept while consecutive tests of this process want them, the way
+    Django's ``TestCase.setUpTestData`` keeps a class's rows.
+
+    A fixture registered with ``shared_rows`` is built, before the test's own set-up, inside a transaction of its
+    own that is never committed; the test's transaction (pytest-django's, rolled back after it) is then a savepoint
+    within it, so whatever a test changes is undone and the next test that wants the same rows finds them as built.
+    The transaction is rolled back as soon as a test that uses the database does not want those rows (or wants
+    others), and before any transactional test: no test ever sees rows it did not ask for, and nothing is
+    committed. What the build leaves to ``on_commit`` never runs, as in a test that built the rows itself. A
+    transactional test that wants the rows builds them itself, committed, as before.
+
+    The fixture's value is what the builder returns, which should be ids (or other plain values): a model instance
+    kept from one test to the next would carry one test's unsaved changes into the next.
+    """
+
+    def __init__(self) -> None:
+        self.builders: dict[str, Callable[[], Any]] = {}
+        self.active: str | None = None
+        self.value: Any = None
+        self.atomic: Any = None
+
+    def register(self, name: str, builder: Callable[[], Any]) -> None:
+        self.builders[name] = builder
+
+    def wanted(self, item: pytest.Item) -> str | None:
+        names = [name for name in getattr(item, "fixturenames", ()) if name in self.builders]
+        if len(names) > 1 or _transactional(item) is not False:
+            return None  # several kinds of shared rows, or a transactional test: the fixtures build them
+        return names[0] if names else None
+
+    def prepare(self, item: pytest.Item) -> None:
+        several = [name for name in getattr(item, "fixturenames", ()) if name in self.builders]
+        if len(several) > 1:  # built one after another they could import the same series twice
+            pytest.fail(f"{item.nodeid} wants several kinds of shared rows ({', '.join(several)}): one at most")
+        wanted = self.wanted(item)
+        if wanted is None and _transactional(item) is None:
+            return  # a test without the database cannot see the rows: they stay for the next one
+        if wanted == self.active:
+            return
+        self.close(item)
+        if wanted is None or "default" not in _MIGRATED:
+            return
+        from django.db import transaction
+        from pytest_django.plugin import blocking_manager_key
+
+        from benchdash.celery import app
+
+        eager = app.conf.task_always_eager
+        app.conf.task_always_eager = True  # as in the tests that built the rows themselves (conftest's fixture)
+        try:
+            with item.config.stash[blocking_manager_key].unblock():
+                self.atomic = transaction.atomic()
+                self.atomic.__enter__()
+                try:
+                    self.value = self.builders[wanted]()
+                except BaseException:
+                    self.close(item)
+                    raise
+        finally:
+            app.conf.task_always_eager = eager
+        self.active = wanted
+
+    def close(self, item: pytest.Item) -> None:
+        if self.atomic is None:
+            return
+        from django.db import transaction
+        from pytest_django.plugin import blocking_manager_key
+
+        atomic, self.atomic, self.active, self.value = self.atomic, None, None, None
+        with item.config.stash[blocking_manager_key].unblock():
+            transaction.set_rollback(True)
+            atomic.__exit__(None, None, None)
+
+    def get(self, name: str) -> Any:
+        """The rows built for this test, or built now (a transactional test's, committed)."""
+        if self.active == name:
+            return self.value
+        return self.builders[name]()
+
+
+_SHARED = SharedRows()
+
+
+def shared_rows(name: str) -> Callable[[Callable[[], T]], Callable[[], T]]:
+    """Register ``builder`` as the rows behind the fixture ``name`` (see ``SharedRows``); the fixture itself calls
+    ``_SHARED.get(name)``."""
+
+    def register(builder: Callable[[], T]) -> Callable[[], T]:
+        _SHARED.register(name, builder)
+        return builder
+
+    return register
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
     result = yield
     if _transactional(item):
         _FLUSHED[0] = True
+    if nextitem is None:
+        _SHARED.close(item)
     return result
 
 
@@ -184,7 +283,26 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Under pytest-xdist, the long tests (marker ``slow``) lead the shares the workers start with
     (``long_tests_first``); those of one module stay together, so a stack the module starts once serves them all."""
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
+    items[:] = shared_rows_together(items)
     items[:] = long_tests_first(items, workers, _expected_seconds, lambda item: item.nodeid.split("::")[0])
+
+
+def shared_rows_together(items: list[pytest.Item]) -> list[pytest.Item]:
+    """Within each stretch of one module's tests, those that want the same shared rows (``SharedRows``) one after
+    another, ahead of the others (in their order), so the rows are built once for them rather than after every
+    test between them that wants none. A test that wants none (a transactional one among them) only moves later."""
+    ordered: list[pytest.Item] = []
+    start = 0
+    for end in range(1, len(items) + 1):
+        if end == len(items) or items[end].nodeid.split("::")[0] != items[start].nodeid.split("::")[0]:
+            stretch = items[start:end]
+            wanted = [_SHARED.wanted(item) for item in stretch]
+            names = list(dict.fromkeys(name for name in wanted if name is not None))
+            for name in names:
+                ordered += [item for item, want in zip(stretch, wanted, strict=True) if want == name]
+            ordered += [item for item, want in zip(stretch, wanted, strict=True) if want is None]
+            start = end
+    return ordered
 
 
 T = TypeVar("T")
@@ -323,17 +441,49 @@ def corpus_archive(directory: Path) -> bytes:
     return archive_directory(directory)
 
 
-@pytest.fixture
-def small_base(db: None, corpus: Path) -> Any:
-    """The real sysbench-mysql-small series imported (nine MySQL versions on one server); its base run,
-    MySQL 5.6.51, the base of the reference tables."""
+@shared_rows("small_base")
+def _small_series() -> int | None:
+    """The mysql-small series imported; its base run's id (None without the corpus: the fixture skips)."""
     from runs.importer import submit_and_import
     from runs.models import Bundle, Run
 
+    if not CORPUS.is_dir():
+        return None
     submit_and_import(
-        corpus_archive(corpus / "sysbench-mysql-small"), name="small.tar.gz", source=Bundle.Source.COMMAND
+        corpus_archive(CORPUS / "sysbench-mysql-small"), name="small.tar.gz", source=Bundle.Source.COMMAND
     )
-    return Run.objects.get(name=SMALL_BASE_RUN)
+    return int(Run.objects.get(name=SMALL_BASE_RUN).pk)
+
+
+@pytest.fixture
+def small_base(db: None, corpus: Path) -> Any:
+    """The real sysbench-mysql-small series imported (nine MySQL versions on one server); its base run,
+    MySQL 5.6.51, the base of the reference tables. Imported once for consecutive tests that want it
+    (``SharedRows``), each test's changes undone."""
+    from runs.models import Run
+
+    return Run.objects.get(pk=_SHARED.get("small_base"))
+
+
+@shared_rows("small_base_detected")
+def _small_series_detected() -> int | None:
+    """The mysql-small series imported and its regressions detected; its base run's id."""
+    from regressions.detection import detect_regressions
+    from runs.models import Run
+
+    pk = _small_series()
+    if pk is not None:
+        run = Run.objects.get(pk=pk)
+        detect_regressions(run.server_id, run.workload_id)
+    return pk
+
+
+@pytest.fixture
+def small_base_detected(db: None, corpus: Path) -> Any:
+    """``small_base`` after detection has run over its series (built once for consecutive tests, as it is)."""
+    from runs.models import Run
+
+    return Run.objects.get(pk=_SHARED.get("small_base_detected"))
 
 
 @pytest.fixture(autouse=True)
@@ -373,15 +523,18 @@ def user_with_role(django_user_model: Any) -> Callable[..., Any]:
     from the migration's own table, so every test sees the roles as ``migrate`` creates them.
     """
 
-    def make(role: str, username: str | None = None) -> Any:
-        from django.contrib.auth.models import Group
+    return make_user_with_role
 
-        group = Group.objects.filter(name=role).first() or _role_group_from_migration(role)
-        user = django_user_model.objects.create_user(username or role, password=None)
-        user.groups.add(group)
-        return user
 
-    return make
+def make_user_with_role(role: str, username: str | None = None) -> Any:
+    """A new user (named ``username``, else after the role) in the role group ``role`` (``user_with_role``)."""
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Group
+
+    group = Group.objects.filter(name=role).first() or _role_group_from_migration(role)
+    user = get_user_model().objects.create_user(username or role, password=None)
+    user.groups.add(group)
+    return user
 
 
 def _role_group_from_migration(role: str) -> Any:

@@ -20,6 +20,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
 import suites
+from conftest import _SHARED, CORPUS, make_user_with_role, shared_rows
 
 pytestmark = pytest.mark.django_db
 
@@ -164,7 +165,23 @@ def admin_urls() -> list[Url]:
 
 
 @pytest.fixture
-def rows(user_with_role: Callable[..., Any], corpus: Path) -> dict[str, Any]:
+def rows(matrix_rows: dict[str, Any]) -> dict[str, Any]:
+    return matrix_rows
+
+
+@pytest.fixture
+def matrix_rows(db: None, corpus: Path) -> dict[str, Any]:
+    """The rows behind the ids, built once for consecutive tests that want them (conftest's ``SharedRows``); the
+    users fetched for each test."""
+    from django.contrib.auth import get_user_model
+
+    built = _SHARED.get("matrix_rows")
+    users = {role: get_user_model().objects.get(pk=pk) for role, pk in built["users"].items()}
+    return {**built, "users": users}
+
+
+@shared_rows("matrix_rows")
+def _build_rows() -> dict[str, Any]:
     from accounts.models import ApiToken
     from accounts.permissions import create_token
     from regressions.detection import detect_regressions
@@ -176,9 +193,11 @@ def rows(user_with_role: Callable[..., Any], corpus: Path) -> dict[str, Any]:
     from runs.importer import archive_directory, submit_and_import
     from runs.models import Bundle, Result, Run
 
+    if not CORPUS.is_dir():
+        return {}  # the fixture skips (``corpus``)
     spec = synthetic.SeriesSpec(versions=("5.6.51", "5.7.44", "8.0.28", "8.0.30", "8.0.36"), seed=3)
     submit_and_import(synthetic.bundle_bytes(spec), name="series.tar.gz", source=Bundle.Source.COMMAND)
-    submit_and_import(archive_directory(corpus / "ibench-2021"), name="ibench.tgz", source=Bundle.Source.COMMAND)
+    submit_and_import(archive_directory(CORPUS / "ibench-2021"), name="ibench.tgz", source=Bundle.Source.COMMAND)
     ibench = Run.objects.filter(workload__suite=suites.IBENCH.name).first()
     assert ibench is not None
     runs = list(Run.objects.exclude(pk=ibench.pk).filter(workload__suite=suites.SYSBENCH.name))
@@ -206,7 +225,7 @@ def rows(user_with_role: Callable[..., Any], corpus: Path) -> dict[str, Any]:
     host = BenchmarkHost.objects.create(name="lab-host", cpus=8)
     report = Report.objects.create(name="saved", slug="saved", base_run=base)
     subscription = Subscription.objects.create(name="perf team", emails="perf@example.com")
-    users = {role: user_with_role(role) for role in ROLES[1:]}
+    users = {role: make_user_with_role(role) for role in ROLES[1:]}
     tokens = {role: create_token(user, "matrix")[1] for role, user in users.items()}
     owner_token = ApiToken.objects.get(user=users["viewer"])
     microbenchmark = Result.objects.filter(run=base).values_list("microbenchmark_id", flat=True).first()
@@ -254,7 +273,8 @@ def rows(user_with_role: Callable[..., Any], corpus: Path) -> dict[str, Any]:
         "api:compare_writeup": f"?base={base.pk}",
     }
     forms = {"reports:save_report": {"base": base.pk, "name": "matrix report"}}
-    return {"users": users, "tokens": tokens, "ids": ids, "query": query, "forms": forms}
+    user_ids = {role: user.pk for role, user in users.items()}
+    return {"users": user_ids, "tokens": tokens, "ids": ids, "query": query, "forms": forms}
 
 
 def _path(url: Url, rows: dict[str, Any]) -> str:

@@ -13,7 +13,6 @@ import pytest
 from django.conf import settings
 from django.test import Client, override_settings
 
-from regressions.detection import detect_regressions
 from regressions.models import Regression
 from regressions.triage import link_bug
 from reports.compare import Comparison, ComparisonSpec, get_comparison
@@ -27,9 +26,8 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def base(small_base: Run) -> Run:
-    detect_regressions(small_base.server_id, small_base.workload_id)
-    return small_base
+def base(small_base_detected: Run) -> Run:
+    return small_base_detected
 
 
 @pytest.fixture

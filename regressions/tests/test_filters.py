@@ -6,7 +6,6 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from regressions.detection import detect_regressions
 from regressions.models import Regression
 from runs.models import Run
 
@@ -30,9 +29,8 @@ FILTERS = [
 
 
 @pytest.fixture
-def detected(small_base: Run) -> Run:
-    detect_regressions(small_base.server_id, small_base.workload_id)
-    return small_base
+def detected(small_base_detected: Run) -> Run:
+    return small_base_detected
 
 
 @pytest.mark.parametrize("filters", FILTERS, ids=lambda f: "&".join(f"{k}={v}" for k, v in f.items()) or "none")

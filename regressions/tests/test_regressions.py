@@ -38,8 +38,7 @@ State = Regression.State
 
 
 @pytest.fixture
-def detected(small_base: Run) -> list[Regression]:
-    detect_regressions(small_base.server_id, small_base.workload_id)
+def detected(small_base_detected: Run) -> list[Regression]:
     # The QPS stories: the HW metrics' own stories have their own tab and test file.
     return list(
         Regression.objects.filter(metric="qps").select_related("arrived_in", "microbenchmark", "arrived_in_build")

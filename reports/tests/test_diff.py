@@ -18,6 +18,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from conftest import _SHARED, CORPUS, shared_rows
 from reports.compare import ComparisonSpec, compute_comparison
 from reports.diff import RunDiff, RunSettings, SourceDiff, diff_runs, run_settings, workload_mismatch
 from reports.diff_views import load_run_settings
@@ -42,9 +43,17 @@ def _import_pg(corpus: Path, *versions: str) -> dict[str, Run]:
     return {run.name: run for run in Run.objects.all()}
 
 
+@shared_rows("pg")
+def _pg_series() -> None:
+    if CORPUS.is_dir():
+        _import_pg(CORPUS, "1023", "1122", "174")
+
+
 @pytest.fixture
 def pg(corpus: Path) -> dict[str, Run]:
-    return _import_pg(corpus, "1023", "1122", "174")
+    """Three PostgreSQL runs imported, once for consecutive tests that want them (conftest's ``SharedRows``)."""
+    _SHARED.get("pg")
+    return {run.name: run for run in Run.objects.all()}
 
 
 @pytest.fixture
