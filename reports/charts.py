@@ -30,7 +30,7 @@ import statistics
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict, cast
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypedDict, TypeVar, cast
 
 if TYPE_CHECKING:
     import numpy as np
@@ -362,6 +362,25 @@ class _LinePoint(NamedTuple):
     clipped: bool
 
 
+_Kept = TypeVar("_Kept")
+
+
+class _KeptForLast(Generic[_Kept]):
+    """What was worked out for the last objects asked about, by identity: a page's charts ask the same of one
+    comparison once per chart. One slot, replaced whole, so a thread never reads half of another's."""
+
+    def __init__(self) -> None:
+        self._slot: tuple[tuple[Any, ...], _Kept] | None = None
+
+    def get(self, of: tuple[Any, ...], work_out: Callable[[], _Kept]) -> _Kept:
+        slot = self._slot
+        if slot is not None and len(slot[0]) == len(of) and all(a is b for a, b in zip(slot[0], of, strict=True)):
+            return slot[1]
+        found = work_out()
+        self._slot = (of, found)
+        return found
+
+
 @dataclass(frozen=True)
 class _GridLines:
     """A group chart's lines read from a computed comparison's arrays (``_grid_lines``)."""
@@ -421,16 +440,14 @@ def _rows_or_none(values: np.ndarray, present: np.ndarray) -> list[list[float | 
 
 
 # The last grid's column and label positions (_grid_index): a page's charts read them once.
-_LAST_GRID: list[Any] = []
+_GRID_INDEX: _KeptForLast[tuple[dict[str, int], dict[str, int]]] = _KeptForLast()
 
 
 def _grid_index(grid: Any) -> tuple[dict[str, int], dict[str, int]]:
-    last = _LAST_GRID[:]
-    if last and last[0] is grid:
-        return last[1], last[2]
-    found = ({key: c for c, key in enumerate(grid.keys)}, {label: j for j, label in enumerate(grid.labels)})
-    _LAST_GRID[:] = [grid, *found]
-    return found
+    def work_out() -> tuple[dict[str, int], dict[str, int]]:
+        return {key: c for c, key in enumerate(grid.keys)}, {label: j for j, label in enumerate(grid.labels)}
+
+    return _GRID_INDEX.get((grid,), work_out)
 
 
 def _group_line_point(rel: float | None, noisy: bool, axis: _LineAxis, shared_mark: str | None) -> _LinePoint:
@@ -595,17 +612,18 @@ def _sig4_format(count: int) -> str:
     return "{:.4g} " * count
 
 
-# The last comparison's lines with a spread and with a noisy point (_lines_with_spread_or_noise), with the views
+# The last comparison's lines with a spread and with a noisy point (_lines_with_spread_or_noise), with the cells
 # they were read from: a page's charts read them once, not once per line and column.
-_LAST_MARKED: list[Any] = []
+_MARKED: _KeptForLast[tuple[frozenset[str], frozenset[str]]] = _KeptForLast()
 
 
 def _lines_with_spread_or_noise(comparison: Comparison) -> tuple[frozenset[str], frozenset[str]]:
     """The microbenchmarks with a spread (a repeated run) in any column, the base's included, and those with a
     noisy point in any compared column: every other line has neither error bars nor a "within noise" text."""
-    last = _LAST_MARKED[:]
-    if last and last[0] is comparison and last[1] is comparison.cells:
-        return last[2], last[3]
+    return _MARKED.get((comparison, comparison.cells), lambda: _spread_or_noise(comparison))
+
+
+def _spread_or_noise(comparison: Comparison) -> tuple[frozenset[str], frozenset[str]]:
     from reports.compare import Cells
 
     cells = comparison.cells
@@ -622,30 +640,37 @@ def _lines_with_spread_or_noise(comparison: Comparison) -> tuple[frozenset[str],
             label for view in comparison.cv.values() for label, value in view.items() if value is not None
         )
         noisy_labels = frozenset(label for view in comparison.noisy.values() for label, value in view.items() if value)
-    _LAST_MARKED[:] = [comparison, cells, spread, noisy_labels]
     return spread, noisy_labels
 
 
-# The last comparison's compared columns in chart order with their tick labels, and the base's title label
-# (_compared_ticks, _base_label): a page's charts read them once, not once per chart.
-_LAST_TICKS: list[Any] = []
+class _Ticks(NamedTuple):
+    columns: list[Column]  # the compared columns in chart order
+    ticks: dict[str, str]  # their tick labels (``column_labels``, a line per part)
+    base: str  # the base's label among every column, as a group chart's title names it
+
+
+# The last comparison's ticks (_compared_ticks, _base_label): a page's charts read them once, not once per chart.
+_TICKS: _KeptForLast[_Ticks] = _KeptForLast()
+
+
+def _ticks(comparison: Comparison) -> _Ticks:
+    def work_out() -> _Ticks:
+        columns = _compared_columns(comparison)
+        base = str(column_labels(comparison.columns)[comparison.base])
+        return _Ticks(columns, column_labels(columns, sep="<br>"), base)
+
+    return _TICKS.get((comparison, comparison.columns), work_out)
 
 
 def _compared_ticks(comparison: Comparison) -> tuple[list[Column], dict[str, str]]:
     """The compared columns in chart order and their tick labels (``column_labels``, a line per part)."""
-    last = _LAST_TICKS[:]
-    if last and last[0] is comparison and last[1] is comparison.columns:
-        return last[2], last[3]
-    columns = _compared_columns(comparison)
-    ticks = column_labels(columns, sep="<br>")
-    _LAST_TICKS[:] = [comparison, comparison.columns, columns, ticks, column_labels(comparison.columns)]
-    return columns, ticks
+    found = _ticks(comparison)
+    return found.columns, found.ticks
 
 
 def _base_label(comparison: Comparison) -> str:
     """The base's label among every column (``column_labels``), as a group chart's title names it."""
-    _compared_ticks(comparison)
-    return str(_LAST_TICKS[4][comparison.base])
+    return _ticks(comparison).base
 
 
 def group_absolute_chart(
