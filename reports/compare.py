@@ -20,7 +20,7 @@ from collections.abc import Callable, Collection, ItemsView, Iterable, Iterator,
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from itertools import compress
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from django.db import connection
 from django.db.models import BooleanField, Case, Count, Max, Q, QuerySet, TextField, When
@@ -468,6 +468,18 @@ class Series:
     table: matrix.Table | None = None
 
 
+def read_base_run(pk: int) -> Run | None:
+    """The run ``pk`` with ``BASE_RELATED``, or None. By SQL compiled once: building the query cost more than
+    running it (one row by its id, unordered: ordering it by the runs' default order cost a third of that)."""
+    (stand_in,) = sqlonce.ID_STAND_INS[:1]
+    found = sqlonce.instances_once(
+        "compare.read_base_run",
+        lambda: Run.objects.select_related(*BASE_RELATED).filter(pk=stand_in).order_by()[:1],
+        (stand_in,),
+    ).fetch(pk)
+    return cast(Run, found[0]) if found else None
+
+
 def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, base: Run | None = None) -> Series:
     """Every database read a comparison needs, in a fixed number of queries whatever the number of runs.
 
@@ -477,7 +489,7 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
     """
     if base is not None and base.pk != spec.base_run_id:
         raise ValueError(f"run {base.pk} is not the base of this comparison ({spec.base_run_id})")
-    base_run = base or Run.objects.select_related(*BASE_RELATED).filter(pk=spec.base_run_id).first()
+    base_run = base or read_base_run(spec.base_run_id)
     if base_run is None:
         raise ComparisonError(f"no run with id {spec.base_run_id}")
     # On PostgreSQL the common shapes read by SQL compiled once per process (benchdash.sqlonce): building and
@@ -498,7 +510,7 @@ def load_series(spec: ComparisonSpec, *, microbenchmark_id: int | None = None, b
             spec, base_run, run_ids, lambda: _result_rows(spec, base_run, run_ids, None), None
         )
         return _series(spec, base_run, runs, run_ids, read, None, None, latencies, table)
-    if _compiled_reads(spec, base_run):
+    if _compiled_reads():
         results, dops, latency = _read_compiled(
             _microbenchmark_sql(spec.include_warmups), run_ids, microbenchmark_id, base_run.pk
         )
@@ -701,20 +713,17 @@ def _series_run_rows(spec: ComparisonSpec, base_run: Run, one_microbenchmark: bo
     """The rows of ``_run_values`` for the comparison's runs. On PostgreSQL the two common shapes (the base's main
     line series, or runs asked for) run SQL compiled once per process: building the queryset cost more than the
     query (``benchdash.sqlonce``); any other shape, or another database, through the query builder."""
-    if connection.vendor == "postgresql":
-        if spec.run_ids:
-            statement = _asked_runs_statement(one_microbenchmark)
-            values: tuple[Any, ...] = (
-                base_run.server_id,
-                base_run.workload_id,
-                sorted({*spec.run_ids, base_run.pk}),
-            )
-        elif not base_run.summary_table and branches.in_main_line(base_run.branch, base_run.pull_request):
-            statement = _main_line_runs_statement(one_microbenchmark, branches.pattern())
-            values = (base_run.server_id, base_run.workload_id, base_run.build.version.dbms_id)
-        else:
-            return list(_run_values(_series_runs(spec, base_run), one_microbenchmark))
-        return statement.fetch(*values)
+    server, workload = base_run.server_id, base_run.workload_id
+    if connection.vendor == "postgresql" and spec.run_ids:
+        asked = sorted({*spec.run_ids, base_run.pk})
+        return _asked_runs_statement(one_microbenchmark).fetch(server, workload, asked)
+    if (
+        connection.vendor == "postgresql"
+        and not base_run.summary_table
+        and branches.in_main_line(base_run.branch, base_run.pull_request)
+    ):
+        statement = _main_line_runs_statement(one_microbenchmark, branches.pattern())
+        return statement.fetch(server, workload, base_run.build.version.dbms_id)
     return list(_run_values(_series_runs(spec, base_run), one_microbenchmark))
 
 
@@ -745,10 +754,10 @@ class _MicrobenchmarkSql(NamedTuple):
     results: sqlonce.Statement  # (run ids, microbenchmark id, base run id)
 
 
-def _compiled_reads(spec: ComparisonSpec, base_run: Run) -> bool:
+def _compiled_reads() -> bool:
     """Whether one microbenchmark's results are read by SQL compiled once: on PostgreSQL (the results' runs as an
-    array), whatever the series. The embedded default (SQLite) reads through querysets built for it."""
-    del spec, base_run  # the runs were read already: the two reads depend on their ids only
+    array), whatever the series (the two reads depend on its runs' ids only). The embedded default (SQLite) reads
+    through querysets built for it."""
     return connection.vendor == "postgresql"
 
 

@@ -30,7 +30,6 @@ from benchdash.http import ROW_ID_LIMIT, HtmxHttpRequest, row_id
 from reports import charts, releaseview, rendering
 from reports import markers as record_markers
 from reports.compare import (
-    BASE_RELATED,
     CACHE_SECONDS,
     CONCURRENCY_RULE,
     Comparison,
@@ -38,6 +37,7 @@ from reports.compare import (
     ComparisonSpec,
     get_comparison,
     get_microbenchmark_comparison,
+    read_base_run,
     series_stamp_of,
 )
 from reports.errorbars import with_error_bars
@@ -187,7 +187,7 @@ def _form(
         base: Run | None = known
     else:
         pk = row_id(base_id)
-        base = _base_run(pk) if pk is not None else None
+        base = read_base_run(pk) if pk is not None else None
     series = _series_runs(base) if base and (rendered or data.getlist("runs")) else []
     cast(forms.ChoiceField, form.fields["runs"]).choices = [(r.pk, r.label) for r in series]
     if rendered:
@@ -195,18 +195,6 @@ def _form(
             (name, name) for name in [g.name for g in _built_in_group_sets(base)] + _group_set_names()
         ]
     return form, base, series
-
-
-def _base_run(pk: int) -> Run | None:
-    """The run ``pk`` with ``BASE_RELATED``, or None. By SQL compiled once: building the query cost more than
-    running it (one row by its id, unordered: ordering it by the runs' default order cost a third of that)."""
-    (stand_in,) = sqlonce.ID_STAND_INS[:1]
-    found = sqlonce.instances_once(
-        "views._base_run",
-        lambda: Run.objects.select_related(*BASE_RELATED).filter(pk=stand_in).order_by()[:1],
-        (stand_in,),
-    ).fetch(pk)
-    return cast(Run, found[0]) if found else None
 
 
 def _group_set_names() -> list[str]:

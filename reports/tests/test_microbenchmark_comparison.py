@@ -120,7 +120,7 @@ def test_one_microbenchmark_read_by_sql_compiled_once_is_what_its_querysets_read
         for include_warmups in (False, True):
             asked = ComparisonSpec(base_run_id=base.pk, include_warmups=include_warmups)
             for mb in sorted(set(Result.objects.filter(run=base).values_list("microbenchmark_id", flat=True)))[::4]:
-                assert compare._compiled_reads(asked, base)
+                assert compare._compiled_reads()
                 compiled = load_series(asked, microbenchmark_id=mb)
                 with monkeypatch.context() as patched:
                     patched.setattr(compare, "_compiled_reads", lambda *args: False)

@@ -107,10 +107,8 @@ def fields_of(instance: object) -> dict[str, object]:
 
 
 def test_a_base_run_read_once_is_the_instance_the_queryset_makes_with_its_related_ones() -> None:
-    from reports import views
-
     run = RunFactory(commands={"scan_range=100": "sysbench oltp_scan.lua run"}, summary_layout={"a": 1})
-    found = views._base_run(run.pk)
+    found = compare.read_base_run(run.pk)
     wanted = Run.objects.select_related(*BASE_RELATED).get(pk=run.pk)
     assert found is not None and found._state.db == wanted._state.db and not found._state.adding
     for mine, theirs in (
@@ -123,7 +121,7 @@ def test_a_base_run_read_once_is_the_instance_the_queryset_makes_with_its_relate
         assert fields_of(mine) == fields_of(theirs)
     assert found.commands == {"scan_range=100": "sysbench oltp_scan.lua run"}  # the JSON field's converter ran
     assert set(found._state.fields_cache) == set(wanted._state.fields_cache)
-    assert views._base_run(run.pk + 1000) is None
+    assert compare.read_base_run(run.pk + 1000) is None
 
 
 def test_instances_with_annotations_are_refused() -> None:
