@@ -73,6 +73,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from reports.stats import median_of_sorted
+
 DEFAULT_MIN_CHANGE = 0.05
 DEFAULT_K = 3.0
 # σ from first differences needs a handful of them to mean anything.
@@ -207,7 +209,7 @@ def robust_noise(values: Iterable[float | None], floor: float = NOISE_FLOOR) -> 
     differences = log_differences(values)
     if len(differences) < MIN_DIFFERENCES_FOR_NOISE:
         return None
-    return max(floor, _median([abs(d) for d in differences]) / (_MAD_TO_SIGMA * math.sqrt(2)))
+    return max(floor, median_of_sorted(sorted(abs(d) for d in differences)) / (_MAD_TO_SIGMA * math.sqrt(2)))
 
 
 def pooled_noise(series: Iterable[Iterable[float | None]]) -> float | None:
@@ -287,16 +289,6 @@ def choose_points(
 # --------------------------------------------------------------------------- detection
 
 
-def _median(values: list[float]) -> float:
-    """``statistics.median`` of a non-empty list, the same figure without its checks: every series' noise and
-    every segmentation's scale take one."""
-    ordered = sorted(values)
-    n = len(ordered)
-    if n % 2:
-        return ordered[n // 2]
-    return (ordered[n // 2 - 1] + ordered[n // 2]) / 2
-
-
 def _mean(values: Sequence[float]) -> float:
     return math.fsum(values) / len(values)
 
@@ -317,7 +309,7 @@ def _candidate_breaks(signal: list[float], noise: float | None, min_change: floa
     """PELT's breakpoints (positions in ``signal`` where a new level starts), generous on purpose: the gate decides."""
     if len(signal) < 2:
         return []
-    scale = _median([abs(v) for v in signal]) or 1.0
+    scale = median_of_sorted(sorted(abs(v) for v in signal)) or 1.0
     # Never let a tiny σ make every point a level: floor it at the smallest step the gate could keep.
     sigma = max(noise or 0.0, min_change / k) * scale
     penalty = sigma**2 * math.log(len(signal))

@@ -193,7 +193,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal, NamedTuple, Protocol
 
 from regressions import changepoints
-from reports.stats import ABOUT_ZERO_BY_NAME, json_safe
+from reports.stats import ABOUT_ZERO_BY_NAME, json_safe, median_of_sorted
 
 StoryKind = Literal["regression", "improvement", "outlier"]
 EventKind = Literal["arrival", "further", "partial recovery", "fixed", "given back", "returned"]
@@ -605,7 +605,7 @@ def _residual_noise(
         free = len(residuals) - len(segments)
         if free < changepoints.MIN_DIFFERENCES_FOR_NOISE:
             break
-        found = _median(residuals) / changepoints.MAD_TO_SIGMA * math.sqrt(len(residuals) / free)
+        found = median_of_sorted(sorted(residuals)) / changepoints.MAD_TO_SIGMA * math.sqrt(len(residuals) / free)
         found = max(changepoints.NOISE_FLOOR, found)
         if found >= current * 0.95:
             break
@@ -1300,8 +1300,8 @@ def group_series(group: str, members: Sequence[Series]) -> Series:
             _new_point(
                 (
                     version,
-                    _median(values) if values and len(usable) >= expected else None,
-                    _median(cvs) / math.sqrt(len(values)) if cvs and values else None,
+                    median_of_sorted(sorted(values)) if values and len(usable) >= expected else None,
+                    median_of_sorted(sorted(cvs)) / math.sqrt(len(values)) if cvs and values else None,
                     max([p.repeats for p in usable]) if usable else 1,
                     next((p.build for p in at if p.build), ""),
                     not usable and any(p.sla_missed for p in at),
@@ -1318,16 +1318,6 @@ def group_series(group: str, members: Sequence[Series]) -> Series:
         lines=members[0].lines,
         maintained=members[0].maintained,
     )
-
-
-def _median(values: list[float]) -> float:
-    """``statistics.median`` of a non-empty list of floats, the same figure, without its checks: a refresh takes
-    tens of thousands of them."""
-    ordered = sorted(values)
-    n = len(ordered)
-    if n % 2:
-        return ordered[n // 2]
-    return (ordered[n // 2 - 1] + ordered[n // 2]) / 2
 
 
 def fold_into_groups(member_stories: Iterable[Story], group_stories: Iterable[Story]) -> list[Story]:
