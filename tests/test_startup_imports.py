@@ -142,17 +142,18 @@ execute_from_command_line(sys.argv)
 """
 
 
-def test_import_bundle_help_loads_neither_celery_nor_the_api_nor_the_import() -> None:
+def _command_run(*args: str, env: dict[str, str] | None = None, timeout: int = 120) -> tuple[str, set[str]]:
+    """``manage.py *args`` in a process of its own (``_COMMAND``): what it printed, and every module it loaded."""
     out = subprocess.run(
-        [sys.executable, "-c", _COMMAND, "import_bundle", "--help"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
+        [sys.executable, "-c", _COMMAND, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout
     )
     assert out.returncode == 0, out.stderr
-    assert "usage:" in out.stdout
-    loaded = set(json.loads(out.stdout.strip().splitlines()[-1]))
+    return out.stdout, set(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def test_import_bundle_help_loads_neither_celery_nor_the_api_nor_the_import() -> None:
+    printed, loaded = _command_run("import_bundle", "--help")
+    assert "usage:" in printed
     assert "runs.management.commands.import_bundle" in loaded  # the probe sees the command's own imports
     assert sorted(loaded & set(NOT_FOR_A_COMMANDS_START)) == []
 
@@ -203,17 +204,8 @@ def test_import_bundle_imports_a_bundle_in_a_process_without_beats_app(tmp_path:
     migrate = [sys.executable, "manage.py", "migrate", "--verbosity", "0"]
     migrated = subprocess.run(migrate, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert migrated.returncode == 0, migrated.stderr
-    out = subprocess.run(
-        [sys.executable, "-c", _COMMAND, "import_bundle", str(bundle)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert out.returncode == 0, out.stderr
-    assert "bundle 1, 4 runs" in out.stdout
-    loaded = set(json.loads(out.stdout.strip().splitlines()[-1]))
+    printed, loaded = _command_run("import_bundle", str(bundle), env=env, timeout=600)
+    assert "bundle 1, 4 runs" in printed
     assert "runs.importer" in loaded and "django_celery_beat" not in loaded
 
 
